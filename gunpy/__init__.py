@@ -1,0 +1,19 @@
+"""gunpy: a Numba-CUDA graph traversal framework in the Gunrock advance/filter style.
+
+Frontier-centric operators (advance, filter, compute) compiled with
+``numba.cuda`` (or numba's parallel CPU target) run user functors; BFS, SSSP,
+BC, CC and PageRank are built on them in :mod:`gunpy.primitives`.
+"""
+from gunpy._version import __version__
+from gunpy.errors import INVALID, GraphFormatError
+from gunpy.graph import Graph
+from gunpy import atomics
+from gunpy.functor import Functor
+from gunpy.problem import Problem
+from gunpy.enactor import Enactor
+from gunpy.frontier import Frontier
+from gunpy.result import Result, Stats
+from gunpy.primitives.bfs import bfs
+
+__all__ = ["__version__", "Graph", "GraphFormatError", "INVALID", "atomics", "Functor",
+           "Problem", "Enactor", "Frontier", "Result", "Stats", "bfs"]

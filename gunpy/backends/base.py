@@ -1,0 +1,103 @@
+"""What every backend provides to the operators."""
+
+from collections import namedtuple
+
+import numpy as np
+
+__all__ = ["Backend", "DeviceGraph"]
+
+#: The arrays of a graph as one backend sees them. ``values`` is a one-element
+#: dummy when the graph is unweighted (kernels are specialised on ``weighted``).
+#: The ``in_*`` arrays are the CSC view, or one-element dummies until a pull
+#: traversal asks for them.
+DeviceGraph = namedtuple(
+    "DeviceGraph",
+    "num_vertices num_edges weighted row_offsets column_indices values "
+    "in_offsets in_indices in_edge_ids has_csc")
+
+
+class Backend:
+    """Arrays, launch configuration and kernel compilation for one target."""
+
+    name = None
+
+    # -- arrays -----------------------------------------------------------------
+    def asarray(self, host):
+        """A device copy of a host array."""
+        raise NotImplementedError
+
+    def empty(self, n, dtype):
+        raise NotImplementedError
+
+    def full(self, n, value, dtype):
+        raise NotImplementedError
+
+    def zeros(self, n, dtype):
+        return self.full(n, 0, dtype)
+
+    def fill(self, arr, value):
+        raise NotImplementedError
+
+    def to_host(self, arr):
+        """A NumPy copy of a device array."""
+        raise NotImplementedError
+
+    def read(self, arr, i=0):
+        """One element of a device array, as a Python number."""
+        raise NotImplementedError
+
+    def write(self, arr, i, value):
+        raise NotImplementedError
+
+    def copy_in(self, arr, at, host):
+        """Copy the host array ``host`` into ``arr[at:at + len(host)]``."""
+        raise NotImplementedError
+
+    def head_to_host(self, arr, n):
+        """A NumPy copy of ``arr[:n]``."""
+        raise NotImplementedError
+
+    def synchronize(self):
+        pass
+
+    #: True for a backend that compiles kernels without running them (PTX checks);
+    #: its ``read`` never returns 0 so that every operator path is exercised.
+    dry_run = False
+
+    # -- graphs -----------------------------------------------------------------
+    def graph(self, G, *, csc=False):
+        """The backend's (cached) copy of ``G``; ``csc=True`` adds the reverse view."""
+        cached = G._device.get(self.name)
+        if cached is not None and (cached.has_csc or not csc):
+            return cached
+        dummy_f = np.zeros(1, dtype=np.float64)
+        dummy_i = np.zeros(1, dtype=G.column_indices.dtype)
+        if cached is None:
+            ro = self.asarray(G.row_offsets)
+            ci = self.asarray(G.column_indices)
+            vals = self.asarray(G.values if G.values is not None else dummy_f)
+        else:
+            ro, ci, vals = cached.row_offsets, cached.column_indices, cached.values
+        if csc:
+            c = G.csc()
+            if G.directed:
+                io, ii = self.asarray(c.in_offsets), self.asarray(c.in_indices)
+            else:
+                io, ii = ro, ci  # an undirected graph is its own reverse
+            ie = self.asarray(c.in_edge_ids)
+        else:
+            io = self.asarray(np.zeros(1, dtype=np.int64))
+            ii = self.asarray(dummy_i)
+            ie = self.asarray(np.zeros(1, dtype=np.int64))
+        dg = DeviceGraph(G.num_vertices, G.num_edges, G.values is not None, ro, ci, vals,
+                         io, ii, ie, csc)
+        G._device[self.name] = dg
+        return dg
+
+    # -- compilation ------------------------------------------------------------
+    def device_function(self, pyfunc):
+        """Compile a functor hook into a device function of this target."""
+        raise NotImplementedError
+
+    def __repr__(self):
+        return f"<gunpy backend {self.name!r}>"

@@ -1,0 +1,125 @@
+"""The CUDA backend: ``numba.cuda`` kernels on a GPU (or numba's simulator).
+
+Functor hooks become ``cuda.jit(device=True, inline="always")`` functions:
+numba inlines them into each operator kernel before type inference, so a kernel
+and its functors compile to PTX for any compute capability without a driver
+(``numba.cuda.compile_ptx(..., cc=(9, 0))``), and there is no call overhead.
+
+Every kernel is a grid-stride loop, so a launch may use fewer threads than
+items. Under the simulator each simulated thread costs about 0.2 ms, so the
+launch configuration there is tiny (one or two blocks of 32-64 threads).
+"""
+
+import numba
+import numpy as np
+from numba import cuda
+
+from gunpy.backends.base import Backend
+
+__all__ = ["CudaBackend", "kernel", "ON_CUDASIM"]
+
+ON_CUDASIM = bool(numba.config.ENABLE_CUDASIM)
+
+if ON_CUDASIM:
+    # warp intrinsics (ballot, shuffles, votes) are missing from the simulator
+    from gunpy.backends import simwarp
+    simwarp.install()
+
+
+def kernel(pyfunc):
+    """Compile an operator kernel for the CUDA target (lazily, per argument types)."""
+    return cuda.jit(pyfunc)
+
+
+@cuda.jit
+def _fill_kernel(arr, value, n):
+    for i in range(cuda.grid(1), n, cuda.gridsize(1)):
+        arr[i] = value
+
+
+class CudaBackend(Backend):
+    name = "cuda"
+
+    def __init__(self):
+        if ON_CUDASIM:
+            self.block_size = 32
+            self.max_blocks = 2
+            self.num_sms = 1
+        else:
+            self.block_size = 256
+            dev = cuda.get_current_device()
+            self.num_sms = dev.MULTIPROCESSOR_COUNT
+            # enough resident blocks to fill every SM several times over
+            self.max_blocks = self.num_sms * 32
+
+    def launch(self, items, *, block_size=None):
+        """``(blocks, threads)`` for a grid-stride kernel over ``items`` items."""
+        threads = block_size or self.block_size
+        blocks = max(1, min(self.max_blocks, (max(items, 1) + threads - 1) // threads))
+        return blocks, threads
+
+    def run(self, kernel, items, *args, block_size=None, blocks=None, shared=0):
+        """Launch a grid-stride ``kernel`` over ``items`` items (nothing when 0)."""
+        if items <= 0:
+            return  # a grid of 0 blocks "succeeds" silently in the simulator: never launch it
+        b, t = self.launch(items, block_size=block_size)
+        if blocks is not None:
+            b = blocks
+        if shared:
+            kernel[b, t, 0, shared](*args)
+        else:
+            kernel[b, t](*args)
+
+    # -- arrays -----------------------------------------------------------------
+    def _alloc(self, n, dtype):
+        try:
+            return cuda.device_array(int(n), dtype=dtype)
+        except Exception as exc:  # out of memory: say how much was asked for
+            need = int(n) * np.dtype(dtype).itemsize
+            raise MemoryError(f"cannot allocate {need / 2**20:.1f} MiB on the GPU "
+                              f"({int(n)} x {np.dtype(dtype).name}): {exc}") from exc
+
+    def asarray(self, host):
+        host = np.ascontiguousarray(host)
+        arr = self._alloc(host.shape[0], host.dtype)
+        if host.shape[0]:
+            arr.copy_to_device(host)
+        return arr
+
+    def empty(self, n, dtype):
+        return self._alloc(n, dtype)
+
+    def full(self, n, value, dtype):
+        arr = self._alloc(n, dtype)
+        self.fill(arr, value)
+        return arr
+
+    def fill(self, arr, value):
+        n = arr.shape[0]
+        if n:
+            blocks, threads = self.launch(n)
+            _fill_kernel[blocks, threads](arr, arr.dtype.type(value), n)
+
+    def to_host(self, arr):
+        return arr.copy_to_host()
+
+    def read(self, arr, i=0):
+        return arr[i:i + 1].copy_to_host()[0].item()
+
+    def write(self, arr, i, value):
+        arr[i:i + 1].copy_to_device(np.array([value], dtype=arr.dtype))
+
+    def copy_in(self, arr, at, host):
+        if host.shape[0]:
+            arr[at:at + host.shape[0]].copy_to_device(host)
+
+    def head_to_host(self, arr, n):
+        if n == 0:
+            return np.zeros(0, dtype=arr.dtype)
+        return arr[:n].copy_to_host()
+
+    def synchronize(self):
+        cuda.synchronize()
+
+    def device_function(self, pyfunc):
+        return cuda.jit(device=True, inline="always")(pyfunc)

@@ -1,0 +1,249 @@
+"""The ``gunpy`` command line: run primitives, list datasets, show the setup.
+
+    gunpy run bfs --dataset email-Enron
+    gunpy run sssp --graph my.mtx --source 3 --backend cpu
+    gunpy run bfs --rmat 18 --load-balance merge_path --direction auto
+    gunpy datasets list
+    gunpy info
+
+Bad input ends with a one-line ``gunpy: error: ...`` and exit status 2, never a
+traceback (``--debug`` shows it).
+"""
+
+import argparse
+import os
+import sys
+import time
+
+import numpy as np
+
+__all__ = ["main"]
+
+PRIMITIVES = ("bfs", "sssp", "bc", "cc", "pagerank")
+
+
+class CliError(Exception):
+    """An error to report on one line."""
+
+
+# ----------------------------------------------------------------------------- graphs
+def _load_graph(args):
+    import gunpy
+    t0 = time.perf_counter()
+    chosen = [x is not None for x in (args.dataset, args.graph, args.rmat)]
+    if sum(chosen) != 1:
+        raise CliError("give exactly one of --dataset NAME, --graph PATH, --rmat SCALE")
+    directed = None if args.directed is None else args.directed
+    if args.dataset is not None:
+        from gunpy import datasets
+        G = datasets.load(args.dataset, progress=not args.quiet)
+        label = f"dataset {args.dataset}"
+    elif args.graph is not None:
+        path = args.graph
+        if not os.path.exists(path):
+            raise CliError(f"no such file: {path}")
+        if path.endswith(".mtx") or path.endswith(".mtx.gz"):
+            G = gunpy.read_mtx(path, directed=directed)
+        else:
+            G = gunpy.read_edgelist(path, directed=bool(directed), one_based=args.one_based,
+                                    relabel=args.relabel)
+        label = path
+    else:
+        from gunpy import generators
+        weighted = args.primitive == "sssp"
+        G = generators.rmat(args.rmat, args.edge_factor, seed=args.seed, weighted=weighted,
+                            weight_range=(1, 64) if weighted else None)
+        label = f"Graph500 RMAT scale {args.rmat}, edge factor {args.edge_factor}"
+    return G, label, (time.perf_counter() - t0) * 1e3
+
+
+def _default_source(G):
+    deg = G.out_degrees()
+    nz = np.flatnonzero(deg > 0)
+    return int(nz[0]) if nz.size else 0
+
+
+# ----------------------------------------------------------------------------- run
+def _run_primitive(args, G):
+    import gunpy
+    kw = {"backend": args.backend}
+    name = args.primitive
+    if name in ("bfs", "sssp"):
+        source = _default_source(G) if args.source is None else args.source
+    if name == "bfs":
+        r = gunpy.bfs(G, source, direction=args.direction, load_balance=args.load_balance,
+                      idempotent=args.idempotent, **kw)
+        reached = r.depth >= 0
+        lines = [f"source {source}: reached {int(reached.sum())} of {G.num_vertices} vertices, "
+                 f"max depth {int(r.depth.max(initial=0))}"]
+    elif name == "sssp":
+        r = gunpy.sssp(G, source, **kw)
+        fin = np.isfinite(r.distance)
+        lines = [f"source {source}: reached {int(fin.sum())} of {G.num_vertices} vertices, "
+                 f"max distance {float(r.distance[fin].max(initial=0)):.6g}"]
+    elif name == "bc":
+        srcs = None if args.source is None else [args.source]
+        r = gunpy.bc(G, srcs, normalized=args.normalized, **kw)
+        top = np.argsort(-r.centrality)[:5]
+        lines = ["top vertices: " + ", ".join(f"{v} ({r.centrality[v]:.4g})" for v in top)]
+    elif name == "cc":
+        r = gunpy.cc(G, **kw)
+        sizes = np.bincount(r.labels)
+        lines = [f"{r.num_components} components, largest has {int(sizes.max(initial=0))} vertices"]
+    else:
+        r = gunpy.pagerank(G, alpha=args.alpha, tol=args.tol, max_iter=args.max_iter, **kw)
+        top = np.argsort(-r.rank)[:5]
+        lines = [f"{r.iterations} iterations, converged={r.converged}",
+                 "top vertices: " + ", ".join(f"{v} ({r.rank[v]:.4g})" for v in top)]
+    return r, lines
+
+
+def cmd_run(args):
+    G, label, load_ms = _load_graph(args)
+    kind = "directed" if G.directed else "undirected"
+    w = ", weighted" if G.weighted else ""
+    print(f"graph: {label} ({kind}{w}): {G.num_vertices:,} vertices, {G.num_edges:,} edges "
+          f"(loaded in {load_ms:.0f} ms)")
+    results = []
+    for rep in range(args.repeat):
+        r, lines = _run_primitive(args, G)
+        results.append(r)
+    for line in lines:
+        print(line)
+    st = results[-1].stats
+    print(f"stats: {st.summary()}")
+    if args.repeat > 1:
+        times = [x.stats.elapsed_ms for x in results]
+        print(f"runs: first {times[0]:.3f} ms (includes kernel compilation), "
+              f"best of the rest {min(times[1:]):.3f} ms")
+    if args.verbose and st.per_iteration:
+        print("iteration  frontier      edges  direction  strategy")
+        for it in st.per_iteration:
+            print(f"{it['iteration']:9d} {it['frontier']:9d} {it['edges']:10d}  "
+                  f"{str(it['direction'] or '-'):9s}  {it['strategy'] or '-'}")
+    return 0
+
+
+# ----------------------------------------------------------------------------- others
+def cmd_info(args):
+    import numba
+
+    import gunpy
+    from gunpy import backends
+    print(f"gunpy {gunpy.__version__}")
+    print(f"numba {numba.__version__}")
+    try:
+        from importlib.metadata import version
+        print(f"numba-cuda {version('numba-cuda')}")
+    except Exception:
+        print("numba-cuda: not installed")
+    ok, why = backends.cuda_status()
+    print(f"cuda backend: {'available' if ok else 'unavailable'} ({why})")
+    print(f"cpu backend: available ({numba.get_num_threads()} threads, "
+          f"threading layer {numba.config.THREADING_LAYER})")
+    print(f"backend='auto' selects: {backends.available()[0]}")
+    return 0
+
+
+def cmd_datasets(args):
+    from gunpy import datasets
+    if args.action == "list":
+        for name in datasets.available():
+            meta = datasets.info(name)
+            print(f"{name:22s} bundled  {meta.get('vertices', '?'):>10} vertices  "
+                  f"{meta.get('description', meta.get('notes', ''))}")
+        for name in datasets.remote():
+            meta = datasets.info(name)
+            print(f"{name:22s} download {meta.get('vertices', '?'):>10} vertices  "
+                  f"{meta.get('url', '')}")
+        return 0
+    if not args.name:
+        raise CliError(f"'gunpy datasets {args.action}' needs a dataset name")
+    if args.action == "info":
+        for k, v in datasets.info(args.name).items():
+            print(f"{k}: {v}")
+        return 0
+    path = datasets.fetch(args.name, progress=not args.quiet)
+    print(path)
+    return 0
+
+
+def cmd_bench(args):
+    try:
+        from gunpy import bench
+    except ImportError as exc:
+        raise CliError(f"the benchmark suite is not available: {exc}")
+    return bench.main(args)
+
+
+# ----------------------------------------------------------------------------- parser
+def build_parser():
+    p = argparse.ArgumentParser(prog="gunpy", description=__doc__.split("\n\n")[0])
+    p.add_argument("--debug", action="store_true", help="show tracebacks")
+    sub = p.add_subparsers(dest="command", required=True)
+
+    r = sub.add_parser("run", help="run a primitive on a graph and print its stats",
+                       description="Run a primitive on a bundled dataset, a file or an RMAT graph.")
+    r.add_argument("primitive", choices=PRIMITIVES)
+    src = r.add_argument_group("graph (one of)")
+    src.add_argument("--dataset", metavar="NAME", help="bundled or registered dataset")
+    src.add_argument("--graph", metavar="PATH", help=".mtx or edge-list file (.gz too)")
+    src.add_argument("--rmat", metavar="SCALE", type=int, help="Graph500 Kronecker graph")
+    r.add_argument("--edge-factor", type=int, default=16)
+    r.add_argument("--seed", type=int, default=0)
+    r.add_argument("--directed", dest="directed", action="store_true", default=None,
+                   help="read --graph as directed")
+    r.add_argument("--undirected", dest="directed", action="store_false",
+                   help="read --graph as undirected")
+    r.add_argument("--one-based", action="store_true", help="edge list ids start at 1")
+    r.add_argument("--relabel", action="store_true", help="renumber edge-list ids 0..k-1")
+    r.add_argument("--source", type=int, help="source vertex (default: first with an edge)")
+    r.add_argument("--backend", default="auto", choices=("auto", "cuda", "cpu"))
+    r.add_argument("--load-balance", default="auto")
+    r.add_argument("--direction", default="auto")
+    r.add_argument("--idempotent", action="store_true")
+    r.add_argument("--normalized", action="store_true", help="BC: normalise")
+    r.add_argument("--alpha", type=float, default=0.85, help="PageRank damping")
+    r.add_argument("--tol", type=float, default=1e-6, help="PageRank tolerance")
+    r.add_argument("--max-iter", type=int, default=100, help="PageRank iteration cap")
+    r.add_argument("--repeat", type=int, default=1, help="run several times (first compiles)")
+    r.add_argument("-v", "--verbose", action="store_true", help="per-iteration table")
+    r.add_argument("-q", "--quiet", action="store_true", help="no progress bars")
+    r.set_defaults(func=cmd_run)
+
+    i = sub.add_parser("info", help="backends, GPU and library versions")
+    i.set_defaults(func=cmd_info)
+
+    d = sub.add_parser("datasets", help="list, describe or download datasets")
+    d.add_argument("action", choices=("list", "info", "fetch"))
+    d.add_argument("name", nargs="?")
+    d.add_argument("-q", "--quiet", action="store_true")
+    d.set_defaults(func=cmd_datasets)
+
+    b = sub.add_parser("bench", help="benchmark suite with peers side by side")
+    b.add_argument("rest", nargs=argparse.REMAINDER)
+    b.set_defaults(func=cmd_bench)
+    return p
+
+
+def main(argv=None):
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if getattr(args, "repeat", 1) < 1:
+        parser.error("--repeat must be at least 1")
+    try:
+        return args.func(args)
+    except KeyboardInterrupt:
+        print("gunpy: interrupted", file=sys.stderr)
+        return 130
+    except (CliError, ValueError, IndexError, TypeError, FileNotFoundError, MemoryError,
+            RuntimeError, OSError) as exc:
+        if args.debug:
+            raise
+        msg = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        print(f"gunpy: error: {msg}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

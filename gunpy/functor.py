@@ -1,0 +1,96 @@
+"""Functors: the user's per-edge and per-vertex code (Gunrock's functor API).
+
+A functor is a class of four ``@staticmethod`` hooks with fixed argument orders::
+
+    cond_edge(src, dst, edge, weight, data) -> bool    # advance: keep this edge?
+    apply_edge(src, dst, edge, weight, data)           # advance: runs when cond_edge is True
+    cond_vertex(v, data) -> bool                       # filter: keep this vertex?
+    apply_vertex(v, data)                              # filter / compute: runs when kept
+
+``data`` is the problem's namedtuple of arrays and scalars. Bodies are plain
+numba-typable code; atomics come from :mod:`gunpy.atomics`. The framework, not
+the user, compiles each hook for the backend in use (``inline="always"`` device
+functions on CUDA, ``njit`` functions on the CPU), once per (functor, backend).
+"""
+
+import functools
+from collections import namedtuple
+
+__all__ = ["Functor", "compile_functor", "Hooks"]
+
+
+class Functor:
+    """Base class: every hook defaults to "keep everything, do nothing".
+
+    A hook left at its default lets the operators skip work: a filter whose
+    ``cond_vertex`` is the default removes nothing and becomes a plain compute
+    (Gunrock's filter bypass), and one whose ``apply_vertex`` is also the default
+    costs nothing at all.
+
+    Examples
+    --------
+    >>> from gunpy import Functor, atomics
+    >>> class Reach(Functor):
+    ...     @staticmethod
+    ...     def cond_edge(src, dst, edge, weight, data):
+    ...         return atomics.cas(data.hops, dst, -1, data.hops[src] + 1) == -1
+    """
+
+    @staticmethod
+    def cond_edge(src, dst, edge, weight, data):
+        return True
+
+    @staticmethod
+    def apply_edge(src, dst, edge, weight, data):
+        pass
+
+    @staticmethod
+    def cond_vertex(v, data):
+        return True
+
+    @staticmethod
+    def apply_vertex(v, data):
+        pass
+
+
+#: A functor compiled for one backend, plus which hooks were left at their default.
+Hooks = namedtuple("Hooks", "functor backend cond_edge apply_edge cond_vertex apply_vertex "
+                            "default_cond_edge default_apply_edge default_cond_vertex "
+                            "default_apply_vertex")
+
+_HOOKS = ("cond_edge", "apply_edge", "cond_vertex", "apply_vertex")
+
+
+def _pyfunc(obj):
+    """Accept a plain function or an already-jitted numba dispatcher."""
+    return getattr(obj, "py_func", obj)
+
+
+def _check_functor(functor):
+    if not (isinstance(functor, type) and issubclass(functor, Functor)):
+        raise TypeError(f"expected a gunpy.Functor subclass, got {functor!r}")
+    for name in _HOOKS:
+        attr = functor.__dict__.get(name)
+        for klass in functor.__mro__:
+            if name in klass.__dict__:
+                attr = klass.__dict__[name]
+                break
+        if not isinstance(attr, staticmethod):
+            raise TypeError(f"{functor.__name__}.{name} must be a @staticmethod "
+                            f"(hooks take (src, dst, edge, weight, data) or (v, data))")
+
+
+@functools.lru_cache(maxsize=None)
+def compile_functor(functor, backend):
+    """Compile a functor's four hooks for ``backend`` (cached per pair)."""
+    _check_functor(functor)
+    compiled = {}
+    defaults = {}
+    for name in _HOOKS:
+        fn = _pyfunc(getattr(functor, name))
+        defaults[name] = fn is getattr(Functor, name)
+        compiled[name] = backend.device_function(fn)
+    return Hooks(functor, backend.name, compiled["cond_edge"], compiled["apply_edge"],
+                 compiled["cond_vertex"], compiled["apply_vertex"],
+                 defaults["cond_edge"], defaults["apply_edge"], defaults["cond_vertex"],
+                 defaults["apply_vertex"])

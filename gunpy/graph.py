@@ -1,0 +1,320 @@
+"""The CSR graph that every operator traverses.
+
+A :class:`Graph` holds Gunrock's CSR arrays (``row_offsets`` int64,
+``column_indices`` int32 where the vertex count allows, optional ``values``),
+builds its reverse (CSC) view on demand for pull traversal, and caches one copy
+of its arrays per backend so repeated runs pay the host-to-device copy once.
+"""
+
+from collections import namedtuple
+
+import numpy as np
+import scipy.sparse as sp
+
+from gunpy._csr import build_csr, transpose_csr
+
+__all__ = ["Graph", "CSC"]
+
+_INT32_MAX = np.iinfo(np.int32).max
+
+#: Reverse (in-edge) view: ``in_offsets[v]..in_offsets[v+1]`` index
+#: ``in_indices`` (the sources of v's in-edges) and ``in_edge_ids`` (their CSR ids).
+CSC = namedtuple("CSC", "in_offsets in_indices in_edge_ids")
+
+
+def _index_dtype(n):
+    return np.int32 if n <= _INT32_MAX else np.int64
+
+
+def _as_id_array(name, a):
+    """Validate a user id array and return an int64 copy (never a view)."""
+    arr = np.asarray(a)
+    if arr.ndim != 1:
+        raise ValueError(f"{name} must be one-dimensional, got shape {arr.shape}")
+    if arr.size == 0:
+        return np.zeros(0, dtype=np.int64)
+    if arr.dtype.kind == "b":
+        raise ValueError(f"{name} must hold integer vertex ids, got booleans")
+    if arr.dtype.kind == "f":
+        if not np.all(np.isfinite(arr)):
+            raise ValueError(f"{name} holds NaN or infinite vertex ids")
+        if not np.all(arr == np.floor(arr)):
+            bad = int(np.flatnonzero(arr != np.floor(arr))[0])
+            raise ValueError(f"{name}[{bad}] = {arr[bad]!r} is not an integer vertex id")
+        if np.any(np.abs(arr) >= 2.0**62):
+            raise ValueError(f"{name} holds vertex ids too large to index")
+    elif arr.dtype.kind not in "iu":
+        raise ValueError(f"{name} must hold integer vertex ids, got dtype {arr.dtype}")
+    if arr.dtype.kind == "u" and arr.dtype.itemsize == 8 and np.any(arr > np.iinfo(np.int64).max):
+        raise ValueError(f"{name} holds vertex ids that overflow int64")
+    out = arr.astype(np.int64, copy=True)
+    if np.any(out < 0):
+        bad = int(np.flatnonzero(out < 0)[0])
+        raise ValueError(f"{name}[{bad}] = {out[bad]} is negative; vertex ids are 0..n-1")
+    return out
+
+
+def _as_weights(weights, m):
+    w = np.asarray(weights)
+    if w.ndim != 1 or w.shape[0] != m:
+        raise ValueError(f"weights must be a 1-D array of length {m} (one per edge), "
+                         f"got shape {w.shape}")
+    if w.dtype.kind not in "iufb":
+        raise ValueError(f"weights must be numeric, got dtype {w.dtype}")
+    return w.astype(np.float64, copy=True)
+
+
+class Graph:
+    """A graph in CSR form (Gunrock's ``row_offsets`` / ``column_indices`` / ``values``).
+
+    Build one with :meth:`from_edges`, :meth:`from_scipy`, :meth:`from_networkx`,
+    :func:`gunpy.read_mtx`, :func:`gunpy.read_edgelist` or
+    :func:`gunpy.datasets.load`. Undirected graphs store both directions, so
+    ``num_edges`` counts an undirected edge twice.
+
+    Attributes
+    ----------
+    num_vertices, num_edges : int
+    directed : bool
+    row_offsets : ndarray of int64, shape (num_vertices + 1,)
+    column_indices : ndarray of int32 (int64 past 2**31 - 1 vertices)
+    values : ndarray of float64 or None
+        Edge weights, ``None`` for an unweighted graph.
+    node_labels : list or ndarray or None
+        Original node labels (networkx nodes, file ids) when they are not 0..n-1.
+    """
+
+    def __init__(self, row_offsets, column_indices, values=None, *, directed=True,
+                 node_labels=None, _trusted=False):
+        row_offsets = np.asarray(row_offsets)
+        column_indices = np.asarray(column_indices)
+        if not _trusted:
+            row_offsets = row_offsets.astype(np.int64, copy=True)
+            if row_offsets.ndim != 1 or row_offsets.shape[0] < 1:
+                raise ValueError("row_offsets must be a 1-D array of length num_vertices + 1")
+            n = row_offsets.shape[0] - 1
+            column_indices = np.array(column_indices, dtype=_index_dtype(n), copy=True)
+            if row_offsets[0] != 0 or np.any(np.diff(row_offsets) < 0):
+                raise ValueError("row_offsets must start at 0 and never decrease")
+            if row_offsets[-1] != column_indices.shape[0]:
+                raise ValueError(f"row_offsets[-1] = {row_offsets[-1]} but there are "
+                                 f"{column_indices.shape[0]} column indices")
+            if column_indices.size and (column_indices.min() < 0 or column_indices.max() >= n):
+                raise ValueError(f"column_indices must lie in 0..{n - 1}")
+            if values is not None:
+                values = _as_weights(values, column_indices.shape[0])
+        self.row_offsets = row_offsets
+        self.column_indices = column_indices
+        self.values = values
+        self.directed = bool(directed)
+        self.node_labels = node_labels
+        self._csc = None
+        self._device = {}
+        self._degrees = None
+
+    # ------------------------------------------------------------------ build
+    @classmethod
+    def from_edges(cls, src, dst, weights=None, *, num_vertices=None, directed=True,
+                   remove_self_loops=True, remove_duplicates=True, node_labels=None):
+        """Build a graph from parallel arrays of edge endpoints.
+
+        Parameters
+        ----------
+        src, dst : array_like of int
+            Edge endpoints, vertex ids in ``0..num_vertices-1``.
+        weights : array_like of float, optional
+            One weight per edge; ``None`` for an unweighted graph.
+        num_vertices : int, optional
+            Defaults to ``max(src, dst) + 1`` (0 for no edges).
+        directed : bool, default True
+            If False, each edge is stored in both directions.
+        remove_self_loops, remove_duplicates : bool, default True
+            Duplicate edges keep their minimum weight.
+
+        Raises
+        ------
+        ValueError
+            Length mismatch, negative or non-integer ids, ids past ``num_vertices``.
+
+        Examples
+        --------
+        >>> import gunpy
+        >>> G = gunpy.Graph.from_edges([0, 1, 2], [1, 2, 0], directed=False)
+        >>> G.num_vertices, G.num_edges
+        (3, 6)
+        """
+        s = _as_id_array("src", src)
+        d = _as_id_array("dst", dst)
+        if s.shape[0] != d.shape[0]:
+            raise ValueError(f"src and dst differ in length ({s.shape[0]} vs {d.shape[0]})")
+        w = None if weights is None else _as_weights(weights, s.shape[0])
+        top = int(max(s.max(initial=-1), d.max(initial=-1))) + 1
+        if num_vertices is None:
+            n = top
+        else:
+            if isinstance(num_vertices, (bool, np.bool_)) or int(num_vertices) != num_vertices:
+                raise ValueError(f"num_vertices must be an integer, got {num_vertices!r}")
+            n = int(num_vertices)
+            if n < 0:
+                raise ValueError(f"num_vertices must be >= 0, got {n}")
+            if top > n:
+                which = "src" if s.max(initial=-1) >= n else "dst"
+                arr = s if which == "src" else d
+                bad = int(np.flatnonzero(arr >= n)[0])
+                raise ValueError(f"{which}[{bad}] = {arr[bad]} is out of range for "
+                                 f"num_vertices = {n}")
+        if not directed:
+            # mirror every edge; a self-loop is stored once
+            off = s != d
+            s, d = np.concatenate([s, d[off]]), np.concatenate([d, s[off]])
+            if w is not None:
+                w = np.concatenate([w, w[off]])
+        ro, ci, vals = build_csr(s, d, w, n, remove_self_loops=remove_self_loops,
+                                 remove_duplicates=remove_duplicates,
+                                 index_dtype=_index_dtype(n))
+        if node_labels is not None and len(node_labels) != n:
+            raise ValueError(f"node_labels has {len(node_labels)} entries for {n} vertices")
+        return cls(ro, ci, vals, directed=directed, node_labels=node_labels, _trusted=True)
+
+    @classmethod
+    def from_scipy(cls, A, *, directed=None, remove_self_loops=True, remove_duplicates=True):
+        """Build a graph from a square scipy sparse matrix (``A[i, j]`` is edge i -> j).
+
+        Every stored entry is an edge whose weight is the entry; boolean matrices
+        give unweighted graphs. ``directed=None`` means undirected exactly when
+        ``A`` is symmetric (structure and values).
+        """
+        if not sp.issparse(A):
+            raise ValueError(f"expected a scipy sparse matrix, got {type(A).__name__}")
+        if A.ndim != 2 or A.shape[0] != A.shape[1]:
+            raise ValueError(f"adjacency matrix must be square, got shape {A.shape}")
+        coo = sp.coo_array(A)
+        symmetric = _is_symmetric(A) if directed is not True else False
+        if directed is None:
+            directed = not symmetric
+        weighted = coo.dtype != np.bool_
+        w = coo.data.astype(np.float64) if weighted else None
+        src = coo.row.astype(np.int64)
+        dst = coo.col.astype(np.int64)
+        if not directed:
+            # one copy of each unordered pair; from_edges mirrors it again
+            if symmetric:
+                keep = src <= dst
+                src, dst = src[keep], dst[keep]
+                w = None if w is None else w[keep]
+            else:
+                src, dst = np.minimum(src, dst), np.maximum(src, dst)
+        return cls.from_edges(src, dst, w, num_vertices=A.shape[0], directed=directed,
+                              remove_self_loops=remove_self_loops,
+                              remove_duplicates=remove_duplicates)
+
+    @classmethod
+    def from_networkx(cls, nxg, *, weight="weight", remove_self_loops=True,
+                      remove_duplicates=True):
+        """Build a graph from a networkx graph.
+
+        Nodes are numbered 0..n-1 in ``nxg``'s node order; ``G.node_labels`` keeps
+        the original nodes. The graph is weighted when any edge has the ``weight``
+        attribute (missing weights count as 1).
+        """
+        nodes = list(nxg.nodes)
+        index = {v: i for i, v in enumerate(nodes)}
+        edges = list(nxg.edges(data=True))
+        src = np.fromiter((index[u] for u, _, _ in edges), dtype=np.int64, count=len(edges))
+        dst = np.fromiter((index[v] for _, v, _ in edges), dtype=np.int64, count=len(edges))
+        w = None
+        if weight is not None and any(weight in d for _, _, d in edges):
+            w = np.array([d.get(weight, 1.0) for _, _, d in edges], dtype=np.float64)
+        labels = None if nodes == list(range(len(nodes))) else nodes
+        return cls.from_edges(src, dst, w, num_vertices=len(nodes),
+                              directed=nxg.is_directed(), remove_self_loops=remove_self_loops,
+                              remove_duplicates=remove_duplicates, node_labels=labels)
+
+    # ---------------------------------------------------------------- convert
+    def to_scipy(self):
+        """The adjacency matrix as a ``scipy.sparse.csr_array`` (weights, or ones)."""
+        data = self.values if self.values is not None else np.ones(self.num_edges)
+        return sp.csr_array((data.copy(), self.column_indices.copy(), self.row_offsets.copy()),
+                            shape=(self.num_vertices, self.num_vertices))
+
+    def to_networkx(self):
+        """A ``networkx.Graph`` (or ``DiGraph``) with the original node labels."""
+        import networkx as nx
+        g = nx.DiGraph() if self.directed else nx.Graph()
+        labels = self.labels()
+        g.add_nodes_from(labels)
+        src = np.repeat(np.arange(self.num_vertices), self.out_degrees())
+        if self.values is None:
+            g.add_edges_from((labels[u], labels[v]) for u, v in zip(src, self.column_indices))
+        else:
+            g.add_weighted_edges_from((labels[u], labels[v], float(w)) for u, v, w in
+                                      zip(src, self.column_indices, self.values))
+        return g
+
+    def labels(self):
+        """Node labels as a list (0..n-1 when the graph has none)."""
+        if self.node_labels is None:
+            return list(range(self.num_vertices))
+        return list(self.node_labels)
+
+    # ------------------------------------------------------------- properties
+    @property
+    def num_vertices(self):
+        return self.row_offsets.shape[0] - 1
+
+    @property
+    def num_edges(self):
+        return self.column_indices.shape[0]
+
+    @property
+    def weighted(self):
+        return self.values is not None
+
+    def out_degrees(self):
+        """Out-degree of every vertex (int64)."""
+        if self._degrees is None:
+            self._degrees = np.diff(self.row_offsets)
+        return self._degrees
+
+    def in_degrees(self):
+        """In-degree of every vertex (int64)."""
+        return np.diff(self.csc().in_offsets)
+
+    def csc(self):
+        """The reverse (in-edge) view, built once on first use (pull needs it)."""
+        if self._csc is None:
+            if self.directed:
+                self._csc = CSC(*transpose_csr(self.row_offsets, self.column_indices,
+                                               self.num_vertices))
+            else:
+                # the graph is its own reverse; edge ids still map to the CSR edge u->v
+                io, ii, eid = transpose_csr(self.row_offsets, self.column_indices,
+                                            self.num_vertices)
+                self._csc = CSC(self.row_offsets, self.column_indices, eid)
+                assert np.array_equal(io, self.row_offsets)
+        return self._csc
+
+    def nbytes(self, *, with_csc=False):
+        """Bytes the graph's arrays take on a device."""
+        b = self.row_offsets.nbytes + self.column_indices.nbytes
+        if self.values is not None:
+            b += self.values.nbytes
+        if with_csc:
+            b += self.row_offsets.nbytes + self.column_indices.nbytes + 8 * self.num_edges
+        return b
+
+    def __repr__(self):
+        kind = "directed" if self.directed else "undirected"
+        w = ", weighted" if self.values is not None else ""
+        return f"<gunpy.Graph {kind}{w}: {self.num_vertices} vertices, {self.num_edges} edges>"
+
+
+def _is_symmetric(A):
+    A = sp.csr_array(A)
+    if A.shape[0] == 0:
+        return True
+    diff = A - A.T
+    if diff.dtype == np.bool_:
+        return diff.nnz == 0
+    diff.eliminate_zeros()
+    return diff.nnz == 0 and (A != 0).nnz == (A.T != 0).nnz

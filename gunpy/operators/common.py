@@ -1,0 +1,57 @@
+"""Small pieces several operators share: frontier edge counts and CPU compaction."""
+
+import functools
+
+import numpy as np
+
+from gunpy.operators import scan
+
+__all__ = ["frontier_edges", "cpu_compact", "chunk_bounds"]
+
+
+@functools.lru_cache(maxsize=None)
+def _cpu_helpers():
+    from numba import njit, prange
+
+    @njit(parallel=True, nogil=True)
+    def degree_sum(row_offsets, queue, n):
+        s = 0
+        for i in prange(n):
+            v = queue[i]
+            s += row_offsets[v + 1] - row_offsets[v]
+        return s
+
+    @njit(parallel=True, nogil=True)
+    def compact(tmp, starts, counts, nchunks, out):
+        # chunk c left counts[c] items at tmp[starts[c]:]; pack them in chunk order
+        offsets = np.zeros(nchunks + 1, dtype=np.int64)
+        for c in range(nchunks):
+            offsets[c + 1] = offsets[c] + counts[c]
+        for c in prange(nchunks):
+            src = starts[c]
+            dst = offsets[c]
+            for k in range(counts[c]):
+                out[dst + k] = tmp[src + k]
+        return offsets[nchunks]
+
+    return degree_sum, compact
+
+
+def frontier_edges(ctx, dg, frontier):
+    """Total out-degree of the frontier's vertices (the push work, Gunrock's m_f)."""
+    n = frontier.size
+    if n == 0:
+        return 0
+    if ctx.backend.name == "cpu":
+        return int(_cpu_helpers()[0](dg.row_offsets, frontier.queue, n))
+    return scan.total(ctx.backend, "degrees", n, dg.row_offsets, frontier.queue)
+
+
+def cpu_compact(tmp, starts, counts, nchunks, out):
+    """Pack per-chunk outputs (``counts[c]`` items at ``tmp[starts[c]:]``) into ``out``."""
+    return int(_cpu_helpers()[1](tmp, starts, counts, nchunks, out))
+
+
+def chunk_bounds(n, nchunks):
+    """Chunk size so that ``nchunks`` chunks cover ``n`` items."""
+    return (n + nchunks - 1) // max(nchunks, 1)

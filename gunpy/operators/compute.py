@@ -1,0 +1,60 @@
+"""compute: run ``apply_vertex`` on every frontier item (Gunrock's ForAll).
+
+Also what a filter becomes when it would remove nothing (filter bypass,
+Gunrock section 4.4.3). With no frontier it runs over all vertices 0..n-1.
+"""
+
+import functools
+
+from numba import cuda  # a module global: the simulator swaps it for its fake module
+
+__all__ = ["cuda_kernel", "cpu_kernel", "execute"]
+
+
+@functools.lru_cache(maxsize=None)
+def cuda_kernel(hooks, all_vertices):
+    from gunpy.backends.cuda import kernel
+    apply_vertex = hooks.apply_vertex
+
+    def compute(queue, length, data):
+        n = length[0]
+        for i in range(cuda.grid(1), n, cuda.gridsize(1)):
+            v = i if all_vertices else queue[i]
+            if v >= 0:
+                apply_vertex(v, data)
+
+    return kernel(compute)
+
+
+@functools.lru_cache(maxsize=None)
+def cpu_kernel(hooks, all_vertices):
+    from numba import prange
+
+    from gunpy.backends.cpu import kernel
+    apply_vertex = hooks.apply_vertex
+
+    def compute(queue, n, data):
+        for i in prange(n):
+            v = i if all_vertices else queue[i]
+            if v >= 0:
+                apply_vertex(v, data)
+
+    return kernel(compute)
+
+
+def execute(ctx, frontier, hooks, data):
+    """Apply ``hooks.apply_vertex`` to each item of ``frontier`` (``None``: every vertex)."""
+    backend = ctx.backend
+    all_vertices = frontier is None
+    if all_vertices:
+        n = ctx.num_vertices
+        queue, length = ctx.dummy_queue, ctx.vertex_count
+    else:
+        n = frontier.size
+        queue, length = frontier.queue, frontier.length
+    if n == 0:
+        return
+    if backend.name == "cuda":
+        backend.run(cuda_kernel(hooks, all_vertices), n, queue, length, data)
+    else:
+        cpu_kernel(hooks, all_vertices)(queue, n, data)

@@ -1,0 +1,86 @@
+"""Result objects: NumPy arrays, the run's statistics, and conversions."""
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+__all__ = ["Stats", "Result"]
+
+
+@dataclass
+class Stats:
+    """What a run did: iterations, edges visited, time, and a per-iteration log.
+
+    ``per_iteration`` holds one dict per iteration with the keys ``iteration``,
+    ``frontier`` (input frontier size), ``edges`` (edges the operators visited),
+    ``direction`` and ``strategy``: the data to plot when asking why a run was
+    fast or slow.
+    """
+
+    backend: str = ""
+    iterations: int = 0
+    edges_visited: int = 0
+    elapsed_ms: float = 0.0
+    load_balance: str = ""
+    direction: str = ""
+    per_iteration: list = field(default_factory=list)
+    extra: dict = field(default_factory=dict)
+
+    @property
+    def mteps(self):
+        """Edges visited per microsecond (million traversed edges per second)."""
+        if self.elapsed_ms <= 0:
+            return math.nan
+        return self.edges_visited / (self.elapsed_ms * 1e3)
+
+    def summary(self):
+        parts = [f"backend={self.backend}", f"iterations={self.iterations}",
+                 f"edges_visited={self.edges_visited}", f"time={self.elapsed_ms:.3f} ms"]
+        if self.edges_visited:
+            parts.append(f"MTEPS={self.mteps:.1f}")
+        if self.load_balance:
+            parts.append(f"load_balance={self.load_balance}")
+        if self.direction:
+            parts.append(f"direction={self.direction}")
+        for k, v in self.extra.items():
+            parts.append(f"{k}={v}")
+        return ", ".join(parts)
+
+    def __repr__(self):
+        return f"Stats({self.summary()})"
+
+
+class Result:
+    """Base class of primitive results: named arrays, ``stats`` and the graph's labels.
+
+    Subclasses list their array fields in ``_fields`` and name the one that
+    :meth:`to_dict` returns by default in ``_main``; ``_unreached(name, arr)``
+    says which entries a dict leaves out.
+    """
+
+    _fields = ()
+    _main = None
+
+    def __init__(self, graph, stats, **arrays):
+        self.graph = graph
+        self.stats = stats
+        for name, arr in arrays.items():
+            setattr(self, name, arr)
+
+    def _unreached(self, name, arr):
+        return np.zeros(arr.shape[0], dtype=bool)
+
+    def to_dict(self, field=None):
+        """``{node label: value}`` for the main field (unreachable vertices left out)."""
+        name = field or self._main
+        arr = getattr(self, name)
+        labels = self.graph.labels()
+        skip = self._unreached(name, arr)
+        values = arr.tolist()
+        return {labels[i]: values[i] for i in np.flatnonzero(~skip)}
+
+    def __repr__(self):
+        fields = ", ".join(f"{f}=<{getattr(self, f).dtype}[{getattr(self, f).shape[0]}]>"
+                           for f in self._fields)
+        return f"{type(self).__name__}({fields}, stats={self.stats.summary()})"

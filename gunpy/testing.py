@@ -1,0 +1,287 @@
+"""Helpers for gunpy's tests and for users testing their own primitives.
+
+* :data:`ON_CUDASIM`: whether numba's CUDA simulator is active.
+* :class:`PtxBackend`: a "cuda" backend that compiles every kernel it is asked
+  to launch to PTX (``compile_ptx(..., cc=(9, 0))``) instead of running it, on
+  a machine with no GPU or driver. Its ``read`` never returns 0, so a primitive
+  driven through it walks every operator path for a couple of iterations.
+* :func:`check_bfs_tree`: Graph500's five checks of a BFS parent tree.
+* :func:`reference_depths`, :func:`reference_distances`: networkx oracles as arrays.
+* :func:`nasty_graphs`: small graphs that break careless traversals.
+
+Importing this module imports numba; set ``NUMBA_ENABLE_CUDASIM`` before that
+if you want the simulator.
+"""
+
+import math
+
+import networkx as nx
+import numba
+import numpy as np
+
+from gunpy.graph import Graph
+
+__all__ = ["ON_CUDASIM", "PtxBackend", "check_bfs_tree", "check_sssp_tree",
+           "reference_depths", "reference_distances", "nasty_graphs", "to_nx"]
+
+ON_CUDASIM = bool(numba.config.ENABLE_CUDASIM)
+
+
+# ----------------------------------------------------------------------------- PTX
+class PtxBackend:
+    """A compile-only CUDA backend: kernels become PTX for ``cc``, nothing runs.
+
+    Arrays are NumPy arrays of the dtypes the GPU would use, so numba infers the
+    same argument types as for device arrays. ``compiled`` maps
+    ``(kernel name, argument types)`` to the PTX text.
+    """
+
+    def __new__(cls, cc=(9, 0)):
+        from gunpy.backends.cuda import CudaBackend
+
+        class _Ptx(_PtxMixin, CudaBackend):
+            pass
+
+        obj = object.__new__(_Ptx)
+        obj._setup(cc)
+        return obj
+
+
+class _PtxMixin:
+    name = "cuda"
+    dry_run = True
+
+    def _setup(self, cc):
+        self.cc = tuple(cc)
+        self.block_size = 256
+        self.max_blocks = 132 * 32
+        self.num_sms = 132
+        self.compiled = {}
+
+    def __init__(self, *args, **kwargs):  # CudaBackend.__init__ would query a device
+        pass
+
+    def __hash__(self):
+        return id(self)
+
+    # arrays live on the host
+    def _alloc(self, n, dtype):
+        return np.zeros(int(n), dtype=dtype)
+
+    def asarray(self, host):
+        return np.array(host, copy=True)
+
+    def fill(self, arr, value):
+        from gunpy.backends import cuda as cuda_backend
+        arr[:] = value
+        self.run(cuda_backend._fill_kernel, arr.shape[0], arr, arr.dtype.type(value),
+                 arr.shape[0])
+
+    def to_host(self, arr):
+        return np.array(arr, copy=True)
+
+    def read(self, arr, i=0):
+        # never 0: an empty frontier would stop the walk through the operators
+        return max(1, arr[i].item())
+
+    def write(self, arr, i, value):
+        arr[i] = value
+
+    def copy_in(self, arr, at, host):
+        arr[at:at + host.shape[0]] = host
+
+    def head_to_host(self, arr, n):
+        return arr[:n].copy()
+
+    def synchronize(self):
+        pass
+
+    def run(self, kernel, items, *args, block_size=None, blocks=None, shared=0):
+        from numba import cuda
+        pyfunc = kernel.py_func
+        argtypes = tuple(numba.typeof(a) for a in args)
+        key = (pyfunc, argtypes)
+        if key not in self.compiled:
+            ptx, _ = cuda.compile_ptx(pyfunc, argtypes, cc=self.cc)
+            self.compiled[key] = ptx
+
+    def kernel_names(self):
+        return sorted({f.__qualname__ for f, _ in self.compiled})
+
+
+# ----------------------------------------------------------------------------- oracles
+def to_nx(G):
+    """The networkx twin of a gunpy graph (vertices 0..n-1, ``weight`` attributes)."""
+    g = nx.DiGraph() if G.directed else nx.Graph()
+    g.add_nodes_from(range(G.num_vertices))
+    src = np.repeat(np.arange(G.num_vertices), G.out_degrees())
+    if G.values is None:
+        g.add_edges_from(zip(src.tolist(), G.column_indices.tolist()))
+    else:
+        g.add_weighted_edges_from(zip(src.tolist(), G.column_indices.tolist(),
+                                      G.values.tolist()))
+    return g
+
+
+def reference_depths(G, source, g=None):
+    """networkx BFS depths as an int32 array (-1 unreachable)."""
+    g = to_nx(G) if g is None else g
+    depth = np.full(G.num_vertices, -1, dtype=np.int32)
+    for v, d in nx.single_source_shortest_path_length(g, source).items():
+        depth[v] = d
+    return depth
+
+
+def reference_distances(G, source, g=None):
+    """networkx Dijkstra distances as a float64 array (inf unreachable; weight 1 if unweighted)."""
+    g = to_nx(G) if g is None else g
+    dist = np.full(G.num_vertices, np.inf)
+    for v, d in nx.single_source_dijkstra_path_length(g, source, weight="weight").items():
+        dist[v] = d
+    return dist
+
+
+def _edges(G):
+    src = np.repeat(np.arange(G.num_vertices, dtype=np.int64), G.out_degrees())
+    return src, G.column_indices.astype(np.int64)
+
+
+def check_bfs_tree(G, source, depth, parent, *, reference=None):
+    """Assert Graph500's five checks for a BFS tree (directed graphs: edges one way).
+
+    1. the parent array is a tree rooted at ``source`` with no cycles;
+    2. each tree edge joins vertices whose depths differ by exactly one;
+    3. every graph edge ``u -> v`` with ``u`` reached has ``v`` reached and
+       ``depth[v] <= depth[u] + 1`` (undirected: depths differ by at most one);
+    4. the tree spans exactly the vertices reachable from ``source``;
+    5. each vertex and its parent are joined by a graph edge.
+
+    ``reference`` (networkx depths) adds the stronger check depth == reference.
+    Raises AssertionError naming the first failure.
+    """
+    n = G.num_vertices
+    depth = np.asarray(depth)
+    parent = np.asarray(parent)
+    assert depth.shape == (n,) and parent.shape == (n,), "result arrays have the wrong length"
+    assert parent[source] == source, f"parent[source] = {parent[source]}, expected {source}"
+    assert depth[source] == 0, f"depth[source] = {depth[source]}"
+    reached = depth >= 0
+    assert np.array_equal(reached, parent >= 0), \
+        "depth and parent disagree on which vertices were reached"
+    others = np.flatnonzero(reached)
+    others = others[others != source]
+    p = parent[others]
+    # 2 (which with a unique root also rules out cycles: 1)
+    assert np.all(reached[p]), "a reached vertex has an unreached parent"
+    bad = others[depth[p] + 1 != depth[others]]
+    assert bad.size == 0, (f"tree edge {parent[bad[0]]}->{bad[0]} joins depths "
+                           f"{depth[parent[bad[0]]]} and {depth[bad[0]]}")
+    # 5
+    if others.size:
+        A = G.to_scipy()
+        has = np.asarray(A[p, others]).ravel() != 0
+        if not G.weighted:
+            has = np.asarray(A[p, others]).ravel() > 0
+        missing = others[~has]
+        assert missing.size == 0, f"parent edge {parent[missing[0]]}->{missing[0]} is not in the graph"
+    # 3
+    u, v = _edges(G)
+    ur = reached[u]
+    assert np.all(reached[v[ur]]), "an out-neighbour of a reached vertex was not reached"
+    du, dv = depth[u[ur]], depth[v[ur]]
+    if G.directed:
+        bad = np.flatnonzero(dv > du + 1)
+    else:
+        bad = np.flatnonzero(np.abs(dv - du) > 1)
+    assert bad.size == 0, (f"edge {u[ur][bad[0]]}->{v[ur][bad[0]]} joins depths "
+                           f"{du[bad[0]]} and {dv[bad[0]]}")
+    # 4
+    if reference is None:
+        import scipy.sparse.csgraph as csg
+        order = csg.breadth_first_order(G.to_scipy(), source, directed=True,
+                                        return_predecessors=False)
+        expect = np.zeros(n, dtype=bool)
+        expect[order] = True
+    else:
+        expect = np.asarray(reference) >= 0
+        assert np.array_equal(depth, reference), (
+            f"depth differs from the reference at vertex "
+            f"{int(np.flatnonzero(depth != reference)[0])}")
+    assert np.array_equal(reached, expect), "the tree does not span the source's component"
+
+
+def check_sssp_tree(G, source, distance, parent, *, reference=None, rtol=1e-9):
+    """Graph500 kernel 2 checks for a shortest-path tree (and distances == reference)."""
+    n = G.num_vertices
+    distance = np.asarray(distance)
+    parent = np.asarray(parent)
+    assert parent[source] == source and distance[source] == 0
+    reached = np.isfinite(distance)
+    assert np.array_equal(reached, parent >= 0), "distance and parent disagree on reachability"
+    if reference is not None:
+        assert np.array_equal(np.isfinite(reference), reached), "reachability differs"
+        assert np.allclose(distance[reached], reference[reached], rtol=rtol, atol=0), \
+            "distances differ from the reference"
+    others = np.flatnonzero(reached)
+    others = others[others != source]
+    if others.size:
+        A = G.to_scipy().tocsr()
+        w = np.asarray(A[parent[others], others]).ravel()
+        exists = np.asarray((A != 0)[parent[others], others]).ravel() if G.weighted else w > 0
+        # an explicit zero weight is still an edge: check the structure directly
+        rows = G.row_offsets
+        cols = G.column_indices
+        for v in others[~exists][:1]:
+            pu = parent[v]
+            assert v in cols[rows[pu]:rows[pu + 1]], f"parent edge {pu}->{v} is not in the graph"
+        assert np.allclose(distance[parent[others]] + (w if G.weighted else 1.0),
+                           distance[others], rtol=rtol, atol=1e-12), \
+            "a tree edge does not realise the distance"
+    # every edge u->v: dist[v] <= dist[u] + w
+    u, v = _edges(G)
+    w = G.values if G.weighted else np.ones(u.shape[0])
+    ok = ~reached[u] | (distance[v] <= distance[u] + w + 1e-9 * np.abs(distance[u] + w))
+    assert np.all(ok), "an edge could still relax a distance"
+
+
+# ----------------------------------------------------------------------------- graphs
+def nasty_graphs(*, hub=300, random_n=200, seed=7):
+    """Small graphs that break careless traversals, as ``{name: Graph}``.
+
+    Paths (long diameter), a star whose hub has ``hub`` leaves (larger than a
+    CTA), disconnected pieces with isolated vertices, a directed cycle,
+    self-loops and duplicate edges in the input, an edgeless graph, a single
+    vertex, random directed and undirected graphs, a preferential-attachment
+    graph with hubs, and a 2-D grid.
+    """
+    rng = np.random.default_rng(seed)
+    out = {}
+    n = 60
+    out["path_undirected"] = Graph.from_edges(np.arange(n - 1), np.arange(1, n), directed=False)
+    out["path_directed"] = Graph.from_edges(np.arange(n - 1), np.arange(1, n), directed=True)
+    out["star_hub"] = Graph.from_edges(np.zeros(hub, dtype=np.int64), np.arange(1, hub + 1),
+                                       directed=False)
+    out["star_directed_in"] = Graph.from_edges(np.arange(1, hub + 1), np.zeros(hub, dtype=np.int64),
+                                               directed=True)
+    # two components, a triangle, and isolated vertices 10..14
+    s = [0, 1, 2, 3, 4, 5, 6, 7, 8, 15, 16]
+    d = [1, 2, 3, 4, 0, 6, 7, 8, 5, 16, 17]
+    out["disconnected"] = Graph.from_edges(s, d, num_vertices=20, directed=False)
+    out["directed_cycle"] = Graph.from_edges(np.arange(40), (np.arange(40) + 1) % 40, directed=True)
+    s = [0, 0, 0, 1, 1, 2, 3, 3, 4]
+    d = [0, 1, 1, 1, 2, 2, 4, 4, 0]
+    out["self_loops_duplicates"] = Graph.from_edges(s, d, num_vertices=6, directed=True)
+    out["edgeless"] = Graph.from_edges([], [], num_vertices=7, directed=False)
+    out["single_vertex"] = Graph.from_edges([], [], num_vertices=1, directed=True)
+    m = random_n * 4
+    out["random_directed"] = Graph.from_edges(rng.integers(0, random_n, m),
+                                              rng.integers(0, random_n, m), directed=True)
+    out["random_undirected"] = Graph.from_edges(rng.integers(0, random_n, m // 2),
+                                                rng.integers(0, random_n, m // 2),
+                                                num_vertices=random_n, directed=False)
+    ba = nx.barabasi_albert_graph(random_n, 3, seed=seed)
+    out["preferential_hubs"] = Graph.from_networkx(ba)
+    side = int(math.sqrt(random_n))
+    out["grid"] = Graph.from_networkx(nx.convert_node_labels_to_integers(
+        nx.grid_2d_graph(side, side)))
+    return out

@@ -1,0 +1,1 @@
+"""Graph primitives built on gunpy's operators (installed as ``gunpy.primitives``)."""

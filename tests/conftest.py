@@ -1,0 +1,113 @@
+"""Test modes: the same tests run on the CPU backend, the CUDA simulator, a GPU, or as PTX.
+
+    pytest                     # cpu: CPU backend (default)
+    pytest --cuda-mode=sim     # CUDA kernels under numba's simulator, tiny graphs
+    pytest --cuda-mode=ptx     # every kernel x functor compiled to PTX for sm_90
+    pytest --cuda-mode=gpu     # CUDA kernels on a real GPU (plus the CPU tests)
+
+(``GUNPY_TEST_MODE`` does the same as ``--cuda-mode``.) The simulator must be
+switched on before numba is first imported, so nothing here imports numba or
+gunpy at module level.
+
+Fixtures and markers:
+
+* ``backend``: the backend name the mode tests ("cpu", or "cuda" in sim/gpu).
+* ``@pytest.mark.sim``: a test that only makes sense on the CUDA target (runs in sim and gpu).
+* ``@pytest.mark.ptx``: a test that compiles PTX (runs only in ptx mode).
+* ``@pytest.mark.gpu``: needs a real GPU.
+* ``@pytest.mark.large``: too big for the simulator (runs in cpu and gpu modes).
+* unmarked tests run in cpu and gpu mode; with the ``backend`` fixture they also
+  run in sim mode unless marked ``large``.
+"""
+
+import os
+
+import pytest
+
+MODES = ("cpu", "sim", "ptx", "gpu")
+
+
+def pytest_addoption(parser):
+    parser.addoption("--cuda-mode", choices=MODES, default=None,
+                     help="which target the tests exercise (default: cpu)")
+
+
+def _mode(config):
+    return config.getoption("--cuda-mode") or os.environ.get("GUNPY_TEST_MODE", "cpu")
+
+
+def pytest_configure(config):
+    mode = _mode(config)
+    if mode not in MODES:
+        raise pytest.UsageError(f"unknown test mode {mode!r}; choose from {MODES}")
+    if mode == "sim":
+        os.environ["NUMBA_ENABLE_CUDASIM"] = "1"
+    else:
+        os.environ.pop("NUMBA_ENABLE_CUDASIM", None)
+    import numba  # first import: the simulator switch takes effect here
+    if bool(numba.config.ENABLE_CUDASIM) != (mode == "sim"):
+        raise pytest.UsageError("numba was imported before conftest could set "
+                                "NUMBA_ENABLE_CUDASIM; run the modes in separate processes")
+    if mode == "gpu":
+        from numba import cuda
+        if not cuda.is_available():
+            raise pytest.UsageError("--cuda-mode=gpu needs a CUDA GPU and driver")
+    config._gunpy_mode = mode
+
+
+def pytest_report_header(config):
+    return f"gunpy test mode: {config._gunpy_mode}"
+
+
+def pytest_collection_modifyitems(config, items):
+    mode = config._gunpy_mode
+    skip = {
+        "sim": pytest.mark.skip(reason="CUDA-target test (run with --cuda-mode=sim or gpu)"),
+        "ptx": pytest.mark.skip(reason="PTX test (run with --cuda-mode=ptx)"),
+        "gpu": pytest.mark.skip(reason="needs a real GPU (--cuda-mode=gpu)"),
+        "large": pytest.mark.skip(reason="too large for the CUDA simulator"),
+        "host": pytest.mark.skip(reason="backend-independent test (runs in cpu mode)"),
+    }
+    for item in items:
+        marks = {m.name for m in item.iter_markers()}
+        uses_backend = "backend" in getattr(item, "fixturenames", ())
+        if mode == "ptx":
+            if "ptx" not in marks:
+                item.add_marker(skip["host"] if not marks & {"sim", "gpu"} else skip["sim"])
+            continue
+        if "ptx" in marks:
+            item.add_marker(skip["ptx"])
+        elif "gpu" in marks and mode != "gpu":
+            item.add_marker(skip["gpu"])
+        elif mode == "sim":
+            if "large" in marks:
+                item.add_marker(skip["large"])
+            elif not ("sim" in marks or uses_backend):
+                item.add_marker(skip["host"])
+        elif mode == "cpu" and "sim" in marks:
+            item.add_marker(skip["sim"])
+
+
+@pytest.fixture(scope="session")
+def mode(request):
+    return request.config._gunpy_mode
+
+
+@pytest.fixture(scope="session")
+def backend(mode):
+    """The backend the current mode tests."""
+    return {"cpu": "cpu", "sim": "cuda", "gpu": "cuda", "ptx": "cuda"}[mode]
+
+
+@pytest.fixture(scope="session")
+def ptx_backend(mode):
+    if mode != "ptx":
+        pytest.skip("PTX backend only in --cuda-mode=ptx")
+    from gunpy.testing import PtxBackend
+    return PtxBackend(cc=(9, 0))
+
+
+@pytest.fixture(scope="session")
+def small(mode):
+    """True when graphs must stay tiny (the simulator)."""
+    return mode == "sim"

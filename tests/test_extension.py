@@ -1,0 +1,194 @@
+"""The extension story: a brand-new primitive written in a test file, checked against networkx.
+
+k-hop reachability: every vertex within ``k`` hops of a source, with its hop
+count. It uses only the public framework API (Problem, Functor, Enactor,
+atomics), as docs/tutorial.md walks through.
+"""
+
+from collections import namedtuple
+
+import networkx as nx
+import numpy as np
+import pytest
+
+import gunpy
+from gunpy import INVALID, Enactor, Functor, Problem, atomics
+from gunpy.testing import nasty_graphs, to_nx
+
+KHopData = namedtuple("KHopData", "hops")
+
+
+class KHopFunctor(Functor):
+    @staticmethod
+    def cond_edge(src, dst, edge, weight, data):
+        # the first frontier vertex to reach dst claims it
+        return atomics.cas(data.hops, dst, INVALID, data.hops[src] + 1) == INVALID
+
+
+class KHopProblem(Problem):
+    Data = KHopData
+
+    def init(self):
+        self.hops = self.vertex_array(np.int32)
+
+    def reset(self, source, k):
+        self.source = self.check_source(source)
+        self.k = int(k)
+        self.backend.fill(self.hops, INVALID)
+        self.backend.write(self.hops, self.source, 0)
+
+    def extract(self):
+        return self.to_host(self.hops)
+
+
+class KHopEnactor(Enactor):
+    def prepare_frontier(self, frontier):
+        frontier.push(self.problem.source)
+
+    def loop(self, frontier):
+        return self.advance(frontier, KHopFunctor)
+
+    def is_converged(self, frontier):
+        return super().is_converged(frontier) or self.iteration >= self.problem.k
+
+
+def khop(G, source, k, *, backend="auto"):
+    problem = KHopProblem(G, backend=backend)
+    problem.reset(source, k)
+    KHopEnactor(problem).enact()
+    return problem.extract()
+
+
+# A second primitive exercising filter and compute: BFS that may only pass
+# through vertices whose "open" flag is set, and counts how often each vertex
+# was kept by the filter.
+GateData = namedtuple("GateData", "hops open kept")
+
+
+class GateFunctor(Functor):
+    @staticmethod
+    def cond_edge(src, dst, edge, weight, data):
+        return atomics.cas(data.hops, dst, INVALID, data.hops[src] + 1) == INVALID
+
+    @staticmethod
+    def cond_vertex(v, data):
+        return data.open[v] != 0
+
+    @staticmethod
+    def apply_vertex(v, data):
+        data.kept[v] += 1
+
+
+class GateProblem(Problem):
+    Data = GateData
+
+    def init(self):
+        self.hops = self.vertex_array(np.int32)
+        self.kept = self.vertex_array(np.int32)
+
+    def reset(self, source, open_mask):
+        self.source = self.check_source(source)
+        self.backend.fill(self.hops, INVALID)
+        self.backend.fill(self.kept, 0)
+        self.backend.write(self.hops, self.source, 0)
+        self.open = self.backend.asarray(np.asarray(open_mask, dtype=np.int8))
+
+
+class GateEnactor(Enactor):
+    def prepare_frontier(self, frontier):
+        frontier.push(self.problem.source)
+
+    def loop(self, frontier):
+        frontier = self.advance(frontier, GateFunctor)
+        return self.filter(frontier, GateFunctor)
+
+
+GRAPHS = nasty_graphs()
+
+
+@pytest.mark.parametrize("name", ["path_undirected", "star_hub", "random_directed",
+                                  "disconnected", "preferential_hubs"])
+@pytest.mark.parametrize("k", [0, 1, 2, 5])
+def test_khop_matches_networkx(name, k, backend):
+    G = GRAPHS[name]
+    g = to_nx(G)
+    for s in (0, G.num_vertices - 1):
+        hops = khop(G, s, k, backend=backend)
+        expect = np.full(G.num_vertices, -1)
+        for v, d in nx.single_source_shortest_path_length(g, s, cutoff=k).items():
+            expect[v] = d
+        assert np.array_equal(hops, expect)
+
+
+@pytest.mark.parametrize("name", ["random_undirected", "grid", "preferential_hubs"])
+def test_filter_and_compute_in_a_user_primitive(name, backend):
+    G = GRAPHS[name]
+    rng = np.random.default_rng(1)
+    open_mask = rng.random(G.num_vertices) < 0.7
+    open_mask[0] = True
+    p = GateProblem(G, backend=backend)
+    p.reset(0, open_mask)
+    GateEnactor(p).enact()
+    hops, kept = p.to_host(p.hops), p.to_host(p.kept)
+    # reference: BFS where closed vertices are reached but never expanded
+    g = to_nx(G)
+    expect = np.full(G.num_vertices, -1)
+    expect[0] = 0
+    level = [0]
+    d = 0
+    while level:
+        nxt = []
+        for u in level:
+            for w in g.successors(u) if G.directed else g.neighbors(u):
+                if expect[w] == -1:
+                    expect[w] = d + 1
+                    if open_mask[w]:
+                        nxt.append(w)
+        level, d = nxt, d + 1
+    assert np.array_equal(hops, expect)
+    # apply_vertex ran exactly once for each open vertex the filter kept
+    assert np.array_equal(kept, ((expect > 0) & open_mask).astype(np.int32))
+
+
+def test_compute_over_all_vertices(backend):
+    G = GRAPHS["random_directed"]
+    DegData = namedtuple("DegData", "out row_offsets")
+
+    class Degree(Functor):
+        @staticmethod
+        def apply_vertex(v, data):
+            data.out[v] = data.row_offsets[v + 1] - data.row_offsets[v]
+
+    class DegreeProblem(Problem):
+        Data = DegData
+
+        def init(self):
+            self.out = self.vertex_array(np.int64, fill=-1)
+            self.row_offsets = self.backend.graph(self.graph).row_offsets
+
+    class DegreeEnactor(Enactor):
+        def prepare_frontier(self, frontier):
+            pass
+
+        def loop(self, frontier):
+            return frontier
+
+    p = DegreeProblem(G, backend=backend)
+    DegreeEnactor(p).compute(None, Degree)
+    assert np.array_equal(p.to_host(p.out), G.out_degrees())
+
+
+def test_functor_hooks_must_be_staticmethods():
+    class Bad(Functor):
+        def cond_edge(self, src, dst, edge, weight, data):
+            return True
+
+    p = KHopProblem(GRAPHS["path_directed"], backend="cpu")
+    p.reset(0, 2)
+
+    class E(KHopEnactor):
+        def loop(self, frontier):
+            return self.advance(frontier, Bad)
+
+    with pytest.raises(TypeError, match="staticmethod"):
+        E(p).enact()
