@@ -9,23 +9,65 @@ writes one iteration in :meth:`Enactor.loop` as a sentence of operator calls::
 
 :meth:`Enactor.enact` repeats ``loop`` until :meth:`Enactor.is_converged` (by
 default: the frontier is empty), timing the run and logging every iteration.
+
+The enactor also owns what several operators share: two ping-pong frontiers
+(and two edge frontiers on demand), scratch arrays, the **visited bitmap**
+(when a traversal pulls or culls, every vertex that enters a frontier gets its
+bit) and the **direction** state of a push-pull traversal.
 """
 
 import time
+from dataclasses import dataclass
 
 import numpy as np
 
 from gunpy.frontier import Frontier
 from gunpy.functor import compile_functor
+from gunpy.operators import bitmap as bitmap_op
 from gunpy.operators import advance as advance_op
 from gunpy.operators import compute as compute_op
 from gunpy.operators import filter as filter_op
+from gunpy.operators.advance import pull as pull_op
+from gunpy.operators.common import frontier_edges
 from gunpy.result import Stats
 
-__all__ = ["Enactor"]
+__all__ = ["Enactor", "DirectionPolicy", "DIRECTIONS"]
 
-#: advance directions; "auto" means push until direction optimisation lands
-DIRECTIONS = ("push", "auto")
+DIRECTIONS = ("push", "pull", "auto")
+
+
+@dataclass(frozen=True)
+class DirectionPolicy:
+    """When ``direction="auto"`` switches between push and pull.
+
+    ``heuristic="beamer"`` (Beamer et al., used by Gunrock and Ligra): go to
+    pull when the frontier's out-edges ``m_f`` exceed ``m_u / alpha`` (``m_u``:
+    edges of the unvisited vertices), back to push when the frontier has fewer
+    than ``n / beta`` vertices and is shrinking.
+
+    ``heuristic="ratio"`` (the push-pull GraphBLAS paper, section 6.3): with
+    ``r = |frontier| / n``, pull when ``r > ratio`` and ``r`` grew, push when
+    ``r < ratio`` and ``r`` shrank.
+
+    ``pull_mapping``: ``"thread"``, ``"warp"`` or ``"auto"`` (CUDA: a warp per
+    vertex when the average degree is 16 or more).
+    """
+
+    heuristic: str = "beamer"
+    alpha: float = 15.0
+    beta: float = 18.0
+    ratio: float = 0.01
+    pull_mapping: str = "auto"
+
+    def __post_init__(self):
+        if self.heuristic not in ("beamer", "ratio"):
+            raise ValueError(f"unknown direction heuristic {self.heuristic!r}; "
+                             "valid: 'beamer', 'ratio'")
+        if not (self.alpha > 0 and self.beta > 0 and self.ratio > 0):
+            raise ValueError("direction policy alpha, beta and ratio must be positive")
+        if self.pull_mapping not in pull_op.MAPPINGS:
+            raise ValueError(f"unknown pull mapping {self.pull_mapping!r}; "
+                             f"valid: {pull_op.MAPPINGS}")
 
 
 class Enactor:
@@ -34,35 +76,49 @@ class Enactor:
     Parameters
     ----------
     problem : gunpy.Problem
-    load_balance : {"auto", "thread_mapped", ...}, default "auto"
-        Advance workload mapping (see :mod:`gunpy.operators.advance`).
-    direction : {"push"}, default "push"
+    load_balance : {"auto", "thread_mapped", "twc", "merge_path"}, default "auto"
+        Push advance workload mapping (see :mod:`gunpy.operators.advance`).
+    direction : {"push", "pull", "auto"}, default "push"
+        ``pull`` and ``auto`` track a visited bitmap and build the reverse graph.
+    direction_policy : DirectionPolicy, optional
+        Switching rule and pull kernel mapping for ``direction="auto"``.
     max_iterations : int, optional
         Stop after this many iterations even if not converged.
+    auto_threshold : int, default 4096
+        ``load_balance="auto"`` uses merge-path above this many frontier edges.
     """
 
-    def __init__(self, problem, *, load_balance="auto", direction="push", max_iterations=None):
+    def __init__(self, problem, *, load_balance="auto", direction="push", direction_policy=None,
+                 max_iterations=None, auto_threshold=advance_op.AUTO_THRESHOLD):
         self.problem = problem
         self.backend = problem.backend
         self.graph = problem.graph
         self.num_vertices = problem.num_vertices
         self.load_balance = advance_op.check_load_balance(load_balance)
-        if direction not in DIRECTIONS:
-            raise ValueError(f"unknown direction {direction!r}; valid directions are "
-                             f"{', '.join(repr(d) for d in DIRECTIONS)}")
-        self.direction = direction
+        self.direction = _check_direction(direction)
+        self.policy = direction_policy or DirectionPolicy()
+        if not isinstance(self.policy, DirectionPolicy):
+            raise TypeError("direction_policy must be a gunpy.enactor.DirectionPolicy")
         self.max_iterations = max_iterations
+        self.auto_threshold = int(auto_threshold)
         self.iteration = 0
         self._scratch = {}
         self._record = None
+        self._edge_frontiers = None
+        self._visited = None
+        #: keep a visited bitmap (pull traversal and culling filters read it)
+        self.track_visited = self.direction != "push"
         self.stats = Stats(backend=self.backend.name)
         cap = max(self.num_vertices, 1)
         dtype = problem.index_dtype
-        self._frontiers = [Frontier(self.backend, cap, dtype=dtype, name="A"),
-                           Frontier(self.backend, cap, dtype=dtype, name="B")]
+        self._frontiers = [Frontier(self.backend, cap, dtype=dtype, name="A",
+                                    num_vertices=self.num_vertices),
+                           Frontier(self.backend, cap, dtype=dtype, name="B",
+                                    num_vertices=self.num_vertices)]
         # for compute over all vertices: a queue that is never read, and the count n
         self.dummy_queue = self.backend.zeros(1, dtype)
         self.vertex_count = self.backend.asarray(np.array([self.num_vertices], dtype=np.int64))
+        self._reset_direction_state()
 
     # -- override -----------------------------------------------------------------
     def prepare_frontier(self, frontier):
@@ -90,15 +146,22 @@ class Enactor:
         self.iteration = 0
         self.stats = Stats(backend=self.backend.name, load_balance=self.load_balance,
                            direction=self.direction)
+        self._reset_direction_state()
         frontier = self._frontiers[0]
         frontier.clear()
         self.prepare_frontier(frontier)
+        if self.track_visited:
+            self.mark_visited(frontier, clear=True)
         self.backend.synchronize()
         start = time.perf_counter()
         while not self.is_converged(frontier):
             self._record = {"iteration": self.iteration, "frontier": frontier.size,
                             "edges": 0, "direction": None, "strategy": None}
+            t0 = time.perf_counter()
             frontier = self.loop(frontier)
+            # the size read syncs with the device, so the time covers the iteration's kernels
+            frontier.size
+            self._record["ms"] = (time.perf_counter() - t0) * 1e3
             self.stats.per_iteration.append(self._record)
             self.stats.edges_visited += self._record["edges"]
             self.iteration += 1
@@ -110,40 +173,159 @@ class Enactor:
         return self.stats
 
     # -- operators ------------------------------------------------------------------
-    def advance(self, frontier, functor, *, load_balance=None, direction=None):
-        """Visit the out-edges of ``frontier``; returns the frontier of accepted destinations.
+    def advance(self, frontier, functor, *, load_balance=None, direction=None, output="vertex",
+                pull_input="visited", early_exit=True):
+        """Visit the edges of ``frontier``; returns the frontier of accepted items.
 
-        For each edge ``(src, dst)`` whose ``cond_edge`` holds, ``apply_edge`` runs
-        and ``dst`` joins the output.
+        Push: for each out-edge ``(src, dst, e)`` of the frontier whose
+        ``cond_edge`` holds, ``apply_edge`` runs and the output gains ``dst``
+        (``output="vertex"``), the edge id ``e`` (``output="edge"``) or nothing
+        (``output="none"``).
+
+        Pull (``direction="pull"``, or chosen by ``"auto"``): every unvisited
+        vertex ``dst`` scans its in-edges ``(src, dst, e)`` whose ``src`` is in
+        the input set (the visited set with ``pull_input="visited"``, Gunrock's
+        operand reuse; the frontier itself with ``"frontier"``), runs
+        ``cond_edge``/``apply_edge`` and joins the output if one held; with
+        ``early_exit`` it stops at the first. The output is a bitmap frontier.
         """
-        direction = direction or self.direction
-        if direction not in DIRECTIONS:
-            raise ValueError(f"unknown direction {direction!r}; valid directions are "
-                             f"{', '.join(repr(d) for d in DIRECTIONS)}")
+        direction = _check_direction(direction or self.direction)
+        if pull_input not in ("visited", "frontier"):
+            raise ValueError(f"unknown pull_input {pull_input!r}; valid: 'visited', 'frontier'")
         hooks = compile_functor(functor, self.backend)
-        out = self._output_for(frontier)
+        data = self.problem.data()
+        if direction == "auto":
+            direction = self._choose_direction(frontier)
+        elif direction == "pull" or self.track_visited:
+            self._account(frontier)
+        if direction == "pull":
+            if output != "vertex":
+                raise ValueError("pull advance produces vertex frontiers only")
+            return self._pull(frontier, hooks, data, pull_input, early_exit)
+        frontier.ensure_queue(self.scratch)
+        out = self._output_for(frontier, kind="edge" if output == "edge" else "vertex")
         dg = self.backend.graph(self.graph)
-        strategy, edges = advance_op.execute(self, dg, frontier, out, hooks,
-                                             self.problem.data(),
-                                             load_balance=load_balance or self.load_balance)
-        self._log(edges=edges, direction=direction, strategy=strategy)
+        edges = frontier.known_edges
+        if edges is None:
+            edges = frontier_edges(self, dg, frontier)
+        strategy, edges = advance_op.execute(
+            self, dg, frontier, out, hooks, data, load_balance=load_balance or self.load_balance,
+            output=output, mark_visited=self.track_visited and output != "edge",
+            threshold=self.auto_threshold, edges=edges)
+        self._log(edges=edges, direction="push", strategy=strategy)
         return out
 
     def filter(self, frontier, functor, *, mode="predicated"):
-        """Keep the items of ``frontier`` whose ``cond_vertex`` holds (running ``apply_vertex``)."""
+        """Keep the items of ``frontier`` whose ``cond_vertex`` holds (running ``apply_vertex``).
+
+        ``mode="predicated"`` is exact; ``mode="cull"`` also drops duplicate and
+        already-visited vertices with Merrill's heuristics (see
+        :mod:`gunpy.operators.filter`).
+        """
         hooks = compile_functor(functor, self.backend)
-        out = self._output_for(frontier)
+        if mode == "cull" and not self.track_visited:
+            self.track_visited = True
+            self.mark_visited(frontier, clear=True)
+        frontier.ensure_queue(self.scratch)
+        out = self._output_for(frontier, kind=frontier.kind)
         return filter_op.execute(self, frontier, out, hooks, self.problem.data(), mode=mode)
 
     def compute(self, frontier, functor):
         """Run ``apply_vertex`` on every item of ``frontier`` (``None``: every vertex)."""
         hooks = compile_functor(functor, self.backend)
+        if frontier is not None:
+            frontier.ensure_queue(self.scratch)
         compute_op.execute(self, frontier, hooks, self.problem.data())
         return frontier
 
+    # -- visited set and direction ----------------------------------------------------
+    def visited_words(self):
+        """The visited bitmap (32-bit words) when tracked, else a one-word dummy."""
+        if self._visited is None:
+            n = bitmap_op.num_words(self.num_vertices) if self.track_visited else 1
+            self._visited = self.backend.zeros(n, np.uint32)
+        return self._visited
+
+    def mark_visited(self, frontier, *, clear=False):
+        """Set the visited bits of ``frontier``'s vertices (``clear``: start from empty)."""
+        words = self.visited_words()
+        if words.shape[0] != bitmap_op.num_words(self.num_vertices):
+            self._visited = None
+            words = self.visited_words()
+        if clear:
+            self.backend.fill(words, 0)
+        if frontier.has_queue:
+            bitmap_op.queue_to_bitmap(self.backend, frontier.queue, frontier.length,
+                                      frontier.size, words, clear=False)
+        else:
+            bitmap_op.or_into(self.backend, words, frontier.bitmap)
+
+    def _reset_direction_state(self):
+        self._current_direction = "push"
+        self._prev_size = 0
+        self._unvisited_edges = self.graph.num_edges
+
+    def _account(self, frontier):
+        """Update the unvisited-edge estimate with the frontier's out-edges; returns m_f."""
+        if frontier.known_edges is None:
+            if frontier.has_queue:
+                frontier.known_edges = frontier_edges(self, self.backend.graph(self.graph),
+                                                      frontier)
+            else:
+                frontier.known_edges = 0
+        m_f = frontier.known_edges
+        self._unvisited_edges = max(0, self._unvisited_edges - m_f)
+        return m_f
+
+    def _choose_direction(self, frontier):
+        n_f = frontier.size
+        m_f = self._account(frontier)
+        m_u = self._unvisited_edges
+        p = self.policy
+        n = max(self.num_vertices, 1)
+        growing, shrinking = n_f > self._prev_size, n_f < self._prev_size
+        d = self._current_direction
+        if p.heuristic == "beamer":
+            if d == "push" and m_f > m_u / p.alpha:
+                d = "pull"
+            elif d == "pull" and n_f < n / p.beta and shrinking:
+                d = "push"
+        else:
+            r = n_f / n
+            if d == "push" and r > p.ratio and growing:
+                d = "pull"
+            elif d == "pull" and r < p.ratio and shrinking:
+                d = "push"
+        self._current_direction = d
+        self._prev_size = n_f
+        return d
+
+    def _pull(self, frontier, hooks, data, pull_input, early_exit):
+        dg = self.backend.graph(self.graph, csc=True)
+        visited = self.visited_words()
+        input_bits = visited if pull_input == "visited" else frontier.ensure_bitmap()
+        out = self._output_for(frontier)
+        next_bits = out._words()
+        examined, found, found_edges, mapping = pull_op.execute(
+            self, dg, visited, input_bits, next_bits, hooks, data,
+            mapping=self.policy.pull_mapping, early_exit=early_exit)
+        bitmap_op.or_into(self.backend, visited, next_bits)
+        out.set_bitmap(next_bits, found, known_edges=found_edges)
+        self._log(edges=examined, direction="pull", strategy=f"pull-{mapping}")
+        return out
+
     # -- plumbing -------------------------------------------------------------------
-    def _output_for(self, frontier):
-        a, b = self._frontiers
+    def _output_for(self, frontier, kind="vertex"):
+        if kind == "edge":
+            if self._edge_frontiers is None:
+                self._edge_frontiers = [
+                    Frontier(self.backend, max(self.graph.num_edges, 1), kind="edge",
+                             dtype=np.int64, name="E0"),
+                    Frontier(self.backend, max(self.graph.num_edges, 1), kind="edge",
+                             dtype=np.int64, name="E1")]
+            a, b = self._edge_frontiers
+        else:
+            a, b = self._frontiers
         return b if frontier is a else a
 
     def _log(self, *, edges=0, direction=None, strategy=None):
@@ -163,3 +345,9 @@ class Enactor:
             self._scratch[name] = arr
         return arr
 
+
+def _check_direction(direction):
+    if direction not in DIRECTIONS:
+        raise ValueError(f"unknown direction {direction!r}; valid directions are "
+                         f"{', '.join(repr(d) for d in DIRECTIONS)}")
+    return direction

@@ -5,38 +5,51 @@ kept **on the device** (``length``, a one-element array), so one operator can
 hand its output to the next without a trip through the host. The host learns
 the length only when someone asks for :attr:`Frontier.size` (one small copy).
 
-A frontier may also carry a dense **bitmap** view (one bit per vertex, 32-bit
-words), which pull traversal reads; :meth:`Frontier.to_bitmap` and
-:meth:`Frontier.from_bitmap` convert between the two (popcount + scan).
+A vertex frontier may instead (or also) hold a dense **bitmap** (one bit per
+vertex in 32-bit words), which is what pull traversal produces and reads.
+:meth:`Frontier.ensure_queue` and :meth:`Frontier.ensure_bitmap` convert on
+demand (popcount + scan one way, atomic OR the other), so an operator asks for
+the form it needs and pays for a conversion only when one is due.
 """
 
 import numpy as np
+
+from gunpy.operators import bitmap as bitmap_op
 
 __all__ = ["Frontier"]
 
 
 class Frontier:
-    """A queue of vertex (or edge) ids on one backend.
+    """A queue (and/or bitmap) of vertex or edge ids on one backend.
 
     Parameters
     ----------
     backend : gunpy backend
     capacity : int
-        Initial number of slots; :meth:`reserve` grows it.
+        Initial number of queue slots; :meth:`reserve` grows it.
     kind : {"vertex", "edge"}
     dtype : numpy dtype
         Id type: the graph's index type for vertices, int64 for edges.
+    num_vertices : int, optional
+        Needed for the bitmap form.
     """
 
-    def __init__(self, backend, capacity, *, kind="vertex", dtype=np.int32, name=""):
+    def __init__(self, backend, capacity, *, kind="vertex", dtype=np.int32, name="",
+                 num_vertices=0):
         if kind not in ("vertex", "edge"):
             raise ValueError(f"frontier kind must be 'vertex' or 'edge', got {kind!r}")
         self.backend = backend
         self.kind = kind
         self.dtype = np.dtype(dtype)
         self.name = name
+        self.num_vertices = int(num_vertices)
         self.queue = backend.empty(max(int(capacity), 1), self.dtype)
         self.length = backend.zeros(1, np.int64)
+        self.bitmap = None
+        self.has_queue = True
+        self.has_bitmap = False
+        #: out-degree sum of the frontier's vertices when an operator already knows it
+        self.known_edges = None
         self._size = 0          # host copy of length; None when a kernel changed it
 
     # ------------------------------------------------------------------ size
@@ -54,16 +67,24 @@ class Frontier:
     def __len__(self):
         return self.size
 
+    def _queue_written(self):
+        self.has_queue = True
+        self.has_bitmap = False
+        self.known_edges = None
+
     def touched(self):
-        """Note that a kernel wrote ``length``; the next :attr:`size` re-reads it."""
+        """Note that a kernel wrote the queue and ``length``; :attr:`size` re-reads it."""
+        self._queue_written()
         self._size = None
 
     def assume_size(self, n):
         """Record a length a kernel has already written to ``length``."""
+        self._queue_written()
         self._size = int(n)
 
     def set_size(self, n):
         """Set the length on both sides (the host already knows it)."""
+        self._queue_written()
         self.backend.write(self.length, 0, n)
         self._size = int(n)
 
@@ -75,12 +96,47 @@ class Frontier:
         if n <= self.capacity:
             return
         new_cap = max(int(n), int(self.capacity * 1.5))
-        if keep and self.size:
-            old = self.backend.to_host(self.queue)[:self.size]
+        if keep and self.has_queue and self.size:
+            old = self.backend.head_to_host(self.queue, self.size)
             self.queue = self.backend.empty(new_cap, self.dtype)
             self._copy_in(old, 0)
         else:
             self.queue = self.backend.empty(new_cap, self.dtype)
+
+    # ------------------------------------------------------------------ bitmap form
+    def _words(self):
+        nwords = bitmap_op.num_words(self.num_vertices)
+        if self.bitmap is None or self.bitmap.shape[0] != nwords:
+            self.bitmap = self.backend.zeros(nwords, np.uint32)
+        return self.bitmap
+
+    def set_bitmap(self, words, size, *, known_edges=None):
+        """Make ``words`` the frontier (bitmap form only); ``size`` is its popcount."""
+        self.bitmap = words
+        self.has_bitmap = True
+        self.has_queue = False
+        self._size = int(size)
+        self.known_edges = known_edges
+
+    def ensure_bitmap(self):
+        """Build the bitmap form from the queue if it is missing; returns the words."""
+        if self.kind != "vertex":
+            raise ValueError("only vertex frontiers have a bitmap form")
+        if not self.has_bitmap:
+            words = self._words()
+            bitmap_op.queue_to_bitmap(self.backend, self.queue, self.length, self.size, words)
+            self.has_bitmap = True
+        return self.bitmap
+
+    def ensure_queue(self, scratch):
+        """Build the queue form from the bitmap if it is missing (sorted ids)."""
+        if not self.has_queue:
+            self.reserve(self.size)
+            total = bitmap_op.bitmap_to_queue(self.backend, self.bitmap, self.queue,
+                                              self.length, scratch)
+            self._size = int(total)
+            self.has_queue = True
+        return self.queue
 
     # ------------------------------------------------------------------ host I/O
     def _copy_in(self, host, at):
@@ -89,6 +145,8 @@ class Frontier:
     def push(self, items):
         """Append host ids (an int or an array) to the frontier."""
         arr = np.atleast_1d(np.asarray(items, dtype=self.dtype))
+        if not self.has_queue:
+            raise ValueError("push() needs the queue form: call ensure_queue() first")
         n = self.size
         self.reserve(n + arr.shape[0], keep=True)
         if arr.shape[0]:
@@ -97,9 +155,14 @@ class Frontier:
         return self
 
     def to_numpy(self):
-        """The frontier's ids as a NumPy array (a copy)."""
-        return self.backend.head_to_host(self.queue, self.size)
+        """The frontier's ids as a NumPy array (a copy; sorted if it is in bitmap form)."""
+        if self.has_queue:
+            return self.backend.head_to_host(self.queue, self.size)
+        words = self.backend.to_host(self.bitmap)
+        bits = np.unpackbits(words.view(np.uint8), bitorder="little")[:self.num_vertices]
+        return np.flatnonzero(bits).astype(self.dtype)
 
     def __repr__(self):
         size = "?" if self._size is None else self._size
-        return f"<Frontier {self.kind} {self.name} size={size} capacity={self.capacity}>"
+        form = "+".join(f for f, h in (("queue", self.has_queue), ("bitmap", self.has_bitmap)) if h)
+        return f"<Frontier {self.kind} {self.name} {form} size={size} capacity={self.capacity}>"

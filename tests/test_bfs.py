@@ -29,7 +29,7 @@ def test_bfs_matches_networkx(name, backend):
 
 def test_bfs_stats(backend):
     G = GRAPHS["path_undirected"]
-    r = gunpy.bfs(G, 0, backend=backend)
+    r = gunpy.bfs(G, 0, backend=backend, direction="push")
     st = r.stats
     assert st.iterations == G.num_vertices  # one level per vertex, then an empty frontier
     assert st.backend == backend

@@ -9,11 +9,12 @@ __all__ = ["Backend", "DeviceGraph"]
 #: The arrays of a graph as one backend sees them. ``values`` is a one-element
 #: dummy when the graph is unweighted (kernels are specialised on ``weighted``).
 #: The ``in_*`` arrays are the CSC view, or one-element dummies until a pull
-#: traversal asks for them.
+#: traversal asks for them; ``no_in_edges`` is a bitmap (32-bit words) of the
+#: vertices with no in-edges, which pull skips (they can never find a parent).
 DeviceGraph = namedtuple(
     "DeviceGraph",
     "num_vertices num_edges weighted row_offsets column_indices values "
-    "in_offsets in_indices in_edge_ids has_csc")
+    "in_offsets in_indices in_edge_ids no_in_edges has_csc")
 
 
 class Backend:
@@ -85,12 +86,18 @@ class Backend:
             else:
                 io, ii = ro, ci  # an undirected graph is its own reverse
             ie = self.asarray(c.in_edge_ids)
+            empty = np.diff(c.in_offsets) == 0
+            nwords = max(1, (G.num_vertices + 31) // 32)
+            packed = np.packbits(np.pad(empty, (0, nwords * 32 - empty.shape[0])),
+                                 bitorder="little")
+            nie = self.asarray(packed.view(np.uint32))
         else:
             io = self.asarray(np.zeros(1, dtype=np.int64))
             ii = self.asarray(dummy_i)
             ie = self.asarray(np.zeros(1, dtype=np.int64))
+            nie = self.asarray(np.zeros(1, dtype=np.uint32))
         dg = DeviceGraph(G.num_vertices, G.num_edges, G.values is not None, ro, ci, vals,
-                         io, ii, ie, csc)
+                         io, ii, ie, nie, csc)
         G._device[self.name] = dg
         return dg
 

@@ -24,8 +24,9 @@ from numba import cuda  # a module global: the simulator swaps it for its fake m
 __all__ = ["LOADERS", "exclusive_scan", "total", "cpu_exclusive_scan"]
 
 #: What a scan reads: ``array`` -> a[i]; ``degrees`` -> degree of vertex b[i]
-#: given row offsets a; ``nonzero`` -> 1 if a[i] != 0 else 0.
-LOADERS = ("array", "degrees", "nonzero")
+#: given row offsets a; ``nonzero`` -> 1 if a[i] != 0 else 0; ``popcount`` ->
+#: the number of set bits of the 32-bit word a[i].
+LOADERS = ("array", "degrees", "nonzero", "popcount")
 
 ITEMS = 4
 
@@ -44,6 +45,10 @@ def _loader(kind):
         @cuda.jit(device=True, inline="always")
         def load(i, a, b):
             return np.int64(1) if a[i] != 0 else np.int64(0)
+    elif kind == "popcount":
+        @cuda.jit(device=True, inline="always")
+        def load(i, a, b):
+            return np.int64(cuda.popc(a[i]))
     else:
         raise ValueError(f"unknown scan loader {kind!r}; valid: {LOADERS}")
     return load

@@ -2,12 +2,15 @@
 
 One module per load-balancing strategy (Gunrock section 4.4.1); this package
 maps the option names to them and picks one for ``load_balance="auto"``.
+Push strategies share :class:`~gunpy.operators.advance.common.PushSpec`.
 """
 
 from gunpy.operators.advance import thread_mapped
+from gunpy.operators.advance.common import OUTPUTS, PushSpec
 from gunpy.operators.common import frontier_edges
 
-__all__ = ["STRATEGIES", "LOAD_BALANCE_OPTIONS", "check_load_balance", "execute"]
+__all__ = ["STRATEGIES", "LOAD_BALANCE_OPTIONS", "check_load_balance", "execute", "choose",
+           "AUTO_THRESHOLD"]
 
 #: option name -> strategy module (each exports ``cuda_kernel``, ``cpu_kernel``, ``execute``)
 STRATEGIES = {
@@ -15,6 +18,10 @@ STRATEGIES = {
 }
 
 LOAD_BALANCE_OPTIONS = tuple(STRATEGIES) + ("auto",)
+
+#: ``auto`` switches from the fine-grained mapping to merge-path when the
+#: frontier's neighbour lists hold more edges than this (Gunrock uses 4096).
+AUTO_THRESHOLD = 4096
 
 
 def check_load_balance(name):
@@ -24,20 +31,31 @@ def check_load_balance(name):
     return name
 
 
-def choose(load_balance, edges, frontier_size):
+def choose(load_balance, edges, frontier_size, *, threshold=AUTO_THRESHOLD):
     """The strategy ``auto`` stands for, given the frontier's work."""
     if load_balance != "auto":
         return load_balance
+    if edges > threshold and "merge_path" in STRATEGIES:
+        return "merge_path"
     return "thread_mapped"
 
 
-def execute(ctx, dg, frontier, out, hooks, data, *, load_balance="auto"):
-    """Push-advance ``frontier`` into ``out``; returns ``(strategy used, edges visited)``."""
+def execute(ctx, dg, frontier, out, hooks, data, *, load_balance="auto", output="vertex",
+            mark_visited=False, threshold=AUTO_THRESHOLD, edges=None):
+    """Push-advance ``frontier`` into ``out``; returns ``(strategy used, edges visited)``.
+
+    ``edges`` is the frontier's out-degree sum when the caller already knows it.
+    """
     check_load_balance(load_balance)
-    edges = frontier_edges(ctx, dg, frontier)
-    strategy = choose(load_balance, edges, frontier.size)
+    if output not in OUTPUTS:
+        raise ValueError(f"unknown advance output {output!r}; valid: {OUTPUTS}")
+    if edges is None:
+        edges = frontier_edges(ctx, dg, frontier)
+    strategy = choose(load_balance, edges, frontier.size, threshold=threshold)
     if frontier.size == 0:
         out.clear()
         return strategy, 0
-    STRATEGIES[strategy].execute(ctx, dg, frontier, out, hooks, data, edges=edges)
+    out.reserve(edges)
+    spec = PushSpec(dg.weighted, output, bool(mark_visited))
+    STRATEGIES[strategy].execute(ctx, dg, frontier, out, hooks, data, edges=edges, spec=spec)
     return strategy, edges

@@ -4,53 +4,61 @@ Gunrock section 4.4.1, "per-thread fine-grained": the cheapest mapping, with no
 set-up cost; good on graphs whose degrees are small and even (road networks,
 meshes), poor when one hub holds a long list (that thread runs alone).
 
-CUDA: a grid-stride loop over the frontier; each accepted edge appends its
-destination to the output queue with one atomic on the queue length.
+CUDA: a grid-stride loop over the frontier; accepted edges are appended to the
+output queue with a warp-aggregated atomic on its length.
 CPU: the frontier is cut into chunks of vertices; a chunk's output cannot
 exceed its edges, so it appends to its own slice of a scratch buffer and a
 second pass packs the slices (no shared counter).
+
+Every push strategy module has this shape: ``cuda_kernel(hooks, spec)``,
+``cpu_kernel(hooks, spec)`` and ``execute(ctx, dg, frontier, out, hooks, data,
+*, edges, spec)``, where ``spec`` is an :class:`~gunpy.operators.advance.common.PushSpec`.
 """
 
 import functools
 
 import numpy as np
-
-from gunpy.operators.common import cpu_compact
-
 from numba import cuda  # a module global: the simulator swaps it for its fake module
+
+from gunpy.operators.advance.common import cpu_emit, cuda_emit, cuda_weight, cpu_weight
+from gunpy.operators.common import cpu_compact
 
 __all__ = ["cuda_kernel", "cpu_kernel", "execute"]
 
 
 @functools.lru_cache(maxsize=None)
-def cuda_kernel(hooks, weighted):
+def cuda_kernel(hooks, spec):
     from gunpy.backends.cuda import kernel
     cond_edge, apply_edge = hooks.cond_edge, hooks.apply_edge
+    weight = cuda_weight(spec.weighted)
+    emit = cuda_emit(spec.output, spec.mark_visited)
 
     def advance(row_offsets, column_indices, values, in_queue, in_length,
-                out_queue, out_length, data):
+                out_queue, out_length, visited, data):
         n = in_length[0]
         for i in range(cuda.grid(1), n, cuda.gridsize(1)):
             src = in_queue[i]
             for e in range(row_offsets[src], row_offsets[src + 1]):
                 dst = column_indices[e]
-                w = values[e] if weighted else 1.0
+                w = weight(values, e)
                 if cond_edge(src, dst, e, w, data):
                     apply_edge(src, dst, e, w, data)
-                    out_queue[cuda.atomic.add(out_length, 0, 1)] = dst
+                    emit(out_queue, out_length, visited, dst, e)
 
     return kernel(advance)
 
 
 @functools.lru_cache(maxsize=None)
-def cpu_kernel(hooks, weighted):
+def cpu_kernel(hooks, spec):
     from numba import prange
 
     from gunpy.backends.cpu import kernel
     cond_edge, apply_edge = hooks.cond_edge, hooks.apply_edge
+    weight = cpu_weight(spec.weighted)
+    emit = cpu_emit(spec.output, spec.mark_visited)
 
     def advance(row_offsets, column_indices, values, in_queue, n, tmp, starts, counts,
-                nchunks, data):
+                nchunks, visited, data):
         size = (n + nchunks - 1) // nchunks
         # 1. a chunk's output is bounded by its edges: starts[c] = edges before chunk c
         starts[0] = 0
@@ -62,39 +70,37 @@ def cpu_kernel(hooks, weighted):
             starts[c + 1] = s
         for c in range(nchunks):
             starts[c + 1] += starts[c]
-        # 2. expand: each chunk appends accepted destinations to its own slice
+        # 2. expand: each chunk appends accepted items to its own slice of tmp
         for c in prange(nchunks):
             pos = starts[c]
             for i in range(c * size, min(n, (c + 1) * size)):
                 src = in_queue[i]
                 for e in range(row_offsets[src], row_offsets[src + 1]):
                     dst = column_indices[e]
-                    w = values[e] if weighted else 1.0
+                    w = weight(values, e)
                     if cond_edge(src, dst, e, w, data):
                         apply_edge(src, dst, e, w, data)
-                        tmp[pos] = dst
-                        pos += 1
+                        pos = emit(tmp, pos, visited, dst, e)
             counts[c] = pos - starts[c]
 
     return kernel(advance)
 
 
-def execute(ctx, dg, frontier, out, hooks, data, *, edges):
+def execute(ctx, dg, frontier, out, hooks, data, *, edges, spec):
     """Push-advance ``frontier`` into ``out``; ``edges`` is the frontier's total degree."""
     backend = ctx.backend
     n = frontier.size
-    out.reserve(edges)
+    visited = ctx.visited_words()
     if backend.name == "cuda":
         out.clear()
-        k = cuda_kernel(hooks, dg.weighted)
-        backend.run(k, n, dg.row_offsets, dg.column_indices, dg.values, frontier.queue,
-                    frontier.length, out.queue, out.length, data)
+        backend.run(cuda_kernel(hooks, spec), n, dg.row_offsets, dg.column_indices, dg.values,
+                    frontier.queue, frontier.length, out.queue, out.length, visited, data)
         out.touched()
         return
     nchunks = backend.chunks(n, min_chunk=64)
     tmp = ctx.scratch("advance.tmp", edges, out.dtype)
     starts = np.empty(nchunks + 1, dtype=np.int64)
     counts = np.empty(nchunks, dtype=np.int64)
-    cpu_kernel(hooks, dg.weighted)(dg.row_offsets, dg.column_indices, dg.values, frontier.queue,
-                                   n, tmp, starts, counts, nchunks, data)
+    cpu_kernel(hooks, spec)(dg.row_offsets, dg.column_indices, dg.values, frontier.queue, n,
+                            tmp, starts, counts, nchunks, visited, data)
     out.set_size(cpu_compact(tmp, starts, counts, nchunks, out.queue))

@@ -1,0 +1,94 @@
+"""What every push strategy shares: the kernel spec and the inline emit/weight helpers.
+
+A push kernel is specialised on a :class:`PushSpec`:
+
+``weighted``
+    read ``values[e]`` (else every weight is 1.0 and ``values`` is never touched);
+``output``
+    ``"vertex"`` appends ``dst``, ``"edge"`` appends the edge id ``e`` (an edge
+    frontier), ``"none"`` appends nothing (the advance is run for its side effects);
+``mark_visited``
+    also set ``dst``'s bit in the visited bitmap (32-bit words), which pull
+    traversal reads; fused here so that push needs no extra pass.
+"""
+
+from collections import namedtuple
+
+import numpy as np
+from numba import cuda  # a module global: the simulator swaps it for its fake module
+
+from gunpy import atomics
+
+__all__ = ["PushSpec", "OUTPUTS", "cuda_emit", "cuda_weight", "cpu_emit", "cpu_weight"]
+
+PushSpec = namedtuple("PushSpec", "weighted output mark_visited")
+
+OUTPUTS = ("vertex", "edge", "none")
+
+
+def cuda_weight(weighted):
+    @cuda.jit(device=True, inline="always")
+    def weight(values, e):
+        if weighted:
+            return values[e]
+        return 1.0
+    return weight
+
+
+def cuda_emit(output, mark_visited):
+    """``emit(out_queue, out_length, visited, dst, e)``: append with a warp-aggregated atomic."""
+    # plain booleans: device code cannot compare strings
+    append = output != "none"
+    as_vertex = output == "vertex"
+
+    @cuda.jit(device=True, inline="always")
+    def emit(out_queue, out_length, visited, dst, e):
+        if mark_visited:
+            atomics.or_(visited, dst >> 5, np.uint32(1) << np.uint32(dst & 31))
+        if append:
+            # one atomic per converged group of lanes instead of one per lane
+            mask = cuda.activemask()
+            leader = cuda.ffs(mask) - 1
+            rank = cuda.popc(mask & cuda.lanemask_lt())
+            base = 0
+            if cuda.laneid == leader:
+                base = cuda.atomic.add(out_length, 0, cuda.popc(mask))
+            base = cuda.shfl_sync(mask, base, leader)
+            if as_vertex:
+                out_queue[base + rank] = dst
+            else:
+                out_queue[base + rank] = e
+
+    return emit
+
+
+def cpu_weight(weighted):
+    from numba import njit
+
+    @njit(inline="always")
+    def weight(values, e):
+        if weighted:
+            return values[e]
+        return 1.0
+    return weight
+
+
+def cpu_emit(output, mark_visited):
+    """``pos = emit(tmp, pos, visited, dst, e)``: append to a chunk's private slice."""
+    from numba import njit
+    as_vertex = output == "vertex"
+    as_edge = output == "edge"
+
+    @njit(inline="always")
+    def emit(tmp, pos, visited, dst, e):
+        if mark_visited:
+            atomics.or_(visited, dst >> 5, np.uint32(1) << np.uint32(dst & 31))
+        if as_vertex:
+            tmp[pos] = dst
+            return pos + 1
+        if as_edge:
+            tmp[pos] = e
+            return pos + 1
+        return pos
+
+    return emit

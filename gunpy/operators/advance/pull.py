@@ -1,0 +1,258 @@
+"""pull: each unvisited vertex looks for a parent among its in-neighbours (bottom-up).
+
+Gunrock section 4.4.2 (push-based and pull-based operations), Beamer's
+bottom-up step, and the push-pull paper's optimisations:
+
+* **masking**: only unvisited vertices (a zero bit in the visited bitmap) work;
+* **early exit**: with ``early_exit`` the search of a vertex's in-edges stops at
+  the first edge whose ``cond_edge`` holds (sound when the reduction is a
+  logical OR, as in BFS);
+* **operand reuse**: the input set tested for each in-neighbour may be the
+  visited bitmap itself rather than the frontier: for BFS any visited
+  in-neighbour of a still-unvisited vertex must be in the current frontier, so
+  switching from push to pull needs no queue-to-bitmap conversion.
+
+Newly found vertices go to a separate bitmap (``next_bits``), merged into the
+visited set only after the step, so a vertex found in this step is never taken
+as a parent in the same step.
+
+CUDA mappings: ``thread`` (a thread per vertex, TurboBFS's "CSC scalar") and
+``warp`` (a warp per vertex with a ballot over 32 in-edges at a time, "CSC
+vector"), for graphs with long in-lists. CPU: a chunk of bitmap words per task;
+each task owns its output words, so no atomics are needed.
+
+The kernels also count the in-edges examined (the work pull really did) and the
+out-degree sum of the vertices found (the next frontier's push work, for the
+direction heuristic).
+"""
+
+import functools
+
+import numpy as np
+from numba import cuda  # a module global: the simulator swaps it for its fake module
+
+from gunpy import atomics
+from gunpy.operators.advance.common import cpu_weight, cuda_weight
+
+__all__ = ["MAPPINGS", "cuda_kernel", "cpu_kernel", "execute", "choose_mapping"]
+
+MAPPINGS = ("thread", "warp", "auto")
+
+_FULL = 0xFFFFFFFF
+
+
+@cuda.jit(device=True, inline="always")
+def _bit(words, v):
+    return (words[v >> 5] >> np.uint32(v & 31)) & np.uint32(1)
+
+
+@cuda.jit(device=True, inline="always")
+def _warp_sum(x):
+    # butterfly reduction: every lane ends with the warp's total
+    off = 16
+    while off > 0:
+        x += cuda.shfl_xor_sync(_FULL, x, off)
+        off //= 2
+    return x
+
+
+@functools.lru_cache(maxsize=None)
+def cuda_kernel(hooks, weighted, mapping, early_exit):
+    from gunpy.backends.cuda import kernel
+    cond_edge, apply_edge = hooks.cond_edge, hooks.apply_edge
+    weight = cuda_weight(weighted)
+
+    def pull_thread(n, in_offsets, in_indices, in_edge_ids, values, row_offsets, visited,
+                    no_in_edges, input_bits, next_bits, counters, data):
+        examined = np.int64(0)
+        found = np.int64(0)
+        found_edges = np.int64(0)
+        for v in range(cuda.grid(1), n, cuda.gridsize(1)):
+            # 1. masking: visited vertices (and those with no in-edges) have nothing to do
+            if _bit(visited, v) | _bit(no_in_edges, v):
+                continue
+            hit = False
+            # 2. scan in-edges for a parent in the input set
+            for p in range(in_offsets[v], in_offsets[v + 1]):
+                u = in_indices[p]
+                examined += 1
+                if _bit(input_bits, u):
+                    e = in_edge_ids[p]
+                    w = weight(values, e)
+                    if cond_edge(u, v, e, w, data):
+                        apply_edge(u, v, e, w, data)
+                        hit = True
+                        if early_exit:
+                            break
+            # 3. record v in the output bitmap
+            if hit:
+                atomics.or_(next_bits, v >> 5, np.uint32(1) << np.uint32(v & 31))
+                found += 1
+                found_edges += row_offsets[v + 1] - row_offsets[v]
+        # 4. one atomic per warp for the counters
+        examined = _warp_sum(examined)
+        found = _warp_sum(found)
+        found_edges = _warp_sum(found_edges)
+        if cuda.laneid == 0:
+            cuda.atomic.add(counters, 0, examined)
+            cuda.atomic.add(counters, 1, found)
+            cuda.atomic.add(counters, 2, found_edges)
+
+    def pull_warp(n, in_offsets, in_indices, in_edge_ids, values, row_offsets, visited,
+                  no_in_edges, input_bits, next_bits, counters, data):
+        lane = cuda.laneid
+        nwarps = cuda.gridsize(1) // 32
+        examined = np.int64(0)
+        found = np.int64(0)
+        found_edges = np.int64(0)
+        for v in range(cuda.grid(1) // 32, n, nwarps):
+            if _bit(visited, v) | _bit(no_in_edges, v):
+                continue  # uniform: every lane reads the same word
+            hit = False
+            start = in_offsets[v]
+            end = in_offsets[v + 1]
+            for base in range(start, end, 32):
+                # 1. each lane tests one in-edge; a ballot collects the candidates
+                p = base + lane
+                cand = False
+                u = 0
+                if p < end:
+                    u = in_indices[p]
+                    examined += 1
+                    cand = _bit(input_bits, u) != 0
+                mask = cuda.ballot_sync(_FULL, cand)
+                if early_exit:
+                    # 2. candidates try cond_edge one by one, lowest lane first
+                    while mask != 0:
+                        leader = cuda.ffs(mask) - 1
+                        ok = False
+                        if lane == leader:
+                            e = in_edge_ids[p]
+                            w = weight(values, e)
+                            ok = cond_edge(u, v, e, w, data)
+                            if ok:
+                                apply_edge(u, v, e, w, data)
+                        if cuda.shfl_sync(_FULL, 1 if ok else 0, leader) != 0:
+                            hit = True
+                            break
+                        mask &= mask - np.uint32(1)
+                    if hit:
+                        break
+                else:
+                    # 2'. no early exit: every candidate edge applies in parallel
+                    ok = False
+                    if cand:
+                        e = in_edge_ids[p]
+                        w = weight(values, e)
+                        ok = cond_edge(u, v, e, w, data)
+                        if ok:
+                            apply_edge(u, v, e, w, data)
+                    if cuda.any_sync(_FULL, ok):
+                        hit = True
+            # 3. lane 0 records v
+            if hit and lane == 0:
+                atomics.or_(next_bits, v >> 5, np.uint32(1) << np.uint32(v & 31))
+                found += 1
+                found_edges += row_offsets[v + 1] - row_offsets[v]
+        examined = _warp_sum(examined)
+        found = _warp_sum(found)
+        found_edges = _warp_sum(found_edges)
+        if lane == 0:
+            cuda.atomic.add(counters, 0, examined)
+            cuda.atomic.add(counters, 1, found)
+            cuda.atomic.add(counters, 2, found_edges)
+
+    return kernel(pull_warp if mapping == "warp" else pull_thread)
+
+
+@functools.lru_cache(maxsize=None)
+def cpu_kernel(hooks, weighted, early_exit):
+    from numba import prange
+
+    from gunpy.backends.cpu import kernel
+    cond_edge, apply_edge = hooks.cond_edge, hooks.apply_edge
+    weight = cpu_weight(weighted)
+
+    def pull(n, in_offsets, in_indices, in_edge_ids, values, row_offsets, visited, no_in_edges,
+             input_bits, next_bits, counts, nchunks, data):
+        nwords = next_bits.shape[0]
+        size = (nwords + nchunks - 1) // nchunks
+        for c in prange(nchunks):
+            examined = 0
+            found = 0
+            found_edges = 0
+            for w in range(c * size, min(nwords, (c + 1) * size)):
+                # 1. masking: visited vertices (and those with no in-edges) are skipped
+                word = visited[w] | no_in_edges[w]
+                out = np.uint32(0)
+                if word != np.uint32(0xFFFFFFFF):
+                    for b in range(32):
+                        v = np.int64(w) * 32 + b
+                        if v >= n:
+                            break
+                        if (word >> np.uint32(b)) & np.uint32(1):
+                            continue
+                        hit = False
+                        # 2. scan in-edges for a parent in the input set
+                        for p in range(in_offsets[v], in_offsets[v + 1]):
+                            u = in_indices[p]
+                            examined += 1
+                            if (input_bits[u >> 5] >> np.uint32(u & 31)) & np.uint32(1):
+                                e = in_edge_ids[p]
+                                wt = weight(values, e)
+                                if cond_edge(u, v, e, wt, data):
+                                    apply_edge(u, v, e, wt, data)
+                                    hit = True
+                                    if early_exit:
+                                        break
+                        if hit:
+                            out |= np.uint32(1) << np.uint32(b)
+                            found += 1
+                            found_edges += row_offsets[v + 1] - row_offsets[v]
+                # 3. this task owns word w of the output: a plain store
+                next_bits[w] = out
+            counts[c, 0] = examined
+            counts[c, 1] = found
+            counts[c, 2] = found_edges
+
+    return kernel(pull)
+
+
+def choose_mapping(mapping, dg):
+    """``auto``: a warp per vertex when in-lists are long on average, else a thread."""
+    if mapping not in MAPPINGS:
+        raise ValueError(f"unknown pull mapping {mapping!r}; valid: {MAPPINGS}")
+    if mapping != "auto":
+        return mapping
+    avg = dg.num_edges / max(dg.num_vertices, 1)
+    return "warp" if avg >= 16 else "thread"
+
+
+def execute(ctx, dg, visited, input_bits, next_bits, hooks, data, *, mapping="auto",
+            early_exit=True):
+    """One pull step; returns ``(edges examined, vertices found, their out-degree sum, mapping)``.
+
+    ``dg`` must carry the CSC view; ``next_bits`` receives the found vertices.
+    """
+    backend = ctx.backend
+    n = dg.num_vertices
+    if backend.name == "cuda":
+        mapping = choose_mapping(mapping, dg)
+        backend.fill(next_bits, 0)
+        counters = ctx.scratch("pull.counters", 3, np.int64)
+        backend.fill(counters, 0)
+        k = cuda_kernel(hooks, dg.weighted, mapping, bool(early_exit))
+        items = n * 32 if mapping == "warp" else n
+        backend.run(k, items, n, dg.in_offsets, dg.in_indices, dg.in_edge_ids, dg.values,
+                    dg.row_offsets, visited, dg.no_in_edges, input_bits, next_bits, counters,
+                    data)
+        c = backend.to_host(counters)
+        return int(c[0]), int(c[1]), int(c[2]), mapping
+    nwords = next_bits.shape[0]
+    nchunks = backend.chunks(nwords, min_chunk=16, per_thread=16)
+    counts = np.zeros((nchunks, 3), dtype=np.int64)
+    cpu_kernel(hooks, dg.weighted, bool(early_exit))(
+        n, dg.in_offsets, dg.in_indices, dg.in_edge_ids, dg.values, dg.row_offsets, visited,
+        dg.no_in_edges, input_bits, next_bits, counts, nchunks, data)
+    tot = counts.sum(axis=0)
+    return int(tot[0]), int(tot[1]), int(tot[2]), "cpu"

@@ -1,0 +1,157 @@
+"""bitmap: dense frontiers (one bit per vertex in 32-bit words) and conversions.
+
+Pull traversal reads frontiers and the visited set as bitmaps; push reads
+queues. Converting a queue to a bitmap sets one bit per item (atomic OR);
+converting back counts the bits of every word (popcount), scans the counts
+(:mod:`gunpy.operators.scan`) and writes each word's set bits at its offset,
+so the queue comes out sorted.
+"""
+
+import functools
+
+import numpy as np
+from numba import cuda  # a module global: the simulator swaps it for its fake module
+
+from gunpy import atomics
+from gunpy.operators import scan
+
+__all__ = ["num_words", "queue_to_bitmap", "bitmap_to_queue", "or_into", "popcount"]
+
+
+def num_words(n):
+    return max(1, (int(n) + 31) // 32)
+
+
+@functools.lru_cache(maxsize=None)
+def _cuda():
+    from gunpy.backends.cuda import kernel
+
+    def set_bits(queue, length, words):
+        n = length[0]
+        for i in range(cuda.grid(1), n, cuda.gridsize(1)):
+            v = queue[i]
+            if v >= 0:
+                atomics.or_(words, v >> 5, np.uint32(1) << np.uint32(v & 31))
+
+    def or_words(dst, src, nwords):
+        for w in range(cuda.grid(1), nwords, cuda.gridsize(1)):
+            dst[w] |= src[w]
+
+    def write_queue(words, nwords, offsets, queue, length, total):
+        start = cuda.grid(1)
+        if start == 0:
+            length[0] = total
+        for w in range(start, nwords, cuda.gridsize(1)):
+            bits = words[w]
+            pos = offsets[w]
+            while bits != 0:
+                # lowest set bit first, so the queue comes out sorted
+                b = cuda.ffs(bits) - 1
+                queue[pos] = w * 32 + b
+                pos += 1
+                bits &= bits - np.uint32(1)
+
+    return kernel(set_bits), kernel(or_words), kernel(write_queue)
+
+
+@functools.lru_cache(maxsize=None)
+def _cpu():
+    from numba import njit, prange
+
+    @njit(parallel=True, nogil=True)
+    def set_bits(queue, n, words):
+        for i in prange(n):
+            v = queue[i]
+            if v >= 0:
+                atomics.or_(words, v >> 5, np.uint32(1) << np.uint32(v & 31))
+
+    @njit(parallel=True, nogil=True)
+    def or_words(dst, src, nwords):
+        for w in prange(nwords):
+            dst[w] |= src[w]
+
+    @njit(parallel=True, nogil=True)
+    def to_queue(words, nwords, queue, nchunks):
+        size = (nwords + nchunks - 1) // nchunks
+        counts = np.zeros(nchunks + 1, dtype=np.int64)
+        for c in prange(nchunks):
+            s = 0
+            for w in range(c * size, min(nwords, (c + 1) * size)):
+                bits = words[w]
+                while bits != 0:
+                    bits &= bits - np.uint32(1)
+                    s += 1
+            counts[c + 1] = s
+        for c in range(nchunks):
+            counts[c + 1] += counts[c]
+        for c in prange(nchunks):
+            pos = counts[c]
+            for w in range(c * size, min(nwords, (c + 1) * size)):
+                bits = words[w]
+                b = 0
+                while bits != 0:
+                    if bits & np.uint32(1):
+                        queue[pos] = np.int64(w) * 32 + b
+                        pos += 1
+                    bits >>= np.uint32(1)
+                    b += 1
+        return counts[nchunks]
+
+    @njit(parallel=True, nogil=True)
+    def popcount(words, nwords):
+        s = 0
+        for w in prange(nwords):
+            bits = words[w]
+            c = 0
+            while bits != 0:
+                bits &= bits - np.uint32(1)
+                c += 1
+            s += c
+        return s
+
+    return set_bits, or_words, to_queue, popcount
+
+
+def queue_to_bitmap(backend, queue, length, n_items, words, *, clear=True):
+    """Set the bit of every id in ``queue[:n_items]`` (after clearing ``words``)."""
+    if clear:
+        backend.fill(words, 0)
+    if n_items == 0:
+        return
+    if backend.name == "cuda":
+        backend.run(_cuda()[0], n_items, queue, length, words)
+    else:
+        _cpu()[0](queue, n_items, words)
+
+
+def or_into(backend, dst, src):
+    """``dst |= src`` word by word."""
+    nwords = dst.shape[0]
+    if backend.name == "cuda":
+        backend.run(_cuda()[1], nwords, dst, src, nwords)
+    else:
+        _cpu()[1](dst, src, nwords)
+
+
+def bitmap_to_queue(backend, words, queue, length, scratch):
+    """Write the set bits of ``words`` to ``queue`` in increasing order; returns the count.
+
+    ``scratch(name, n, dtype)`` supplies work arrays.
+    """
+    nwords = words.shape[0]
+    if backend.name == "cuda":
+        offsets = scratch("bitmap.offsets", nwords, np.int64)
+        total = scan.exclusive_scan(backend, "popcount", nwords, words, words, offsets)
+        backend.run(_cuda()[2], nwords, words, nwords, offsets, queue, length, np.int64(total))
+        return total
+    total = int(_cpu()[2](words, nwords, queue, backend.chunks(nwords, min_chunk=1024)))
+    length[0] = total
+    return total
+
+
+def popcount(backend, words):
+    """Number of set bits."""
+    nwords = words.shape[0]
+    if backend.name == "cuda":
+        return scan.total(backend, "popcount", nwords, words, words)
+    return int(_cpu()[3](words, nwords))
