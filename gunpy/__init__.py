@@ -14,6 +14,7 @@ from gunpy.enactor import Enactor
 from gunpy.frontier import Frontier
 from gunpy.result import Result, Stats
 from gunpy.primitives.bfs import bfs
+from gunpy.primitives.sssp import sssp
 
 __all__ = ["__version__", "Graph", "GraphFormatError", "INVALID", "atomics", "Functor",
-           "Problem", "Enactor", "Frontier", "Result", "Stats", "bfs"]
+           "Problem", "Enactor", "Frontier", "Result", "Stats", "bfs", "sssp"]

@@ -27,6 +27,9 @@ from gunpy.operators import bitmap as bitmap_op
 from gunpy.operators import advance as advance_op
 from gunpy.operators import compute as compute_op
 from gunpy.operators import filter as filter_op
+from gunpy.operators import neighbor_reduce as neighbor_reduce_op
+from gunpy.operators import reduce as reduce_op
+from gunpy.operators.priority_queue import NearFarQueue
 from gunpy.operators.advance import pull as pull_op
 from gunpy.operators.common import frontier_edges
 from gunpy.result import Stats
@@ -86,10 +89,15 @@ class Enactor:
         Stop after this many iterations even if not converged.
     auto_threshold : int, default 4096
         ``load_balance="auto"`` uses merge-path above this many frontier edges.
+    idempotent : bool, default False
+        The traversal tolerates duplicate discoveries (its functors use no
+        atomics): ``filter`` then defaults to ``mode="cull"``, which removes
+        duplicates and already-visited vertices and maintains the visited bitmap.
     """
 
     def __init__(self, problem, *, load_balance="auto", direction="push", direction_policy=None,
-                 max_iterations=None, auto_threshold=advance_op.AUTO_THRESHOLD):
+                 max_iterations=None, auto_threshold=advance_op.AUTO_THRESHOLD,
+                 idempotent=False):
         self.problem = problem
         self.backend = problem.backend
         self.graph = problem.graph
@@ -106,8 +114,14 @@ class Enactor:
         self._record = None
         self._edge_frontiers = None
         self._visited = None
+        self._pq = None
+        #: the near/far queue's first level (items with priority below it are near)
+        self.initial_level = 1.0
+        self._saved_store = None
+        self._saved_offsets = [0]
+        self.idempotent = bool(idempotent)
         #: keep a visited bitmap (pull traversal and culling filters read it)
-        self.track_visited = self.direction != "push"
+        self.track_visited = self.direction != "push" or self.idempotent
         self.stats = Stats(backend=self.backend.name)
         cap = max(self.num_vertices, 1)
         dtype = problem.index_dtype
@@ -147,6 +161,8 @@ class Enactor:
         self.stats = Stats(backend=self.backend.name, load_balance=self.load_balance,
                            direction=self.direction)
         self._reset_direction_state()
+        self._pq = None
+        self._saved_offsets = [0]
         frontier = self._frontiers[0]
         frontier.clear()
         self.prepare_frontier(frontier)
@@ -210,22 +226,28 @@ class Enactor:
             edges = frontier_edges(self, dg, frontier)
         strategy, edges = advance_op.execute(
             self, dg, frontier, out, hooks, data, load_balance=load_balance or self.load_balance,
-            output=output, mark_visited=self.track_visited and output != "edge",
+            # with culling it is the filter that marks survivors visited
+            output=output,
+            mark_visited=self.track_visited and output == "vertex" and not self.idempotent,
             threshold=self.auto_threshold, edges=edges)
         self._log(edges=edges, direction="push", strategy=strategy)
         return out
 
-    def filter(self, frontier, functor, *, mode="predicated"):
+    def filter(self, frontier, functor, *, mode=None):
         """Keep the items of ``frontier`` whose ``cond_vertex`` holds (running ``apply_vertex``).
 
-        ``mode="predicated"`` is exact; ``mode="cull"`` also drops duplicate and
-        already-visited vertices with Merrill's heuristics (see
-        :mod:`gunpy.operators.filter`).
+        ``mode="predicated"`` is exact; ``mode="cull"`` (the default of an
+        idempotent enactor) also drops duplicate and already-visited vertices
+        with Merrill's heuristics (see :mod:`gunpy.operators.filter`).
         """
         hooks = compile_functor(functor, self.backend)
-        if mode == "cull" and not self.track_visited:
-            self.track_visited = True
-            self.mark_visited(frontier, clear=True)
+        mode = mode or ("cull" if self.idempotent else "predicated")
+        if mode == "cull":
+            if not self.idempotent:
+                raise ValueError("filter(mode='cull') needs an idempotent enactor "
+                                 "(Enactor(..., idempotent=True))")
+            if not frontier.has_queue:
+                mode = "predicated"  # a bitmap (pull output) holds no duplicates
         frontier.ensure_queue(self.scratch)
         out = self._output_for(frontier, kind=frontier.kind)
         return filter_op.execute(self, frontier, out, hooks, self.problem.data(), mode=mode)
@@ -237,6 +259,79 @@ class Enactor:
             frontier.ensure_queue(self.scratch)
         compute_op.execute(self, frontier, hooks, self.problem.data())
         return frontier
+
+    def neighbor_reduce(self, frontier, functor, out, *, edges="in", mapping="auto"):
+        """``out[v] = sum of functor.gather_edge over v's in- (or out-) edges``.
+
+        For the vertices of ``frontier`` (``None``: every vertex). A gather with
+        one writer per vertex and no atomics (pull-style SpMV).
+        """
+        hooks = compile_functor(functor, self.backend)
+        if frontier is not None:
+            frontier.ensure_queue(self.scratch)
+        edges_read = neighbor_reduce_op.execute(self, frontier, hooks, self.problem.data(), out,
+                                                edges=edges, mapping=mapping)
+        self._log(edges=edges_read, direction="pull", strategy="neighbor_reduce")
+        return frontier
+
+    def near_far(self, frontier, functor):
+        """Split ``frontier`` by ``functor.priority`` into the near slice (returned) and the far pile.
+
+        When the near slice is empty the level rises past the far pile's lowest
+        priority and the far pile is split again; the result is empty only when
+        both are. See :mod:`gunpy.operators.priority_queue`.
+        """
+        hooks = compile_functor(functor, self.backend)
+        if self._pq is None:
+            self._pq = NearFarQueue(self, initial_level=self.initial_level)
+        frontier.ensure_queue(self.scratch)
+        out = self._output_for(frontier)
+        return self._pq.next(frontier, out, hooks, self.problem.data())
+
+    def reduce(self, array, op="sum", n=None):
+        """``op`` ("sum", "min", "max") over a device array, as a Python number."""
+        return reduce_op.reduce_array(self.backend, array, n, op)
+
+    # -- frontiers the enactor keeps --------------------------------------------------
+    def full_frontier(self, kind="vertex"):
+        """A frontier of every vertex id (or every edge id with ``kind="edge"``)."""
+        n = self.num_vertices if kind == "vertex" else self.graph.num_edges
+        dtype = self.problem.index_dtype if kind == "vertex" else np.int64
+        f = Frontier(self.backend, max(n, 1), kind=kind, dtype=dtype, name=f"all-{kind}s",
+                     num_vertices=self.num_vertices)
+        reduce_op.iota(self.backend, f.queue, n)
+        f.set_size(n)
+        return f
+
+    def save_frontier(self, frontier):
+        """Append a copy of ``frontier`` to the enactor's frontier storage (Gunrock 4.4.3).
+
+        :meth:`saved_frontier` returns them later, e.g. BC's backward phase
+        walking the BFS levels in reverse.
+        """
+        frontier.ensure_queue(self.scratch)
+        n = frontier.size
+        used = self._saved_offsets[-1]
+        store = self._saved_store
+        if store is None or store.shape[0] < used + n:
+            grown = self.backend.empty(max(used + n, self.num_vertices, 1), frontier.dtype)
+            if store is not None and used:
+                copy_items(self.backend, store, grown, used)
+            self._saved_store = store = grown
+        copy_items(self.backend, frontier.queue, store[used:], n)
+        self._saved_offsets.append(used + n)
+        return len(self._saved_offsets) - 2
+
+    @property
+    def num_saved_frontiers(self):
+        return len(self._saved_offsets) - 1
+
+    def saved_frontier(self, i):
+        """The ``i``-th saved frontier (a view on the storage, not a copy)."""
+        lo, hi = self._saved_offsets[i], self._saved_offsets[i + 1]
+        f = Frontier.view(self.backend, self._saved_store[lo:max(hi, lo + 1)], hi - lo,
+                          name=f"saved{i}", num_vertices=self.num_vertices)
+        return f
 
     # -- visited set and direction ----------------------------------------------------
     def visited_words(self):
@@ -328,10 +423,12 @@ class Enactor:
             a, b = self._frontiers
         return b if frontier is a else a
 
-    def _log(self, *, edges=0, direction=None, strategy=None):
+    def _log(self, *, edges=0, direction=None, strategy=None, culled=None):
         if self._record is None:
             return
         self._record["edges"] += int(edges)
+        if culled is not None:
+            self._record["culled"] = self._record.get("culled", 0) + int(culled)
         if direction:
             self._record["direction"] = direction
         if strategy:
@@ -344,6 +441,16 @@ class Enactor:
             arr = self.backend.empty(max(int(n), 1), dtype)
             self._scratch[name] = arr
         return arr
+
+
+def copy_items(backend, src, dst, n):
+    """``dst[:n] = src[:n]`` on the backend."""
+    if n == 0:
+        return
+    if backend.name == "cpu" or backend.dry_run:
+        dst[:n] = src[:n]
+    else:
+        dst[:n].copy_to_device(src[:n])
 
 
 def _check_direction(direction):

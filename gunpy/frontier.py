@@ -52,6 +52,24 @@ class Frontier:
         self.known_edges = None
         self._size = 0          # host copy of length; None when a kernel changed it
 
+    @classmethod
+    def view(cls, backend, queue, size, *, kind="vertex", name="", num_vertices=0):
+        """A frontier over an existing array of ids (no copy); ``size`` of them are valid."""
+        f = cls.__new__(cls)
+        f.backend = backend
+        f.kind = kind
+        f.dtype = np.dtype(queue.dtype)
+        f.name = name
+        f.num_vertices = int(num_vertices)
+        f.queue = queue
+        f.length = backend.asarray(np.array([size], dtype=np.int64))
+        f.bitmap = None
+        f.has_queue = True
+        f.has_bitmap = False
+        f.known_edges = None
+        f._size = int(size)
+        return f
+
     # ------------------------------------------------------------------ size
     @property
     def capacity(self):

@@ -7,6 +7,11 @@ A functor is a class of four ``@staticmethod`` hooks with fixed argument orders:
     cond_vertex(v, data) -> bool                       # filter: keep this vertex?
     apply_vertex(v, data)                              # filter / compute: runs when kept
 
+and two optional ones for specific operators::
+
+    priority(v, data) -> float                         # near/far queue: v is "near" below the level
+    gather_edge(src, dst, edge, weight, data) -> float # neighbor_reduce: the value an edge contributes
+
 ``data`` is the problem's namedtuple of arrays and scalars. Bodies are plain
 numba-typable code; atomics come from :mod:`gunpy.atomics`. The framework, not
 the user, compiles each hook for the backend in use (``inline="always"`` device
@@ -52,13 +57,22 @@ class Functor:
     def apply_vertex(v, data):
         pass
 
+    @staticmethod
+    def priority(v, data):
+        return 0.0
+
+    @staticmethod
+    def gather_edge(src, dst, edge, weight, data):
+        return 0.0
+
 
 #: A functor compiled for one backend, plus which hooks were left at their default.
 Hooks = namedtuple("Hooks", "functor backend cond_edge apply_edge cond_vertex apply_vertex "
+                            "priority gather_edge "
                             "default_cond_edge default_apply_edge default_cond_vertex "
                             "default_apply_vertex")
 
-_HOOKS = ("cond_edge", "apply_edge", "cond_vertex", "apply_vertex")
+_HOOKS = ("cond_edge", "apply_edge", "cond_vertex", "apply_vertex", "priority", "gather_edge")
 
 
 def _pyfunc(obj):
@@ -91,6 +105,6 @@ def compile_functor(functor, backend):
         defaults[name] = fn is getattr(Functor, name)
         compiled[name] = backend.device_function(fn)
     return Hooks(functor, backend.name, compiled["cond_edge"], compiled["apply_edge"],
-                 compiled["cond_vertex"], compiled["apply_vertex"],
-                 defaults["cond_edge"], defaults["apply_edge"], defaults["cond_vertex"],
-                 defaults["apply_vertex"])
+                 compiled["cond_vertex"], compiled["apply_vertex"], compiled["priority"],
+                 compiled["gather_edge"], defaults["cond_edge"], defaults["apply_edge"],
+                 defaults["cond_vertex"], defaults["apply_vertex"])

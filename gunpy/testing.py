@@ -210,6 +210,16 @@ def check_bfs_tree(G, source, depth, parent, *, reference=None):
     assert np.array_equal(reached, expect), "the tree does not span the source's component"
 
 
+def _check_rooted(parent, reached, source):
+    """Every reached vertex reaches ``source`` by following parents (no cycles)."""
+    idx = np.flatnonzero(reached)
+    hop = parent.astype(np.int64).copy()
+    for _ in range(max(1, int(np.ceil(np.log2(max(parent.shape[0], 2)))) + 1)):
+        hop[idx] = hop[hop[idx]]
+    stuck = idx[hop[idx] != source]
+    assert stuck.size == 0, f"vertex {stuck[0]}'s parent chain never reaches the source (a cycle)"
+
+
 def check_sssp_tree(G, source, distance, parent, *, reference=None, rtol=1e-9):
     """Graph500 kernel 2 checks for a shortest-path tree (and distances == reference)."""
     n = G.num_vertices
@@ -218,6 +228,7 @@ def check_sssp_tree(G, source, distance, parent, *, reference=None, rtol=1e-9):
     assert parent[source] == source and distance[source] == 0
     reached = np.isfinite(distance)
     assert np.array_equal(reached, parent >= 0), "distance and parent disagree on reachability"
+    _check_rooted(parent, reached, source)
     if reference is not None:
         assert np.array_equal(np.isfinite(reference), reached), "reachability differs"
         assert np.allclose(distance[reached], reference[reached], rtol=rtol, atol=0), \

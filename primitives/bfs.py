@@ -28,6 +28,19 @@ class BFSFunctor(Functor):
         data.parent[dst] = src
 
 
+class IdempotentBFSFunctor(Functor):
+    @staticmethod
+    def cond_edge(src, dst, edge, weight, data):
+        # no atomics: racing discoverers all store depth[src] + 1, a benign race;
+        # the duplicates they put in the frontier are culled by the filter
+        return data.depth[dst] == INVALID
+
+    @staticmethod
+    def apply_edge(src, dst, edge, weight, data):
+        data.depth[dst] = data.depth[src] + 1
+        data.parent[dst] = src
+
+
 class BFSProblem(Problem):
     Data = BFSData
 
@@ -49,10 +62,11 @@ class BFSProblem(Problem):
 class BFSEnactor(Enactor):
     def prepare_frontier(self, frontier):
         frontier.push(self.problem.source)
+        self.functor = IdempotentBFSFunctor if self.idempotent else BFSFunctor
 
     def loop(self, frontier):
-        frontier = self.advance(frontier, BFSFunctor)
-        return self.filter(frontier, BFSFunctor)
+        frontier = self.advance(frontier, self.functor)
+        return self.filter(frontier, self.functor)
 
 
 class BFSResult(Result):
@@ -65,7 +79,8 @@ class BFSResult(Result):
         return self.depth < 0
 
 
-def bfs(G, source, *, direction="auto", load_balance="auto", idempotent=False, backend="auto"):
+def bfs(G, source, *, direction="auto", load_balance="auto", idempotent=False, backend="auto",
+        direction_policy=None):
     """Breadth-first search from ``source``.
 
     Parameters
@@ -73,11 +88,17 @@ def bfs(G, source, *, direction="auto", load_balance="auto", idempotent=False, b
     G : gunpy.Graph
     source : int
         Vertex id in ``0..G.num_vertices-1``.
-    direction : {"auto", "push"}, default "auto"
-    load_balance : {"auto", "thread_mapped"}, default "auto"
-        How advance maps neighbour lists to threads.
+    direction : {"auto", "push", "pull"}, default "auto"
+        ``auto`` switches between top-down push and bottom-up pull per iteration
+        (direction-optimised BFS); see :class:`gunpy.enactor.DirectionPolicy`.
+    load_balance : {"auto", "thread_mapped", "twc", "merge_path"}, default "auto"
+        How push advance maps neighbour lists to threads.
     idempotent : bool, default False
+        Discover vertices without atomics, tolerating duplicates that the
+        filter culls (Gunrock's idempotent BFS).
     backend : {"auto", "cuda", "cpu"}, default "auto"
+    direction_policy : gunpy.enactor.DirectionPolicy, optional
+        Switching heuristic and its parameters for ``direction="auto"``.
 
     Returns
     -------
@@ -110,11 +131,10 @@ def bfs(G, source, *, direction="auto", load_balance="auto", idempotent=False, b
     >>> r.depth.tolist(), r.parent.tolist()
     ([0, 1, 2, 3], [0, 0, 1, 2])
     """
-    if idempotent:
-        raise ValueError("idempotent BFS is not available yet")
     problem = BFSProblem(G, backend=backend)
     problem.reset(source)
-    enactor = BFSEnactor(problem, load_balance=load_balance, direction=direction)
+    enactor = BFSEnactor(problem, load_balance=load_balance, direction=direction,
+                         idempotent=idempotent, direction_policy=direction_policy)
     stats = enactor.enact()
     depth, parent = problem.extract()
     return BFSResult(G, stats, depth=depth, parent=parent)

@@ -90,3 +90,79 @@ def test_bfs_compiles_to_ptx(ptx_backend):
     assert any("tile_sums" in n for n in names), names  # the frontier's edge count
     for (func, types), ptx in ptx_backend.compiled.items():
         assert ".target sm_90" in ptx, func.__qualname__
+
+
+# --------------------------------------------------------------------- direction, idempotence
+from gunpy.enactor import DirectionPolicy  # noqa: E402
+
+DIRECTION_CASES = [
+    ("push", False), ("pull", False), ("auto", False),
+    ("push", True), ("pull", True), ("auto", True),
+]
+
+
+@pytest.mark.parametrize("direction,idempotent", DIRECTION_CASES)
+@pytest.mark.parametrize("name", sorted(GRAPHS))
+def test_bfs_directions_and_idempotence(name, direction, idempotent, backend):
+    G = GRAPHS[name]
+    for s in sources(G)[:2]:
+        r = gunpy.bfs(G, s, direction=direction, idempotent=idempotent, backend=backend)
+        check_bfs_tree(G, s, r.depth, r.parent, reference=reference_depths(G, s))
+        dirs = {it["direction"] for it in r.stats.per_iteration}
+        if direction != "auto" and r.stats.per_iteration:
+            assert dirs == {direction}
+
+
+@pytest.mark.parametrize("policy", [
+    DirectionPolicy(heuristic="ratio", ratio=0.05),
+    DirectionPolicy(alpha=1.0, beta=2.0, pull_mapping="thread"),
+    DirectionPolicy(alpha=1e6, pull_mapping="warp"),   # switches to pull at once
+])
+def test_bfs_direction_policies(policy, backend):
+    for name in ("preferential_hubs", "random_directed", "star_hub"):
+        G = GRAPHS[name]
+        r = gunpy.bfs(G, 0, direction="auto", direction_policy=policy, backend=backend)
+        check_bfs_tree(G, 0, r.depth, r.parent, reference=reference_depths(G, 0))
+
+
+def test_bfs_auto_switches_on_a_hub_graph(backend):
+    G = GRAPHS["preferential_hubs"]
+    r = gunpy.bfs(G, 0, direction="auto", backend=backend)
+    dirs = [it["direction"] for it in r.stats.per_iteration]
+    assert "pull" in dirs and dirs[0] == "push", dirs
+
+
+def test_bad_direction_policy():
+    with pytest.raises(ValueError, match="heuristic"):
+        DirectionPolicy(heuristic="guess")
+    with pytest.raises(ValueError, match="pull mapping"):
+        DirectionPolicy(pull_mapping="block")
+    with pytest.raises(ValueError, match="positive"):
+        DirectionPolicy(alpha=0)
+
+
+def test_idempotent_push_culls_duplicates(backend):
+    # a complete bipartite layer: every vertex of layer 2 is discovered by all of layer 1
+    k = 20
+    src = [0] * k + [a for a in range(1, k + 1) for _ in range(k)]
+    dst = list(range(1, k + 1)) + [b for _ in range(1, k + 1) for b in range(k + 1, 2 * k + 1)]
+    G = gunpy.Graph.from_edges(src, dst, directed=True)
+    r = gunpy.bfs(G, 0, direction="push", idempotent=True, backend=backend)
+    check_bfs_tree(G, 0, r.depth, r.parent, reference=reference_depths(G, 0))
+    sizes = [it["frontier"] for it in r.stats.per_iteration]
+    assert sizes[:3] == [1, k, k]  # the k*k duplicate discoveries were culled to k
+
+
+@pytest.mark.large
+def test_auto_visits_a_fraction_of_push_edges_on_rmat():
+    from gunpy import generators
+    G = generators.rmat(14, 16, seed=3)
+    deg = G.out_degrees()
+    ratios = []
+    for s in np.flatnonzero(deg > 0)[:6]:
+        auto = gunpy.bfs(G, int(s), direction="auto", backend="cpu")
+        push = gunpy.bfs(G, int(s), direction="push", backend="cpu")
+        assert np.array_equal(auto.depth, push.depth)
+        ratios.append(auto.stats.edges_visited / push.stats.edges_visited)
+    # the bar: direction optimisation visits at most a quarter of push's edges
+    assert max(ratios) <= 0.25, ratios

@@ -11,10 +11,12 @@ __all__ = ["Backend", "DeviceGraph"]
 #: The ``in_*`` arrays are the CSC view, or one-element dummies until a pull
 #: traversal asks for them; ``no_in_edges`` is a bitmap (32-bit words) of the
 #: vertices with no in-edges, which pull skips (they can never find a parent).
+#: ``edge_sources`` (the COO row of every edge) is built when an edge frontier
+#: is filtered, or a one-element dummy.
 DeviceGraph = namedtuple(
     "DeviceGraph",
     "num_vertices num_edges weighted row_offsets column_indices values "
-    "in_offsets in_indices in_edge_ids no_in_edges has_csc")
+    "in_offsets in_indices in_edge_ids no_in_edges has_csc edge_sources has_coo")
 
 
 class Backend:
@@ -66,11 +68,19 @@ class Backend:
     dry_run = False
 
     # -- graphs -----------------------------------------------------------------
-    def graph(self, G, *, csc=False):
-        """The backend's (cached) copy of ``G``; ``csc=True`` adds the reverse view."""
+    def graph(self, G, *, csc=False, coo=False):
+        """The backend's (cached) copy of ``G``.
+
+        ``csc=True`` adds the reverse view (pull), ``coo=True`` the source of
+        every edge (edge frontiers). Each is copied once and kept.
+        """
         cached = G._device.get(self.name)
-        if cached is not None and (cached.has_csc or not csc):
+        if cached is not None and (cached.has_csc or not csc) and (cached.has_coo or not coo):
             return cached
+        if cached is not None and cached.has_csc and not csc:
+            csc = True
+        if cached is not None and cached.has_coo:
+            coo = True
         dummy_f = np.zeros(1, dtype=np.float64)
         dummy_i = np.zeros(1, dtype=G.column_indices.dtype)
         if cached is None:
@@ -79,7 +89,10 @@ class Backend:
             vals = self.asarray(G.values if G.values is not None else dummy_f)
         else:
             ro, ci, vals = cached.row_offsets, cached.column_indices, cached.values
-        if csc:
+        if csc and cached is not None and cached.has_csc:
+            io, ii, ie, nie = (cached.in_offsets, cached.in_indices, cached.in_edge_ids,
+                               cached.no_in_edges)
+        elif csc:
             c = G.csc()
             if G.directed:
                 io, ii = self.asarray(c.in_offsets), self.asarray(c.in_indices)
@@ -96,8 +109,14 @@ class Backend:
             ii = self.asarray(dummy_i)
             ie = self.asarray(np.zeros(1, dtype=np.int64))
             nie = self.asarray(np.zeros(1, dtype=np.uint32))
+        if coo:
+            es = cached.edge_sources if cached is not None and cached.has_coo else \
+                self.asarray(np.repeat(np.arange(G.num_vertices, dtype=G.column_indices.dtype),
+                                       G.out_degrees()))
+        else:
+            es = self.asarray(dummy_i)
         dg = DeviceGraph(G.num_vertices, G.num_edges, G.values is not None, ro, ci, vals,
-                         io, ii, ie, nie, csc)
+                         io, ii, ie, nie, csc, es, coo)
         G._device[self.name] = dg
         return dg
 

@@ -19,7 +19,8 @@ from numba import cuda  # a module global: the simulator swaps it for its fake m
 
 from gunpy import atomics
 
-__all__ = ["PushSpec", "OUTPUTS", "cuda_emit", "cuda_weight", "cpu_emit", "cpu_weight"]
+__all__ = ["PushSpec", "OUTPUTS", "cuda_emit", "cuda_weight", "cpu_emit", "cpu_weight",
+           "cuda_append"]
 
 PushSpec = namedtuple("PushSpec", "weighted output mark_visited")
 
@@ -35,6 +36,19 @@ def cuda_weight(weighted):
     return weight
 
 
+@cuda.jit(device=True, inline="always")
+def cuda_append(queue, length, item):
+    """Append ``item`` with one atomic per converged group of lanes (warp aggregation)."""
+    mask = cuda.activemask()
+    leader = cuda.ffs(mask) - 1
+    rank = cuda.popc(mask & cuda.lanemask_lt())
+    base = 0
+    if cuda.laneid == leader:
+        base = cuda.atomic.add(length, 0, cuda.popc(mask))
+    base = cuda.shfl_sync(mask, base, leader)
+    queue[base + rank] = item
+
+
 def cuda_emit(output, mark_visited):
     """``emit(out_queue, out_length, visited, dst, e)``: append with a warp-aggregated atomic."""
     # plain booleans: device code cannot compare strings
@@ -46,18 +60,10 @@ def cuda_emit(output, mark_visited):
         if mark_visited:
             atomics.or_(visited, dst >> 5, np.uint32(1) << np.uint32(dst & 31))
         if append:
-            # one atomic per converged group of lanes instead of one per lane
-            mask = cuda.activemask()
-            leader = cuda.ffs(mask) - 1
-            rank = cuda.popc(mask & cuda.lanemask_lt())
-            base = 0
-            if cuda.laneid == leader:
-                base = cuda.atomic.add(out_length, 0, cuda.popc(mask))
-            base = cuda.shfl_sync(mask, base, leader)
             if as_vertex:
-                out_queue[base + rank] = dst
+                cuda_append(out_queue, out_length, dst)
             else:
-                out_queue[base + rank] = e
+                cuda_append(out_queue, out_length, e)
 
     return emit
 

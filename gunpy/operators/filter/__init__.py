@@ -1,18 +1,33 @@
-"""filter: choose the subset of a frontier that satisfies the functor's ``cond_vertex``.
+"""filter: choose the subset of a frontier that satisfies the functor's condition.
 
-A filter whose functor leaves ``cond_vertex`` at its default would remove
-nothing, so it runs as a plain compute (``apply_vertex`` only) and returns its
-input: Gunrock's filter bypass.
+Modes (one module each; ``unique`` reuses ``cull``'s kernels):
+
+``predicated``
+    exact: keep the items whose ``cond_vertex`` (vertex frontier) or
+    ``cond_edge`` (edge frontier) holds, in order (scan + scatter);
+``cull``
+    for idempotent traversals: first drop duplicates and already-visited
+    vertices with Merrill's warp, history and bitmask culling, then filter;
+``unique``
+    drop repeated vertices within this frontier only, then filter.
+
+A ``predicated`` filter whose functor leaves the condition at its default would
+remove nothing, so it runs as a plain compute (the apply hook only) and returns
+its input: Gunrock's filter bypass.
 """
 
-from gunpy.operators import compute
-from gunpy.operators.filter import predicated
+import numpy as np
+
+from gunpy.operators import bitmap, compute
+from gunpy.operators.filter import cull, predicated
 
 __all__ = ["MODES", "execute"]
 
 #: option name -> filter module
 MODES = {
     "predicated": predicated,
+    "cull": cull,
+    "unique": cull,
 }
 
 
@@ -21,10 +36,24 @@ def execute(ctx, frontier, out, hooks, data, *, mode="predicated"):
     if mode not in MODES:
         raise ValueError(f"unknown filter mode {mode!r}; valid modes are "
                          f"{', '.join(repr(m) for m in MODES)}")
-    if hooks.default_cond_vertex:
-        # bypass: nothing would be removed
-        if not hooks.default_apply_vertex:
-            compute.execute(ctx, frontier, hooks, data)
-        return frontier
-    MODES[mode].execute(ctx, frontier, out, hooks, data)
+    on_edges = frontier.kind == "edge"
+    if mode == "predicated":
+        default_cond = hooks.default_cond_edge if on_edges else hooks.default_cond_vertex
+        if default_cond:
+            # bypass: nothing would be removed
+            if not on_edges and not hooks.default_apply_vertex:
+                compute.execute(ctx, frontier, hooks, data)
+            elif on_edges and not hooks.default_apply_edge:
+                predicated.execute(ctx, frontier, out, hooks, data)
+                return out
+            return frontier
+        predicated.execute(ctx, frontier, out, hooks, data)
+        return out
+    if mode == "unique":
+        words = ctx.scratch("filter.unique", bitmap.num_words(ctx.num_vertices), np.uint32)
+        ctx.backend.fill(words, 0)
+        culled = cull.execute(ctx, frontier, out, hooks, data, visited=words)
+    else:
+        culled = cull.execute(ctx, frontier, out, hooks, data)
+    ctx._log(culled=culled)
     return out

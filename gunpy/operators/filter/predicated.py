@@ -1,7 +1,10 @@
-"""predicated: keep the frontier items whose ``cond_vertex`` is true, in order.
+"""predicated: keep the frontier items whose condition is true, in order.
 
 Gunrock's filter with a scan-and-compact pass (section 4.4.3, "Optimizing
-Filter"). Negative ids (invalid placeholders) are always dropped.
+Filter"). Negative ids (invalid placeholders) are always dropped. On a vertex
+frontier the condition is ``cond_vertex(v, data)`` (then ``apply_vertex``); on
+an edge frontier it is ``cond_edge(src, dst, e, weight, data)`` (then
+``apply_edge``), which is how Soman's hooking runs as a filter over edges.
 
 CUDA: (1) a flag per item, running ``apply_vertex`` on kept ones; (2) an
 exclusive scan of the flags (:mod:`gunpy.operators.scan`); (3) a scatter of the
@@ -12,30 +15,47 @@ CPU: chunks of the frontier compact into their own slice, then one packing pass.
 import functools
 
 import numpy as np
-
-from gunpy.operators import scan
-from gunpy.operators.common import cpu_compact
-
 from numba import cuda  # a module global: the simulator swaps it for its fake module
 
-__all__ = ["cuda_kernels", "cpu_kernel", "execute"]
+from gunpy.operators import scan
+from gunpy.operators.advance.common import cpu_weight, cuda_weight
+from gunpy.operators.common import cpu_compact
+
+__all__ = ["cuda_kernel", "scatter_kernel", "cpu_kernel", "execute", "cuda_compact"]
 
 
 @functools.lru_cache(maxsize=None)
-def cuda_kernels(hooks):
+def cuda_kernel(hooks, on_edges=False, weighted=False):
     from gunpy.backends.cuda import kernel
     cond_vertex, apply_vertex = hooks.cond_vertex, hooks.apply_vertex
+    cond_edge, apply_edge = hooks.cond_edge, hooks.apply_edge
+    weight = cuda_weight(weighted)
 
-    def flag(in_queue, in_length, flags, data):
+    def flag(in_queue, in_length, flags, edge_sources, column_indices, values, data):
         n = in_length[0]
         for i in range(cuda.grid(1), n, cuda.gridsize(1)):
-            v = in_queue[i]
+            x = in_queue[i]
             keep = False
-            if v >= 0:
-                keep = cond_vertex(v, data)
-                if keep:
-                    apply_vertex(v, data)
+            if x >= 0:
+                if on_edges:
+                    src = edge_sources[x]
+                    dst = column_indices[x]
+                    w = weight(values, x)
+                    keep = cond_edge(src, dst, x, w, data)
+                    if keep:
+                        apply_edge(src, dst, x, w, data)
+                else:
+                    keep = cond_vertex(x, data)
+                    if keep:
+                        apply_vertex(x, data)
             flags[i] = 1 if keep else 0
+
+    return kernel(flag)
+
+
+@functools.lru_cache(maxsize=None)
+def scatter_kernel():
+    from gunpy.backends.cuda import kernel
 
     def scatter(in_queue, in_length, flags, positions, out_queue, out_length, total):
         n = in_length[0]
@@ -46,26 +66,39 @@ def cuda_kernels(hooks):
             if flags[i]:
                 out_queue[positions[i]] = in_queue[i]
 
-    return kernel(flag), kernel(scatter)
+    return kernel(scatter)
 
 
 @functools.lru_cache(maxsize=None)
-def cpu_kernel(hooks):
+def cpu_kernel(hooks, on_edges=False, weighted=False):
     from numba import prange
 
     from gunpy.backends.cpu import kernel
     cond_vertex, apply_vertex = hooks.cond_vertex, hooks.apply_vertex
+    cond_edge, apply_edge = hooks.cond_edge, hooks.apply_edge
+    weight = cpu_weight(weighted)
 
-    def filter_(in_queue, n, tmp, starts, counts, nchunks, data):
+    def filter_(in_queue, n, tmp, starts, counts, nchunks, edge_sources, column_indices,
+                values, data):
         size = (n + nchunks - 1) // nchunks
         for c in prange(nchunks):
             lo = c * size
             pos = lo
             for i in range(lo, min(n, lo + size)):
-                v = in_queue[i]
-                if v >= 0 and cond_vertex(v, data):
-                    apply_vertex(v, data)
-                    tmp[pos] = v
+                x = in_queue[i]
+                if x < 0:
+                    continue
+                if on_edges:
+                    src = edge_sources[x]
+                    dst = column_indices[x]
+                    w = weight(values, x)
+                    if cond_edge(src, dst, x, w, data):
+                        apply_edge(src, dst, x, w, data)
+                        tmp[pos] = x
+                        pos += 1
+                elif cond_vertex(x, data):
+                    apply_vertex(x, data)
+                    tmp[pos] = x
                     pos += 1
             starts[c] = lo
             counts[c] = pos - lo
@@ -73,27 +106,39 @@ def cpu_kernel(hooks):
     return kernel(filter_)
 
 
+def cuda_compact(ctx, frontier, out, flags):
+    """Steps 2-3 on CUDA: scan ``flags`` and scatter the flagged items to ``out``."""
+    backend = ctx.backend
+    n = frontier.size
+    k_scatter = scatter_kernel()
+    positions = ctx.scratch("filter.positions", n, np.int64)
+    total = scan.exclusive_scan(backend, "nonzero", n, flags, flags, positions)
+    backend.run(k_scatter, n, frontier.queue, frontier.length, flags, positions,
+                out.queue, out.length, np.int64(total))
+    out.assume_size(total)  # the scatter kernel wrote it to out.length
+
+
 def execute(ctx, frontier, out, hooks, data):
-    """Compact ``frontier`` into ``out``, keeping items whose ``cond_vertex`` holds."""
+    """Compact ``frontier`` into ``out``, keeping items whose condition holds."""
     backend = ctx.backend
     n = frontier.size
     out.reserve(n)
     if n == 0:
         out.clear()
         return
+    on_edges = frontier.kind == "edge"
+    dg = backend.graph(ctx.graph, coo=on_edges)
+    weighted = dg.weighted and on_edges
+    args = (dg.edge_sources, dg.column_indices, dg.values, data)
     if backend.name == "cuda":
-        k_flag, k_scatter = cuda_kernels(hooks)
         flags = ctx.scratch("filter.flags", n, np.int8)
-        positions = ctx.scratch("filter.positions", n, np.int64)
-        backend.run(k_flag, n, frontier.queue, frontier.length, flags, data)
-        total = scan.exclusive_scan(backend, "nonzero", n, flags, flags, positions)
-        backend.run(k_scatter, n, frontier.queue, frontier.length, flags, positions,
-                    out.queue, out.length, np.int64(total))
-        out.assume_size(total)  # the scatter kernel wrote it to out.length
+        backend.run(cuda_kernel(hooks, on_edges, weighted), n, frontier.queue, frontier.length,
+                    flags, *args)
+        cuda_compact(ctx, frontier, out, flags)
         return
     nchunks = backend.chunks(n)
-    tmp = ctx.scratch("filter.tmp", n, frontier.dtype)
+    tmp = ctx.scratch(f"filter.tmp.{frontier.kind}", n, frontier.dtype)
     starts = np.empty(nchunks, dtype=np.int64)
     counts = np.empty(nchunks, dtype=np.int64)
-    cpu_kernel(hooks)(frontier.queue, n, tmp, starts, counts, nchunks, data)
+    cpu_kernel(hooks, on_edges, weighted)(frontier.queue, n, tmp, starts, counts, nchunks, *args)
     out.set_size(cpu_compact(tmp, starts, counts, nchunks, out.queue))

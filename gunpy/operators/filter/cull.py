@@ -1,0 +1,180 @@
+"""cull: drop duplicate and already-visited vertices, then filter as usual.
+
+The filter of idempotent traversal (``mode="cull"``, against the visited set
+kept across iterations) and of duplicate removal within one frontier
+(``mode="unique"``, against a bitmap cleared for the call: how SSSP drops the
+repeats of vertices relaxed several times in one advance). It is the filter (Gunrock section 4.4.3, "Idempotent
+Operation", after Merrill et al.'s contract-expand BFS). An idempotent advance
+uses no atomics, so several frontier vertices may discover the same neighbour
+and the output holds duplicates. Culling removes them with, cheapest first:
+
+1. **warp culling**: the lanes of a warp hash their vertex into a per-warp
+   shared-memory table; of several lanes holding the same vertex, one survives;
+2. **history culling**: a per-block shared-memory table remembers the vertices
+   the block kept recently, across the tiles it processes;
+3. **global bitmask culling**: a vertex whose bit is already set in the visited
+   bitmap was in an earlier frontier. Survivors set their bit with an atomic OR
+   whose old value also catches the duplicates the two heuristics missed, so no
+   duplicate leaves the filter: the heuristics exist to spare those atomics.
+
+Survivors then go through ``cond_vertex`` / ``apply_vertex`` and the same
+scan-and-scatter compaction as the predicated filter.
+
+CPU analogue: each task keeps a private history table (there are no warps) and
+tests-and-sets the bitmask with an atomic OR.
+"""
+
+import functools
+
+import numpy as np
+from numba import cuda  # a module global: the simulator swaps it for its fake module
+
+from gunpy import atomics
+from gunpy.operators.common import cpu_compact
+from gunpy.operators.filter import predicated
+
+__all__ = ["cuda_kernel", "cpu_kernel", "execute", "WARP_HASH", "HISTORY"]
+
+#: slots of each warp's hash table and of each block's history table
+WARP_HASH = 128
+HISTORY = 512
+
+
+@functools.lru_cache(maxsize=None)
+def cuda_kernel(hooks, block):
+    from gunpy.backends.cuda import kernel
+    cond_vertex, apply_vertex = hooks.cond_vertex, hooks.apply_vertex
+    nwarps = max(1, block // 32)
+
+    def cull(in_queue, in_length, flags, visited, counts, data):
+        warp_hash = cuda.shared.array(nwarps * WARP_HASH, np.int64)
+        lane_hash = cuda.shared.array(nwarps * WARP_HASH, np.int32)
+        history = cuda.shared.array(HISTORY, np.int64)
+        tid = cuda.threadIdx.x
+        lane = tid % 32
+        warp = tid // 32
+        for k in range(tid, HISTORY, block):
+            history[k] = -1
+        cuda.syncthreads()
+        n = in_length[0]
+        ntiles = (n + block - 1) // block
+        culled = 0
+        for t in range(cuda.blockIdx.x, ntiles, cuda.gridDim.x):
+            i = t * block + tid
+            v = np.int64(-1)
+            if i < n:
+                v = np.int64(in_queue[i])
+            keep = v >= 0
+            # 1. warp culling: of the lanes holding the same vertex, one survives
+            h = warp * WARP_HASH + (v & (WARP_HASH - 1))
+            if keep:
+                warp_hash[h] = v
+            cuda.syncwarp()
+            if keep and warp_hash[h] == v:
+                lane_hash[h] = lane
+            cuda.syncwarp()
+            if keep and warp_hash[h] == v and lane_hash[h] != lane:
+                keep = False
+                culled += 1
+            cuda.syncwarp()
+            # 2. history culling: vertices this block kept recently
+            if keep:
+                slot = v % HISTORY
+                if history[slot] == v:
+                    keep = False
+                    culled += 1
+                else:
+                    history[slot] = v
+            # 3. bitmask culling; the atomic OR's old value also catches what 1-2 missed
+            if keep:
+                bit = np.uint32(1) << np.uint32(v & 31)
+                if visited[v >> 5] & bit:
+                    keep = False
+                elif atomics.or_(visited, v >> 5, bit) & bit:
+                    keep = False
+            # 4. the functor's own predicate on the survivors
+            if keep:
+                keep = cond_vertex(v, data)
+                if keep:
+                    apply_vertex(v, data)
+            if i < n:
+                flags[i] = 1 if keep else 0
+            cuda.syncthreads()
+        if culled:
+            cuda.atomic.add(counts, 0, culled)
+
+    return kernel(cull)
+
+
+@functools.lru_cache(maxsize=None)
+def cpu_kernel(hooks):
+    from numba import prange
+
+    from gunpy.backends.cpu import kernel
+    cond_vertex, apply_vertex = hooks.cond_vertex, hooks.apply_vertex
+
+    def cull(in_queue, n, tmp, starts, counts, culled, nchunks, visited, data):
+        size = (n + nchunks - 1) // nchunks
+        for c in prange(nchunks):
+            history = np.full(HISTORY, -1, dtype=np.int64)
+            lo = c * size
+            pos = lo
+            dropped = 0
+            for i in range(lo, min(n, lo + size)):
+                v = np.int64(in_queue[i])
+                if v < 0:
+                    continue
+                # 1. history culling in a task-private table
+                slot = v % HISTORY
+                if history[slot] == v:
+                    dropped += 1
+                    continue
+                history[slot] = v
+                # 2. bitmask test-and-set
+                bit = np.uint32(1) << np.uint32(v & 31)
+                if visited[v >> 5] & bit or atomics.or_(visited, v >> 5, bit) & bit:
+                    continue
+                if cond_vertex(v, data):
+                    apply_vertex(v, data)
+                    tmp[pos] = v
+                    pos += 1
+            starts[c] = lo
+            counts[c] = pos - lo
+            culled[c] = dropped
+
+    return kernel(cull)
+
+
+def execute(ctx, frontier, out, hooks, data, *, visited=None):
+    """Cull and filter ``frontier`` into ``out``; returns how many the heuristics dropped.
+
+    ``visited`` defaults to the enactor's visited bitmap; a freshly cleared
+    bitmap instead makes this a per-call duplicate remover (``mode="unique"``).
+    """
+    backend = ctx.backend
+    n = frontier.size
+    out.reserve(n)
+    if n == 0:
+        out.clear()
+        return 0
+    if frontier.kind != "vertex":
+        raise ValueError("culling filters work on vertex frontiers")
+    if visited is None:
+        visited = ctx.visited_words()
+    if backend.name == "cuda":
+        block = backend.block_size
+        flags = ctx.scratch("filter.flags", n, np.int8)
+        counts = ctx.scratch("cull.counts", 1, np.int64)
+        backend.fill(counts, 0)
+        backend.run(cuda_kernel(hooks, block), n, frontier.queue, frontier.length, flags,
+                    visited, counts, data, block_size=block)
+        predicated.cuda_compact(ctx, frontier, out, flags)
+        return int(backend.read(counts, 0))
+    nchunks = backend.chunks(n)
+    tmp = ctx.scratch("filter.tmp", n, frontier.dtype)
+    starts = np.empty(nchunks, dtype=np.int64)
+    counts = np.empty(nchunks, dtype=np.int64)
+    culled = np.zeros(nchunks, dtype=np.int64)
+    cpu_kernel(hooks)(frontier.queue, n, tmp, starts, counts, culled, nchunks, visited, data)
+    out.set_size(cpu_compact(tmp, starts, counts, nchunks, out.queue))
+    return int(culled.sum())

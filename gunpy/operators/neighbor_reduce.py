@@ -1,0 +1,126 @@
+"""neighbor_reduce: each vertex sums a value over its in-edges (or out-edges).
+
+Gunrock's NeighborReduce (and GraphBLAS's row-based SpMV, "pull"): for every
+vertex ``v`` of the frontier (``None``: all vertices), ``out[v]`` becomes the
+sum of ``gather_edge(src, dst, edge, weight, data)`` over ``v``'s in-edges
+``src -> v`` (``edges="in"``, which needs the reverse graph) or over its
+out-edges ``v -> dst`` (``edges="out"``). It is a gather: one writer per
+vertex, no atomics, which is why PageRank's pull variant uses it.
+
+CUDA mappings: a thread per vertex, or a warp per vertex with a shuffle
+reduction for long lists (chosen by average degree, or ``mapping=``).
+CPU: a ``prange`` over vertices.
+"""
+
+import functools
+
+import numpy as np
+from numba import cuda  # a module global: the simulator swaps it for its fake module
+
+from gunpy.operators.advance.common import cpu_weight, cuda_weight
+
+__all__ = ["execute", "MAPPINGS"]
+
+MAPPINGS = ("thread", "warp", "auto")
+_FULL = 0xFFFFFFFF
+
+
+@functools.lru_cache(maxsize=None)
+def cuda_kernel(hooks, weighted, incoming, mapping):
+    from gunpy.backends.cuda import kernel
+    gather_edge = hooks.gather_edge
+    weight = cuda_weight(weighted)
+
+    @cuda.jit(device=True, inline="always")
+    def edge_value(v, p, offsets_nbrs, edge_ids, values, data):
+        u = offsets_nbrs[p]
+        e = edge_ids[p] if incoming else p
+        w = weight(values, e)
+        if incoming:
+            return gather_edge(u, v, e, w, data)
+        return gather_edge(v, u, e, w, data)
+
+    def by_thread(queue, length, all_vertices, offsets, nbrs, edge_ids, values, out, data):
+        n = length[0]
+        for i in range(cuda.grid(1), n, cuda.gridsize(1)):
+            v = i if all_vertices else queue[i]
+            acc = 0.0
+            for p in range(offsets[v], offsets[v + 1]):
+                acc += edge_value(v, p, nbrs, edge_ids, values, data)
+            out[v] = acc
+
+    def by_warp(queue, length, all_vertices, offsets, nbrs, edge_ids, values, out, data):
+        n = length[0]
+        lane = cuda.laneid
+        for i in range(cuda.grid(1) // 32, n, cuda.gridsize(1) // 32):
+            v = i if all_vertices else queue[i]
+            acc = 0.0
+            # 1. lanes stride over the list; 2. a butterfly sum
+            for p in range(offsets[v] + lane, offsets[v + 1], 32):
+                acc += edge_value(v, p, nbrs, edge_ids, values, data)
+            off = 16
+            while off > 0:
+                acc += cuda.shfl_xor_sync(_FULL, acc, off)
+                off //= 2
+            if lane == 0:
+                out[v] = acc
+
+    return kernel(by_warp if mapping == "warp" else by_thread)
+
+
+@functools.lru_cache(maxsize=None)
+def cpu_kernel(hooks, weighted, incoming):
+    from numba import prange
+
+    from gunpy.backends.cpu import kernel
+    gather_edge = hooks.gather_edge
+    weight = cpu_weight(weighted)
+
+    def reduce_(queue, n, all_vertices, offsets, nbrs, edge_ids, values, out, data):
+        for i in prange(n):
+            v = np.int64(i) if all_vertices else np.int64(queue[i])
+            acc = 0.0
+            for p in range(offsets[v], offsets[v + 1]):
+                u = nbrs[p]
+                e = edge_ids[p] if incoming else p
+                w = weight(values, e)
+                if incoming:
+                    acc += gather_edge(u, v, e, w, data)
+                else:
+                    acc += gather_edge(v, u, e, w, data)
+            out[v] = acc
+
+    return kernel(reduce_)
+
+
+def execute(ctx, frontier, hooks, data, out, *, edges="in", mapping="auto"):
+    """``out[v] = sum of gather_edge over v's edges`` for the frontier's vertices; returns edges read."""
+    if edges not in ("in", "out"):
+        raise ValueError(f"neighbor_reduce edges must be 'in' or 'out', got {edges!r}")
+    if mapping not in MAPPINGS:
+        raise ValueError(f"unknown neighbor_reduce mapping {mapping!r}; valid: {MAPPINGS}")
+    backend = ctx.backend
+    incoming = edges == "in"
+    dg = backend.graph(ctx.graph, csc=incoming)
+    if incoming:
+        offsets, nbrs, edge_ids = dg.in_offsets, dg.in_indices, dg.in_edge_ids
+    else:
+        offsets, nbrs, edge_ids = dg.row_offsets, dg.column_indices, dg.in_edge_ids
+    all_vertices = frontier is None
+    if all_vertices:
+        queue, length, n = ctx.dummy_queue, ctx.vertex_count, ctx.num_vertices
+    else:
+        queue, length, n = frontier.queue, frontier.length, frontier.size
+    if n == 0:
+        return 0
+    if backend.name == "cuda":
+        if mapping == "auto":
+            mapping = "warp" if dg.num_edges >= 16 * max(dg.num_vertices, 1) else "thread"
+        k = cuda_kernel(hooks, dg.weighted, incoming, mapping)
+        items = n * 32 if mapping == "warp" else n
+        backend.run(k, items, queue, length, all_vertices, offsets, nbrs, edge_ids, dg.values,
+                    out, data)
+    else:
+        cpu_kernel(hooks, dg.weighted, incoming)(queue, n, all_vertices, offsets, nbrs, edge_ids,
+                                                  dg.values, out, data)
+    return dg.num_edges if all_vertices else 0

@@ -1,0 +1,198 @@
+"""priority_queue: the two-level near/far pile (Davidson et al.; Gunrock section 4.4.2).
+
+A user-defined ``priority(v, data)`` splits a frontier: vertices whose priority
+is below the current **level** form the *near* slice, which is returned as the
+next frontier; the others go to the *far* pile. When the near slice runs dry
+the level moves up to just above the smallest priority left in the far pile
+(skipping empty buckets) and the far pile is split again, with repeats dropped
+(a vertex may have been pushed to the far pile several times). SSSP's priority
+is ``distance / delta``, which makes this delta-stepping with two buckets.
+
+CUDA: one pass appends each item to the near or far queue with warp-aggregated
+atomics; a block reduction finds the far pile's minimum priority.
+CPU: chunks fill private slices of a near and a far buffer; a packing pass
+appends them.
+"""
+
+import functools
+import math
+
+import numpy as np
+from numba import cuda  # a module global: the simulator swaps it for its fake module
+
+from gunpy import atomics
+from gunpy.frontier import Frontier
+from gunpy.operators import bitmap
+from gunpy.operators.advance.common import cuda_append
+from gunpy.operators.common import cpu_compact
+
+__all__ = ["NearFarQueue"]
+
+
+@functools.lru_cache(maxsize=None)
+def _cuda_kernels(hooks, block):
+    from gunpy.backends.cuda import kernel
+    priority = hooks.priority
+
+    def split(in_queue, in_length, level, dedupe, seen, near_q, near_len, far_q, far_len, data):
+        n = in_length[0]
+        for i in range(cuda.grid(1), n, cuda.gridsize(1)):
+            v = in_queue[i]
+            if v < 0:
+                continue
+            if dedupe:
+                bit = np.uint32(1) << np.uint32(v & 31)
+                if atomics.or_(seen, v >> 5, bit) & bit:
+                    continue
+            if priority(v, data) < level:
+                cuda_append(near_q, near_len, v)
+            else:
+                cuda_append(far_q, far_len, v)
+
+    def min_priority(in_queue, in_length, out, data):
+        sh = cuda.shared.array(block, np.float64)
+        tid = cuda.threadIdx.x
+        acc = np.inf
+        for i in range(cuda.grid(1), in_length[0], cuda.gridsize(1)):
+            p = np.float64(priority(in_queue[i], data))
+            if p < acc:
+                acc = p
+        sh[tid] = acc
+        cuda.syncthreads()
+        stride = block // 2
+        while stride > 0:
+            if tid < stride and sh[tid + stride] < sh[tid]:
+                sh[tid] = sh[tid + stride]
+            cuda.syncthreads()
+            stride //= 2
+        if tid == 0:
+            cuda.atomic.min(out, 0, sh[0])
+
+    return kernel(split), kernel(min_priority)
+
+
+@functools.lru_cache(maxsize=None)
+def _cpu_kernels(hooks):
+    from numba import prange
+
+    from gunpy.backends.cpu import kernel
+    priority = hooks.priority
+
+    def split(in_queue, n, level, dedupe, seen, near_tmp, far_tmp, starts, near_counts,
+              far_counts, nchunks, data):
+        size = (n + nchunks - 1) // nchunks
+        for c in prange(nchunks):
+            lo = c * size
+            a = lo
+            b = lo
+            for i in range(lo, min(n, lo + size)):
+                v = in_queue[i]
+                if v < 0:
+                    continue
+                if dedupe:
+                    bit = np.uint32(1) << np.uint32(v & 31)
+                    if atomics.or_(seen, v >> 5, bit) & bit:
+                        continue
+                if priority(v, data) < level:
+                    near_tmp[a] = v
+                    a += 1
+                else:
+                    far_tmp[b] = v
+                    b += 1
+            starts[c] = lo
+            near_counts[c] = a - lo
+            far_counts[c] = b - lo
+
+    def min_priority(in_queue, n, data):
+        best = np.inf
+        for i in range(n):
+            p = np.float64(priority(in_queue[i], data))
+            if p < best:
+                best = p
+        return best
+
+    from gunpy.backends.cpu import serial_kernel
+    return kernel(split), serial_kernel(min_priority)
+
+
+class NearFarQueue:
+    """The near/far pile of one enactor run.
+
+    ``level`` starts at ``initial_level`` (items with ``priority < level`` are near).
+    """
+
+    def __init__(self, ctx, *, initial_level=1.0):
+        self.ctx = ctx
+        self.backend = ctx.backend
+        self.level = float(initial_level)
+        # two far piles: a refill splits one into the near slice and the other
+        self._piles = [Frontier(self.backend, max(ctx.num_vertices, 1),
+                                dtype=ctx.problem.index_dtype, name=f"far{i}",
+                                num_vertices=ctx.num_vertices) for i in range(2)]
+        self.far = self._piles[0]
+        self.refills = 0
+
+    def _split(self, frontier, out, hooks, data, *, dedupe, far_out):
+        """Split ``frontier`` into ``out`` (near, overwritten) and ``far_out`` (appended)."""
+        ctx, backend = self.ctx, self.backend
+        n = frontier.size
+        out.reserve(n)
+        far_out.reserve(far_out.size + n, keep=True)
+        seen = ctx.visited_words() if not dedupe else \
+            ctx.scratch("pq.seen", bitmap.num_words(ctx.num_vertices), np.uint32)
+        if dedupe:
+            backend.fill(seen, 0)
+        if backend.name == "cuda":
+            k_split, _ = _cuda_kernels(hooks, backend.block_size)
+            out.clear()
+            backend.run(k_split, n, frontier.queue, frontier.length, np.float64(self.level),
+                        dedupe, seen, out.queue, out.length, far_out.queue, far_out.length, data)
+            out.touched()
+            far_out.touched()
+            return
+        k_split, _ = _cpu_kernels(hooks)
+        nchunks = backend.chunks(n)
+        near_tmp = ctx.scratch("pq.near", n, frontier.dtype)
+        far_tmp = ctx.scratch("pq.far", n, frontier.dtype)
+        starts = np.empty(nchunks, dtype=np.int64)
+        nc = np.empty(nchunks, dtype=np.int64)
+        fc = np.empty(nchunks, dtype=np.int64)
+        k_split(frontier.queue, n, self.level, dedupe, seen, near_tmp, far_tmp, starts, nc, fc,
+                nchunks, data)
+        base = far_out.size
+        out.set_size(cpu_compact(near_tmp, starts, nc, nchunks, out.queue))
+        added = cpu_compact(far_tmp, starts, fc, nchunks, far_out.queue[base:])
+        far_out.set_size(base + added)
+
+    def _min_far_priority(self, hooks, data):
+        backend = self.backend
+        if backend.name == "cuda":
+            _, k_min = _cuda_kernels(hooks, backend.block_size)
+            out = backend.full(1, np.inf, np.float64)
+            backend.run(k_min, self.far.size, self.far.queue, self.far.length, out, data,
+                        block_size=backend.block_size)
+            return backend.read(out, 0) if not backend.dry_run else self.level
+        _, k_min = _cpu_kernels(hooks)
+        return float(k_min(self.far.queue, self.far.size, data))
+
+    def next(self, frontier, out, hooks, data):
+        """The next near frontier (in ``out``); the rest of ``frontier`` joins the far pile.
+
+        Returns the frontier to process next: empty only when near and far both are.
+        """
+        self._split(frontier, out, hooks, data, dedupe=False, far_out=self.far)
+        while out.size == 0 and self.far.size > 0:
+            # the near slice ran dry: raise the level past the far pile's minimum
+            # and split the far pile again (dropping its repeats)
+            lowest = self._min_far_priority(hooks, data)
+            if not math.isfinite(lowest):
+                break
+            self.level = max(self.level, math.floor(lowest) + 1.0)
+            self.refills += 1
+            pile = self.far
+            self.far = self._piles[1] if pile is self._piles[0] else self._piles[0]
+            self.far.clear()
+            self._split(pile, out, hooks, data, dedupe=True, far_out=self.far)
+            if self.backend.dry_run:
+                break
+        return out

@@ -1,0 +1,97 @@
+"""reduce: whole-array reductions (sum, min, max) and ``iota``, on any backend.
+
+CUDA: a grid-stride loop accumulates per thread, a shared-memory tree reduces
+each block, and one atomic per block combines the blocks. CPU: NumPy.
+"""
+
+import functools
+
+import numpy as np
+from numba import cuda  # a module global: the simulator swaps it for its fake module
+
+__all__ = ["reduce_array", "iota", "OPS"]
+
+OPS = ("sum", "min", "max")
+
+
+@functools.lru_cache(maxsize=None)
+def _cuda_reduce(op, is_float, block):
+    from gunpy.backends.cuda import kernel
+    acc_t = np.float64 if is_float else np.int64
+    ident = _identity(op, is_float)
+    is_sum, is_min = op == "sum", op == "min"
+
+    @cuda.jit(device=True, inline="always")
+    def combine(a, b):
+        if is_sum:
+            return a + b
+        if is_min:
+            return a if a <= b else b
+        return a if a >= b else b
+
+    def red(arr, n, out):
+        sh = cuda.shared.array(block, acc_t)
+        tid = cuda.threadIdx.x
+        acc = acc_t(ident)
+        # 1. each thread folds a strided slice
+        for i in range(cuda.grid(1), n, cuda.gridsize(1)):
+            acc = combine(acc, acc_t(arr[i]))
+        sh[tid] = acc
+        cuda.syncthreads()
+        # 2. tree reduction within the block
+        stride = block // 2
+        while stride > 0:
+            if tid < stride:
+                sh[tid] = combine(sh[tid], sh[tid + stride])
+            cuda.syncthreads()
+            stride //= 2
+        # 3. one atomic per block
+        if tid == 0:
+            if is_sum:
+                cuda.atomic.add(out, 0, sh[0])
+            elif is_min:
+                cuda.atomic.min(out, 0, sh[0])
+            else:
+                cuda.atomic.max(out, 0, sh[0])
+
+    return kernel(red), ident, acc_t
+
+
+def reduce_array(backend, arr, n=None, op="sum"):
+    """``op`` over ``arr[:n]`` as a Python number (identity for an empty range)."""
+    if op not in OPS:
+        raise ValueError(f"unknown reduction {op!r}; valid: {OPS}")
+    n = arr.shape[0] if n is None else int(n)
+    is_float = np.dtype(arr.dtype).kind == "f"
+    if backend.name == "cpu":
+        part = arr[:n]
+        if n == 0:
+            return _identity(op, is_float)
+        return (part.sum() if op == "sum" else part.min() if op == "min" else part.max()).item()
+    block = backend.block_size
+    k, ident, acc_t = _cuda_reduce(op, is_float, block)
+    out = backend.full(1, ident, acc_t)
+    backend.run(k, n, arr, n, out, block_size=block)
+    return backend.read(out, 0) if not backend.dry_run else ident
+
+
+def _identity(op, is_float):
+    if op == "sum":
+        return 0.0 if is_float else 0
+    if op == "min":
+        return np.inf if is_float else np.iinfo(np.int64).max
+    return -np.inf if is_float else np.iinfo(np.int64).min
+
+
+@cuda.jit
+def _iota(out, n):
+    for i in range(cuda.grid(1), n, cuda.gridsize(1)):
+        out[i] = i
+
+
+def iota(backend, out, n):
+    """``out[i] = i`` for ``i < n``."""
+    if backend.name == "cpu":
+        out[:n] = np.arange(n, dtype=out.dtype)
+        return
+    backend.run(_iota, n, out, n)
