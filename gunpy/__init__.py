@@ -15,6 +15,10 @@ from gunpy.frontier import Frontier
 from gunpy.result import Result, Stats
 from gunpy.primitives.bfs import bfs
 from gunpy.primitives.sssp import sssp
+from gunpy.primitives.bc import bc
+from gunpy.primitives.cc import cc
+from gunpy.primitives.pagerank import pagerank
 
 __all__ = ["__version__", "Graph", "GraphFormatError", "INVALID", "atomics", "Functor",
-           "Problem", "Enactor", "Frontier", "Result", "Stats", "bfs", "sssp"]
+           "Problem", "Enactor", "Frontier", "Result", "Stats",
+           "bfs", "sssp", "bc", "cc", "pagerank"]

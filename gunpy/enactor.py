@@ -148,7 +148,7 @@ class Enactor:
         if self.max_iterations is not None and self.iteration >= self.max_iterations:
             return True
         if self.backend.dry_run:
-            return self.iteration >= 2
+            return self.iteration >= 3
         return frontier.size == 0
 
     def finalize(self):
@@ -251,6 +251,19 @@ class Enactor:
         frontier.ensure_queue(self.scratch)
         out = self._output_for(frontier, kind=frontier.kind)
         return filter_op.execute(self, frontier, out, hooks, self.problem.data(), mode=mode)
+
+    def filter_until_empty(self, frontier, functor, *, mode=None):
+        """Filter repeatedly, each output feeding the next, until nothing is kept.
+
+        For fixed-point sub-loops such as pointer jumping. Returns the number of rounds.
+        """
+        rounds = 0
+        while frontier.size:
+            frontier = self.filter(frontier, functor, mode=mode)
+            rounds += 1
+            if self.backend.dry_run:
+                break
+        return rounds
 
     def compute(self, frontier, functor):
         """Run ``apply_vertex`` on every item of ``frontier`` (``None``: every vertex)."""

@@ -181,6 +181,9 @@ class NearFarQueue:
         Returns the frontier to process next: empty only when near and far both are.
         """
         self._split(frontier, out, hooks, data, dedupe=False, far_out=self.far)
+        if self.backend.dry_run:
+            # nothing runs in a dry run, so the near slice never empties: visit the refill path
+            self._min_far_priority(hooks, data)
         while out.size == 0 and self.far.size > 0:
             # the near slice ran dry: raise the level past the far pile's minimum
             # and split the far pile again (dropping its repeats)

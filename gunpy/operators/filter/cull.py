@@ -45,10 +45,11 @@ def cuda_kernel(hooks, block):
     from gunpy.backends.cuda import kernel
     cond_vertex, apply_vertex = hooks.cond_vertex, hooks.apply_vertex
     nwarps = max(1, block // 32)
+    slots = nwarps * WARP_HASH  # shared-array sizes must be compile-time constants
 
     def cull(in_queue, in_length, flags, visited, counts, data):
-        warp_hash = cuda.shared.array(nwarps * WARP_HASH, np.int64)
-        lane_hash = cuda.shared.array(nwarps * WARP_HASH, np.int32)
+        warp_hash = cuda.shared.array(slots, np.int64)
+        lane_hash = cuda.shared.array(slots, np.int32)
         history = cuda.shared.array(HISTORY, np.int64)
         tid = cuda.threadIdx.x
         lane = tid % 32

@@ -1,0 +1,68 @@
+"""Betweenness centrality against networkx (all sources, normalised, subsets)."""
+
+import networkx as nx
+import numpy as np
+import pytest
+
+import gunpy
+from gunpy.testing import nasty_graphs, to_nx
+
+GRAPHS = nasty_graphs(hub=40, random_n=40)  # BC runs one traversal per source: keep them small
+
+
+def as_array(d, n):
+    return np.array([d[v] for v in range(n)])
+
+
+@pytest.mark.parametrize("normalized", [False, True])
+@pytest.mark.parametrize("name", sorted(GRAPHS))
+def test_bc_all_sources(name, normalized, backend, small):
+    G = GRAPHS[name]
+    if small and G.num_vertices > 45:
+        pytest.skip("all-sources BC on this graph is slow in the simulator")
+    r = gunpy.bc(G, normalized=normalized, backend=backend)
+    expect = as_array(nx.betweenness_centrality(to_nx(G), normalized=normalized), G.num_vertices)
+    np.testing.assert_allclose(r.centrality, expect, rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("name", ["random_directed", "random_undirected", "disconnected",
+                                  "star_hub", "preferential_hubs", "grid"])
+def test_bc_source_subset(name, backend):
+    G = GRAPHS[name]
+    sources = [0, G.num_vertices // 2, G.num_vertices - 1, 0]  # a repeat counts twice
+    r = gunpy.bc(G, sources, backend=backend)
+    g = to_nx(G)
+    expect = as_array(nx.betweenness_centrality_subset(g, sources, list(g), normalized=False),
+                      G.num_vertices)
+    np.testing.assert_allclose(r.centrality, expect, rtol=1e-10, atol=1e-12)
+    assert r.stats.extra["sources"] == 4
+
+
+@pytest.mark.parametrize("lb", ["thread_mapped", "auto"])
+def test_bc_load_balance_options(lb, backend):
+    G = GRAPHS["preferential_hubs"]
+    r = gunpy.bc(G, [0, 5], load_balance=lb, backend=backend)
+    g = to_nx(G)
+    expect = as_array(nx.betweenness_centrality_subset(g, [0, 5], list(g)), G.num_vertices)
+    np.testing.assert_allclose(r.centrality, expect, rtol=1e-10, atol=1e-12)
+
+
+def test_bc_weights_are_ignored():
+    g = nx.path_graph(5)
+    for u, v in g.edges:
+        g[u][v]["weight"] = 10.0 * (u + 1)
+    G = gunpy.Graph.from_networkx(g)
+    r = gunpy.bc(G, backend="cpu")
+    assert r.to_dict() == pytest.approx(nx.betweenness_centrality(g, normalized=False))
+
+
+def test_bc_bad_source():
+    with pytest.raises(IndexError):
+        gunpy.bc(GRAPHS["path_directed"], [0, 10**6], backend="cpu")
+
+
+@pytest.mark.ptx
+def test_bc_compiles_to_ptx(ptx_backend):
+    gunpy.bc(GRAPHS["preferential_hubs"], [0], backend=ptx_backend)
+    names = " ".join(ptx_backend.kernel_names())
+    assert "advance" in names and "compute" in names

@@ -1,0 +1,65 @@
+"""Connected components against networkx (weak components on directed graphs)."""
+
+import networkx as nx
+import numpy as np
+import pytest
+
+import gunpy
+from gunpy.testing import nasty_graphs, to_nx
+
+GRAPHS = nasty_graphs()
+
+
+def expected_labels(G):
+    g = to_nx(G)
+    comps = nx.weakly_connected_components(g) if G.directed else nx.connected_components(g)
+    labels = np.empty(G.num_vertices, dtype=np.int64)
+    for c in comps:
+        labels[list(c)] = min(c)
+    return labels
+
+
+@pytest.mark.parametrize("name", sorted(GRAPHS))
+def test_cc_matches_networkx(name, backend):
+    G = GRAPHS[name]
+    r = gunpy.cc(G, backend=backend)
+    expect = expected_labels(G)
+    assert np.array_equal(r.labels, expect)
+    assert r.num_components == len(np.unique(expect))
+    assert r.labels.dtype == G.column_indices.dtype
+
+
+def test_cc_many_components_and_isolated_vertices(backend):
+    rng = np.random.default_rng(5)
+    n = 300
+    src = rng.integers(0, n, 120)
+    dst = rng.integers(0, n, 120)
+    G = gunpy.Graph.from_edges(src, dst, num_vertices=n, directed=True)
+    r = gunpy.cc(G, backend=backend)
+    assert np.array_equal(r.labels, expected_labels(G))
+
+
+def test_cc_long_path_worst_case_for_hooking(backend, small):
+    n = 80 if small else 2000
+    perm = np.random.default_rng(1).permutation(n)  # labels far from path order
+    G = gunpy.Graph.from_edges(perm[:-1], perm[1:], directed=False)
+    r = gunpy.cc(G, backend=backend)
+    assert r.num_components == 1 and (r.labels == 0).all()
+
+
+def test_cc_dict_and_scipy_agree():
+    import scipy.sparse.csgraph as csg
+    G = GRAPHS["random_directed"]
+    r = gunpy.cc(G, backend="cpu")
+    ncomp, lab = csg.connected_components(G.to_scipy(), directed=True, connection="weak")
+    assert r.num_components == ncomp
+    # same partition
+    pairs = set(zip(r.labels.tolist(), lab.tolist()))
+    assert len(pairs) == ncomp
+
+
+@pytest.mark.ptx
+def test_cc_compiles_to_ptx(ptx_backend):
+    gunpy.cc(GRAPHS["random_directed"], backend=ptx_backend)
+    names = " ".join(ptx_backend.kernel_names())
+    assert "flag" in names and "compute" in names and "_iota" in names

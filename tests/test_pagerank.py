@@ -1,0 +1,107 @@
+"""PageRank against networkx: values, iteration counts, tol=0, non-convergence."""
+
+import networkx as nx
+import numpy as np
+import pytest
+
+import gunpy
+from gunpy.testing import nasty_graphs, to_nx
+
+GRAPHS = nasty_graphs()
+
+
+def nx_reference(G, **kw):
+    g = to_nx(G)
+    return np.array([nx.pagerank(g, **kw)[v] for v in range(G.num_vertices)])
+
+
+def scipy_iterations(G, alpha=0.85, tol=1e-6, max_iter=100):
+    """networkx's _pagerank_scipy loop, counting iterations."""
+    A = G.to_scipy()
+    n = G.num_vertices
+    S = np.asarray(A.sum(axis=1)).ravel()
+    inv = np.divide(1.0, S, out=np.zeros(n), where=S != 0)
+    A = (A.T.multiply(inv)).T.tocsr()
+    x = np.full(n, 1.0 / n)
+    dangling = S == 0
+    for it in range(1, max_iter + 1):
+        last = x
+        x = alpha * (x @ A) + (alpha * x[dangling].sum() + 1 - alpha) / n
+        if np.abs(x - last).sum() < n * tol:
+            return it, x
+    return max_iter, x
+
+
+def weighted_copy(G, seed=0):
+    w = np.random.default_rng(seed).random(G.num_edges) + 0.1
+    src = np.repeat(np.arange(G.num_vertices), G.out_degrees())
+    return gunpy.Graph.from_edges(src, G.column_indices, w, num_vertices=G.num_vertices,
+                                  directed=True)
+
+
+@pytest.mark.parametrize("direction", ["pull", "push"])
+@pytest.mark.parametrize("weights", [False, True])
+@pytest.mark.parametrize("name", sorted(GRAPHS))
+def test_pagerank_matches_networkx(name, weights, direction, backend):
+    G = weighted_copy(GRAPHS[name]) if weights else GRAPHS[name]
+    r = gunpy.pagerank(G, direction=direction, backend=backend)
+    np.testing.assert_allclose(r.rank, nx_reference(G), rtol=1e-9, atol=1e-12)
+    iters, _ = scipy_iterations(G)
+    assert r.iterations == iters and r.converged
+    assert abs(r.rank.sum() - 1.0) < 1e-9
+
+
+def test_pagerank_tol_zero_runs_max_iter(backend):
+    G = GRAPHS["random_directed"]
+    r = gunpy.pagerank(G, tol=0.0, max_iter=7, backend=backend)
+    assert r.iterations == 7 and not r.converged
+    _, x = scipy_iterations(G, tol=0.0, max_iter=7)
+    np.testing.assert_allclose(r.rank, x, rtol=1e-10)
+
+
+def test_pagerank_non_convergence_does_not_raise(backend):
+    G = GRAPHS["preferential_hubs"]
+    r = gunpy.pagerank(G, tol=1e-15, max_iter=3, backend=backend)
+    assert r.iterations == 3 and not r.converged
+    with pytest.raises(nx.PowerIterationFailedConvergence):
+        nx.pagerank(to_nx(G), tol=1e-15, max_iter=3)
+
+
+@pytest.mark.parametrize("alpha", [0.0, 0.5, 1.0])
+def test_pagerank_alpha_extremes(alpha, backend):
+    G = GRAPHS["random_directed"]
+    r = gunpy.pagerank(G, alpha=alpha, backend=backend)
+    np.testing.assert_allclose(r.rank, nx_reference(G, alpha=alpha), rtol=1e-9, atol=1e-12)
+
+
+def test_pagerank_self_loops_kept_match_networkx():
+    g = nx.DiGraph([(0, 0), (0, 1), (1, 2), (2, 0), (2, 2), (3, 1)])
+    G = gunpy.Graph.from_networkx(g, remove_self_loops=False)
+    r = gunpy.pagerank(G, backend="cpu")
+    assert r.to_dict() == pytest.approx(nx.pagerank(g), rel=1e-9)
+
+
+def test_pagerank_bad_options():
+    G = GRAPHS["path_directed"]
+    with pytest.raises(ValueError, match="alpha"):
+        gunpy.pagerank(G, alpha=1.5, backend="cpu")
+    with pytest.raises(ValueError, match="tol"):
+        gunpy.pagerank(G, tol=-1, backend="cpu")
+    with pytest.raises(ValueError, match="direction"):
+        gunpy.pagerank(G, direction="sideways", backend="cpu")
+
+
+def test_pagerank_empty_graph():
+    G = gunpy.Graph.from_edges([], [], num_vertices=0)
+    r = gunpy.pagerank(G, backend="cpu")
+    assert r.rank.shape == (0,) and r.converged
+
+
+@pytest.mark.ptx
+@pytest.mark.parametrize("direction", ["pull", "push"])
+def test_pagerank_compiles_to_ptx(direction, ptx_backend):
+    gunpy.pagerank(weighted_copy(GRAPHS["random_directed"]), direction=direction, max_iter=2,
+                   backend=ptx_backend)
+    names = " ".join(ptx_backend.kernel_names())
+    assert "red" in names and "compute" in names
+    assert ("by_" in names) if direction == "pull" else ("advance" in names)

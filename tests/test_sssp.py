@@ -1,0 +1,100 @@
+"""SSSP against networkx Dijkstra and Graph500's kernel-2 checks."""
+
+import networkx as nx
+import numpy as np
+import pytest
+
+import gunpy
+from gunpy.testing import check_sssp_tree, nasty_graphs, reference_distances
+
+GRAPHS = nasty_graphs()
+RNG = np.random.default_rng(11)
+
+
+def weighted(G, kind, seed=0):
+    """A weighted copy of G (same structure): integer, real, with zeros, or unweighted."""
+    if kind == "unweighted":
+        return G
+    rng = np.random.default_rng(seed)
+    m = G.num_edges
+    w = {"int": rng.integers(1, 64, m).astype(float),
+         "real": rng.random(m) * 10 + 1e-3,
+         "zeros": rng.integers(0, 3, m).astype(float)}[kind]
+    src = np.repeat(np.arange(G.num_vertices), G.out_degrees())
+    return gunpy.Graph.from_edges(src, G.column_indices, w, num_vertices=G.num_vertices,
+                                  directed=True)
+
+
+@pytest.mark.parametrize("kind", ["unweighted", "int", "real", "zeros"])
+@pytest.mark.parametrize("method", ["near_far", "bellman_ford"])
+@pytest.mark.parametrize("name", sorted(GRAPHS))
+def test_sssp_matches_networkx(name, method, kind, backend):
+    G = weighted(GRAPHS[name], kind)
+    for s in sorted({0, G.num_vertices - 1}):
+        r = gunpy.sssp(G, s, method=method, backend=backend)
+        ref = reference_distances(G, s)
+        check_sssp_tree(G, s, r.distance, r.parent, reference=ref, rtol=1e-12)
+        if kind in ("unweighted", "int", "zeros"):
+            assert np.array_equal(r.distance, ref)  # integer sums are exact
+        assert r.distance.dtype == np.float64 and r.parent.dtype == np.int32
+
+
+@pytest.mark.parametrize("delta", [0.5, 3.0, 1e9])
+def test_sssp_delta_values_agree(delta, backend):
+    G = weighted(GRAPHS["preferential_hubs"], "int", seed=4)
+    ref = reference_distances(G, 0)
+    r = gunpy.sssp(G, 0, delta=delta, backend=backend)
+    assert np.array_equal(r.distance, ref)
+
+
+def test_sssp_undirected_weighted_from_networkx(backend):
+    g = nx.Graph()
+    g.add_weighted_edges_from([("a", "b", 2.0), ("b", "c", 1.0), ("a", "c", 5.0), ("c", "d", 0.5),
+                               ("x", "y", 1.0)])
+    G = gunpy.Graph.from_networkx(g)
+    r = gunpy.sssp(G, 0, backend=backend)
+    assert r.to_dict() == nx.single_source_dijkstra_path_length(g, "a")
+
+
+def test_sssp_near_far_refills_the_far_pile(backend):
+    # a path with a heavy shortcut: most vertices start in the far pile
+    G = weighted(GRAPHS["path_directed"], "int", seed=2)
+    r = gunpy.sssp(G, 0, delta=1.0, backend=backend)
+    assert np.array_equal(r.distance, reference_distances(G, 0))
+    assert r.stats.extra["method"] == "near_far"
+
+
+@pytest.mark.parametrize("bad", [-1.0, np.nan, np.inf])
+def test_sssp_rejects_bad_weights(bad):
+    G = gunpy.Graph.from_edges([0, 1], [1, 2], [1.0, bad], directed=True)
+    with pytest.raises(ValueError, match="non-negative finite"):
+        gunpy.sssp(G, 0, backend="cpu")
+
+
+def test_sssp_bad_options():
+    G = weighted(GRAPHS["path_directed"], "int")
+    with pytest.raises(ValueError, match="delta"):
+        gunpy.sssp(G, 0, delta=0, backend="cpu")
+    with pytest.raises(ValueError, match="method"):
+        gunpy.sssp(G, 0, method="dijkstra", backend="cpu")
+    with pytest.raises(IndexError):
+        gunpy.sssp(G, G.num_vertices, backend="cpu")
+
+
+def test_sssp_user_weights_not_mutated():
+    w = np.array([3.0, 1.0, 2.0])
+    src, dst = np.array([0, 1, 0]), np.array([1, 2, 2])
+    G = gunpy.Graph.from_edges(src, dst, w, directed=True)
+    gunpy.sssp(G, 0, backend="cpu")
+    assert w.tolist() == [3.0, 1.0, 2.0] and src.tolist() == [0, 1, 0]
+
+
+@pytest.mark.ptx
+@pytest.mark.parametrize("method", ["near_far", "bellman_ford"])
+def test_sssp_compiles_to_ptx(method, ptx_backend):
+    G = weighted(GRAPHS["preferential_hubs"], "real")
+    gunpy.sssp(G, 0, method=method, backend=ptx_backend)
+    names = " ".join(ptx_backend.kernel_names())
+    assert "advance" in names and "cull" in names
+    if method == "near_far":
+        assert "split" in names and "min_priority" in names
