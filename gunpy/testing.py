@@ -256,7 +256,7 @@ def check_sssp_tree(G, source, distance, parent, *, reference=None, rtol=1e-9):
 
 
 # ----------------------------------------------------------------------------- graphs
-def nasty_graphs(*, hub=300, random_n=200, seed=7):
+def nasty_graphs(*, hub=None, random_n=None, seed=7, small=None):
     """Small graphs that break careless traversals, as ``{name: Graph}``.
 
     Paths (long diameter), a star whose hub has ``hub`` leaves (larger than a
@@ -264,10 +264,17 @@ def nasty_graphs(*, hub=300, random_n=200, seed=7):
     self-loops and duplicate edges in the input, an edgeless graph, a single
     vertex, random directed and undirected graphs, a preferential-attachment
     graph with hubs, and a 2-D grid.
+
+    ``small`` (default: when the CUDA simulator is on) shrinks them so that a
+    simulated traversal takes seconds: paths of 16, a hub of 40 leaves (still
+    more than the simulator's 32-thread block), random graphs of 40 vertices.
     """
+    small = ON_CUDASIM if small is None else small
+    hub = hub if hub is not None else (40 if small else 300)
+    random_n = random_n if random_n is not None else (40 if small else 200)
     rng = np.random.default_rng(seed)
     out = {}
-    n = 60
+    n = 16 if small else 60
     out["path_undirected"] = Graph.from_edges(np.arange(n - 1), np.arange(1, n), directed=False)
     out["path_directed"] = Graph.from_edges(np.arange(n - 1), np.arange(1, n), directed=True)
     out["star_hub"] = Graph.from_edges(np.zeros(hub, dtype=np.int64), np.arange(1, hub + 1),
@@ -278,7 +285,8 @@ def nasty_graphs(*, hub=300, random_n=200, seed=7):
     s = [0, 1, 2, 3, 4, 5, 6, 7, 8, 15, 16]
     d = [1, 2, 3, 4, 0, 6, 7, 8, 5, 16, 17]
     out["disconnected"] = Graph.from_edges(s, d, num_vertices=20, directed=False)
-    out["directed_cycle"] = Graph.from_edges(np.arange(40), (np.arange(40) + 1) % 40, directed=True)
+    c = 12 if small else 40
+    out["directed_cycle"] = Graph.from_edges(np.arange(c), (np.arange(c) + 1) % c, directed=True)
     s = [0, 0, 0, 1, 1, 2, 3, 3, 4]
     d = [0, 1, 1, 1, 2, 2, 4, 4, 0]
     out["self_loops_duplicates"] = Graph.from_edges(s, d, num_vertices=6, directed=True)

@@ -48,6 +48,8 @@ def pytest_configure(config):
     if bool(numba.config.ENABLE_CUDASIM) != (mode == "sim"):
         raise pytest.UsageError("numba was imported before conftest could set "
                                 "NUMBA_ENABLE_CUDASIM; run the modes in separate processes")
+    if mode == "sim":
+        import gunpy.backends.cuda  # noqa: F401 - installs the warp-intrinsic shim
     if mode == "gpu":
         from numba import cuda
         if not cuda.is_available():

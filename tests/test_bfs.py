@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 import gunpy
-from gunpy.testing import check_bfs_tree, nasty_graphs, reference_depths
+from gunpy.testing import ON_CUDASIM, check_bfs_tree, nasty_graphs, reference_depths
 
 GRAPHS = nasty_graphs()
 
@@ -15,7 +15,8 @@ def sources(G):
     deg = G.out_degrees()
     if n:
         picks.add(int(np.argmax(deg)))  # the hub
-    return sorted(picks)
+    picks = sorted(picks)
+    return picks[:2] if ON_CUDASIM else picks
 
 
 @pytest.mark.parametrize("name", sorted(GRAPHS))
