@@ -7,6 +7,8 @@ BC, CC and PageRank are built on them in :mod:`gunpy.primitives`.
 from gunpy._version import __version__
 from gunpy.errors import INVALID, GraphFormatError
 from gunpy.graph import Graph
+from gunpy.io import read_edgelist, read_mtx
+from gunpy import datasets, generators
 from gunpy import atomics
 from gunpy.functor import Functor
 from gunpy.problem import Problem
@@ -19,6 +21,7 @@ from gunpy.primitives.bc import bc
 from gunpy.primitives.cc import cc
 from gunpy.primitives.pagerank import pagerank
 
-__all__ = ["__version__", "Graph", "GraphFormatError", "INVALID", "atomics", "Functor",
+__all__ = ["__version__", "Graph", "GraphFormatError", "INVALID", "read_mtx", "read_edgelist",
+           "datasets", "generators", "atomics", "Functor",
            "Problem", "Enactor", "Frontier", "Result", "Stats",
            "bfs", "sssp", "bc", "cc", "pagerank"]

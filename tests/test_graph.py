@@ -1,0 +1,123 @@
+"""Graph construction: CSR layout, validation, conversions, the reverse view."""
+
+import networkx as nx
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+import gunpy
+from gunpy import Graph
+
+
+def test_csr_layout_and_dtypes():
+    G = Graph.from_edges([2, 0, 0, 1], [0, 2, 1, 2], [5.0, 1.0, 2.0, 3.0])
+    assert G.row_offsets.dtype == np.int64 and G.column_indices.dtype == np.int32
+    assert G.row_offsets.tolist() == [0, 2, 3, 4]
+    assert G.column_indices.tolist() == [1, 2, 2, 0]  # rows sorted
+    assert G.values.tolist() == [2.0, 1.0, 3.0, 5.0]
+
+
+def test_undirected_stores_both_directions_and_dedupes_with_min_weight():
+    G = Graph.from_edges([0, 1, 0, 1], [1, 0, 1, 1], [4.0, 2.0, 7.0, 1.0], directed=False)
+    assert G.num_edges == 2  # 0-1 both ways; the self-loop 1-1 removed
+    assert G.values.tolist() == [2.0, 2.0]
+    keep = Graph.from_edges([0, 1], [1, 1], directed=False, remove_self_loops=False)
+    assert keep.num_edges == 3
+
+
+def test_keep_duplicates():
+    G = Graph.from_edges([0, 0], [1, 1], remove_duplicates=False)
+    assert G.num_edges == 2
+
+
+@pytest.mark.parametrize("src,dst,kw,match", [
+    ([0, 1], [1], {}, "differ in length"),
+    ([0, -1], [1, 2], {}, "negative"),
+    ([0, 1.5], [1, 2], {}, "not an integer"),
+    ([0, 1], [1, 5], {"num_vertices": 3}, "out of range"),
+    ([[0, 1]], [[1, 2]], {}, "one-dimensional"),
+    (["a"], ["b"], {}, "integer vertex ids"),
+    ([0, np.nan], [1, 2], {}, "NaN"),
+    ([0, 1], [1, 2], {"num_vertices": -1}, ">= 0"),
+    ([0], [1], {"weights": [1.0, 2.0]}, "length 1"),
+])
+def test_bad_edge_arrays(src, dst, kw, match):
+    with pytest.raises(ValueError, match=match):
+        Graph.from_edges(src, dst, **kw)
+
+
+def test_user_arrays_not_mutated_or_aliased():
+    src = np.array([3, 0, 1], dtype=np.int32)
+    dst = np.array([0, 1, 2], dtype=np.int64)
+    w = np.array([1.0, 2.0, 3.0])
+    copies = (src.copy(), dst.copy(), w.copy())
+    G = Graph.from_edges(src, dst, w, directed=False)
+    gunpy.bfs(G, 0, backend="cpu")
+    for a, b in zip((src, dst, w), copies):
+        assert np.array_equal(a, b)
+    assert not np.shares_memory(G.column_indices, dst)
+    ro = np.array([0, 1, 2])
+    H = Graph(ro, np.array([1, 0]))
+    ro[0] = 99
+    assert H.row_offsets[0] == 0
+
+
+def test_from_scipy_symmetry_detection():
+    A = sp.csr_array(np.array([[0, 1, 0], [1, 0, 2], [0, 2, 0]], dtype=float))
+    assert not Graph.from_scipy(A).directed
+    B = sp.csr_array(np.array([[0, 1, 0], [0, 0, 1], [0, 0, 0]], dtype=float))
+    G = Graph.from_scipy(B)
+    assert G.directed and G.num_edges == 2
+    U = Graph.from_scipy(B, directed=False)
+    assert U.num_edges == 4
+    assert (Graph.from_scipy(A).to_scipy() != A).nnz == 0
+
+
+def test_from_scipy_rejects_non_square():
+    with pytest.raises(ValueError, match="square"):
+        Graph.from_scipy(sp.csr_array(np.ones((2, 3))))
+
+
+def test_from_networkx_labels_and_roundtrip():
+    g = nx.DiGraph()
+    g.add_weighted_edges_from([("x", "y", 2.0), ("y", "z", 3.0)])
+    g.add_node("lonely")
+    G = Graph.from_networkx(g)
+    assert G.node_labels == ["x", "y", "z", "lonely"] and G.weighted
+    h = G.to_networkx()
+    assert set(h.edges(data="weight")) == set(g.edges(data="weight"))
+    assert set(h.nodes) == set(g.nodes)
+
+
+def test_csc_maps_edge_ids():
+    G = Graph.from_edges([0, 0, 2, 1], [1, 2, 1, 0], [1.0, 2.0, 3.0, 4.0])
+    c = G.csc()
+    # in-edges of vertex 1: from 0 (edge 0->1) and 2 (edge 2->1)
+    lo, hi = c.in_offsets[1], c.in_offsets[2]
+    srcs = c.in_indices[lo:hi].tolist()
+    assert sorted(srcs) == [0, 2]
+    for p in range(lo, hi):
+        e = c.in_edge_ids[p]
+        assert G.column_indices[e] == 1
+        u = np.searchsorted(G.row_offsets, e, side="right") - 1
+        assert u == c.in_indices[p]
+    assert np.array_equal(G.in_degrees(), [1, 2, 1])
+
+
+def test_index_type_widens_past_int32():
+    from gunpy.graph import _index_dtype
+    assert _index_dtype(2**31 - 1) == np.int32
+    assert _index_dtype(2**31) == np.int64  # ids that overflow int32
+
+
+def test_ids_past_int64_rejected():
+    with pytest.raises(ValueError, match="overflow|too large"):
+        Graph.from_edges(np.array([0], dtype=np.uint64), np.array([2**63 + 1], dtype=np.uint64))
+
+
+def test_empty_and_single_vertex_graphs():
+    G = Graph.from_edges([], [])
+    assert G.num_vertices == 0 and G.num_edges == 0
+    assert gunpy.cc(G, backend="cpu").num_components == 0
+    S = Graph.from_edges([], [], num_vertices=1)
+    assert gunpy.bfs(S, 0, backend="cpu").depth.tolist() == [0]
