@@ -5,7 +5,7 @@ maps the option names to them and picks one for ``load_balance="auto"``.
 Push strategies share :class:`~gunpy.operators.advance.common.PushSpec`.
 """
 
-from gunpy.operators.advance import thread_mapped
+from gunpy.operators.advance import merge_path, thread_mapped, twc
 from gunpy.operators.advance.common import OUTPUTS, PushSpec
 from gunpy.operators.common import frontier_edges
 
@@ -15,6 +15,8 @@ __all__ = ["STRATEGIES", "LOAD_BALANCE_OPTIONS", "check_load_balance", "execute"
 #: option name -> strategy module (each exports ``cuda_kernel``, ``cpu_kernel``, ``execute``)
 STRATEGIES = {
     "thread_mapped": thread_mapped,
+    "twc": twc,
+    "merge_path": merge_path,
 }
 
 LOAD_BALANCE_OPTIONS = tuple(STRATEGIES) + ("auto",)

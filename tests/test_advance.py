@@ -1,0 +1,140 @@
+"""Push advance under every load-balancing strategy: each frontier edge is visited exactly once.
+
+The graphs mix neighbour lists longer than a CTA, between a warp and a CTA, and
+shorter than a warp, so TWC's three phases and merge-path's multi-chunk split
+all run (in the simulator too: hubs are larger than its 32-64 thread blocks).
+"""
+
+from collections import namedtuple
+
+import numpy as np
+import pytest
+
+import gunpy
+from gunpy import Enactor, Functor, Problem, atomics
+from gunpy.operators.advance import STRATEGIES
+from gunpy.testing import ON_CUDASIM, check_bfs_tree, nasty_graphs, reference_depths
+
+LBS = sorted(STRATEGIES) + ["auto"]
+GRAPHS = nasty_graphs()
+
+
+def mixed_graph(big=None):
+    """Vertex 0 holds > a CTA of edges, vertex 1 between a warp and a CTA, 2-3 a few."""
+    big = big or (80 if ON_CUDASIM else 700)
+    mid = 40 if ON_CUDASIM else 100
+    src = [0] * big + [1] * mid + [2] * 5 + [3] * 3 + [0, 0, 0]
+    dst = (list(range(10, 10 + big)) + list(range(10 + big, 10 + big + mid)) +
+           list(range(10 + big + mid, 15 + big + mid)) +
+           list(range(15 + big + mid, 18 + big + mid)) + [1, 2, 3])
+    return gunpy.Graph.from_edges(src, dst, directed=True)
+
+
+GRAPHS["mixed_lists"] = mixed_graph()
+
+VisitData = namedtuple("VisitData", "count seen_weight")
+
+
+class CountEdges(Functor):
+    @staticmethod
+    def cond_edge(src, dst, edge, weight, data):
+        atomics.add(data.count, edge, 1)
+        data.seen_weight[edge] = weight
+        return True
+
+
+class VisitProblem(Problem):
+    Data = VisitData
+
+    def init(self):
+        self.count = self.edge_array(np.int64, fill=0)
+        self.seen_weight = self.edge_array(np.float64, fill=-1.0)
+
+
+class OneStep(Enactor):
+    def prepare_frontier(self, frontier):
+        frontier.push(self.start)
+
+    def loop(self, frontier):
+        self.result = self.advance(frontier, CountEdges, output=self.output)
+        return self.result
+
+    def is_converged(self, frontier):
+        return self.iteration >= 1
+
+
+def run_one_step(G, start, lb, output, backend):
+    p = VisitProblem(G, backend=backend)
+    e = OneStep(p, load_balance=lb)
+    e.start = np.asarray(start)
+    e.output = output
+    e.enact()
+    return p, e
+
+
+@pytest.mark.parametrize("output", ["vertex", "edge", "none"])
+@pytest.mark.parametrize("lb", LBS)
+def test_every_frontier_edge_once(lb, output, backend):
+    G = GRAPHS["mixed_lists"]
+    start = [0, 1, 2, 3, 10]
+    p, e = run_one_step(G, start, lb, output, backend)
+    count = p.to_host(p.count)
+    expect = np.zeros(G.num_edges, dtype=np.int64)
+    for v in start:
+        expect[G.row_offsets[v]:G.row_offsets[v + 1]] = 1
+    assert np.array_equal(count, expect)
+    out = np.sort(e.result.to_numpy()) if output != "none" else None
+    edges = np.flatnonzero(expect)
+    if output == "vertex":
+        assert np.array_equal(out, np.sort(G.column_indices[edges]))
+    elif output == "edge":
+        assert np.array_equal(out, edges)
+    else:
+        assert e.result.size == 0
+    assert e.stats.edges_visited == edges.size
+
+
+@pytest.mark.parametrize("lb", LBS)
+def test_weights_reach_the_functor(lb, backend):
+    G0 = GRAPHS["preferential_hubs"]
+    w = np.arange(1, G0.num_edges + 1, dtype=float)
+    src = np.repeat(np.arange(G0.num_vertices), G0.out_degrees())
+    G = gunpy.Graph.from_edges(src, G0.column_indices, w, num_vertices=G0.num_vertices)
+    p, _ = run_one_step(G, np.arange(G.num_vertices), lb, "none", backend)
+    assert np.array_equal(p.to_host(p.seen_weight), G.values)
+
+
+@pytest.mark.parametrize("lb", LBS)
+@pytest.mark.parametrize("name", sorted(GRAPHS))
+def test_bfs_every_strategy(name, lb, backend):
+    G = GRAPHS[name]
+    for s in sorted({0, G.num_vertices - 1})[: 1 if ON_CUDASIM else 2]:
+        r = gunpy.bfs(G, s, load_balance=lb, direction="push", backend=backend)
+        check_bfs_tree(G, s, r.depth, r.parent, reference=reference_depths(G, s))
+
+
+@pytest.mark.parametrize("lb", sorted(STRATEGIES))
+def test_idempotent_bfs_every_strategy(lb, backend):
+    for name in ("mixed_lists", "preferential_hubs", "grid"):
+        G = GRAPHS[name]
+        r = gunpy.bfs(G, 0, load_balance=lb, direction="push", idempotent=True, backend=backend)
+        check_bfs_tree(G, 0, r.depth, r.parent, reference=reference_depths(G, 0))
+
+
+def test_auto_picks_merge_path_for_big_frontiers():
+    G = gunpy.generators.star(5000)
+    r = gunpy.bfs(G, 0, direction="push", backend="cpu")
+    assert r.stats.per_iteration[0]["strategy"] == "merge_path"
+    assert r.stats.per_iteration[1]["strategy"] == "merge_path"  # 5000 leaves x 1 edge each
+    small = gunpy.bfs(GRAPHS["path_directed"], 0, direction="push", backend="cpu")
+    assert {it["strategy"] for it in small.stats.per_iteration} == {"thread_mapped"}
+
+
+@pytest.mark.large
+@pytest.mark.parametrize("lb", sorted(STRATEGIES))
+def test_cpu_heavy_hub_split_across_threads(lb):
+    G = gunpy.generators.star(20000)
+    p, e = run_one_step(G, [0], lb, "vertex", "cpu")
+    count = p.to_host(p.count)
+    assert (count[:20000] == 1).all() and (count[20000:] == 0).all()  # only the hub's edges
+    assert np.array_equal(np.sort(e.result.to_numpy()), np.arange(1, 20001))
