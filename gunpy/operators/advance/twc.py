@@ -76,7 +76,7 @@ def cuda_kernel(hooks, spec, block):
                 start = row_offsets[src]
                 end = row_offsets[src + 1]
             # 1. CTA phase: lists of at least `block` edges, one at a time, whole block
-            while cuda.syncthreads_or(end - start >= block):
+            while cuda.syncthreads_or(1 if end - start >= block else 0):
                 if end - start >= block:
                     cta_owner[0] = tid
                 cuda.syncthreads()
@@ -97,7 +97,7 @@ def cuda_kernel(hooks, spec, block):
                           visited, data)
                 cuda.syncthreads()
             # 2. warp phase: lists of at least 32 edges, one at a time per warp
-            while cuda.any_sync(_FULL, end - start >= 32):
+            while cuda.any_sync(_FULL, 1 if end - start >= 32 else 0):
                 if end - start >= 32:
                     warp_owner[warp] = lane
                 cuda.syncwarp()
