@@ -250,6 +250,8 @@ class Enactor:
                 mode = "predicated"  # a bitmap (pull output) holds no duplicates
         frontier.ensure_queue(self.scratch)
         out = self._output_for(frontier, kind=frontier.kind)
+        if frontier.kind == "edge":
+            self._log(edges=frontier.size)  # an edge filter visits each of its edges once
         return filter_op.execute(self, frontier, out, hooks, self.problem.data(), mode=mode)
 
     def filter_until_empty(self, frontier, functor, *, mode=None):

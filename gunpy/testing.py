@@ -22,7 +22,8 @@ import numpy as np
 from gunpy.graph import Graph
 
 __all__ = ["ON_CUDASIM", "PtxBackend", "check_bfs_tree", "check_sssp_tree",
-           "reference_depths", "reference_distances", "nasty_graphs", "to_nx"]
+           "reference_depths", "reference_distances", "nasty_graphs", "to_nx", "graph_names",
+           "SIM_GRAPHS"]
 
 ON_CUDASIM = bool(numba.config.ENABLE_CUDASIM)
 
@@ -256,6 +257,19 @@ def check_sssp_tree(G, source, distance, parent, *, reference=None, rtol=1e-9):
 
 
 # ----------------------------------------------------------------------------- graphs
+#: the nasty graphs a simulator run covers (every simulated launch costs tens of ms):
+#: a hub larger than a block, isolated vertices and several components, a random
+#: directed graph, self-loops and duplicates in the input, and the degenerate cases
+SIM_GRAPHS = ("star_hub", "mixed_lists", "disconnected", "random_directed", "self_loops_duplicates",
+              "edgeless", "single_vertex")
+
+
+def graph_names(graphs):
+    """All of ``graphs``' names, or the :data:`SIM_GRAPHS` subset under the simulator."""
+    names = sorted(graphs)
+    return [n for n in names if n in SIM_GRAPHS] if ON_CUDASIM else names
+
+
 def nasty_graphs(*, hub=None, random_n=None, seed=7, small=None):
     """Small graphs that break careless traversals, as ``{name: Graph}``.
 

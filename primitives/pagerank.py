@@ -173,7 +173,7 @@ def pagerank(G, *, alpha=0.85, tol=1e-6, max_iter=100, direction="pull", load_ba
     stats = enactor.enact()
     rank = problem.extract()
     converged = bool(G.num_vertices == 0 or enactor.error < G.num_vertices * tol)
-    stats.extra["direction"] = direction
+    stats.direction = direction
     result = PageRankResult(G, stats, rank=rank)
     result.iterations = stats.iterations
     result.converged = converged

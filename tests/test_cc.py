@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 import gunpy
-from gunpy.testing import nasty_graphs, to_nx
+from gunpy.testing import nasty_graphs, to_nx, graph_names
 
 GRAPHS = nasty_graphs()
 
@@ -19,7 +19,7 @@ def expected_labels(G):
     return labels
 
 
-@pytest.mark.parametrize("name", sorted(GRAPHS))
+@pytest.mark.parametrize("name", graph_names(GRAPHS))
 def test_cc_matches_networkx(name, backend):
     G = GRAPHS[name]
     r = gunpy.cc(G, backend=backend)
