@@ -172,14 +172,6 @@ def cmd_datasets(args):
     return 0
 
 
-def cmd_bench(args):
-    try:
-        from gunpy import bench
-    except ImportError as exc:
-        raise CliError(f"the benchmark suite is not available: {exc}")
-    return bench.main(args)
-
-
 # ----------------------------------------------------------------------------- parser
 def build_parser():
     p = argparse.ArgumentParser(prog="gunpy", description=__doc__.split("\n\n")[0])
@@ -226,13 +218,21 @@ def build_parser():
     d.add_argument("-q", "--quiet", action="store_true")
     d.set_defaults(func=cmd_datasets)
 
-    b = sub.add_parser("bench", help="benchmark suite with peers side by side")
-    b.add_argument("rest", nargs=argparse.REMAINDER)
-    b.set_defaults(func=cmd_bench)
+    sub.add_parser("bench", help="benchmark suite with peers side by side (gunpy bench --help)",
+                   add_help=False)
     return p
 
 
 def main(argv=None):
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv and argv[0] == "bench":
+        # the benchmark suite has its own options (gunpy bench --help)
+        from gunpy import bench
+        try:
+            return bench.main(argv[1:])
+        except (ValueError, RuntimeError, OSError) as exc:
+            print(f"gunpy: error: {exc}", file=sys.stderr)
+            return 2
     parser = build_parser()
     args = parser.parse_args(argv)
     if getattr(args, "repeat", 1) < 1:

@@ -106,7 +106,7 @@ DIRECTION_CASES = [
 @pytest.mark.parametrize("name", graph_names(GRAPHS))
 def test_bfs_directions_and_idempotence(name, direction, idempotent, backend):
     G = GRAPHS[name]
-    for s in sources(G)[:2]:
+    for s in sources(G)[: 1 if ON_CUDASIM else 2]:
         r = gunpy.bfs(G, s, direction=direction, idempotent=idempotent, backend=backend)
         check_bfs_tree(G, s, r.depth, r.parent, reference=reference_depths(G, s))
         dirs = {it["direction"] for it in r.stats.per_iteration}

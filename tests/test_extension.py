@@ -13,7 +13,7 @@ import pytest
 
 import gunpy
 from gunpy import INVALID, Enactor, Functor, Problem, atomics
-from gunpy.testing import nasty_graphs, to_nx
+from gunpy.testing import ON_CUDASIM, nasty_graphs, to_nx
 
 KHopData = namedtuple("KHopData", "hops")
 
@@ -108,11 +108,11 @@ GRAPHS = nasty_graphs()
 
 @pytest.mark.parametrize("name", ["path_undirected", "star_hub", "random_directed",
                                   "disconnected", "preferential_hubs"])
-@pytest.mark.parametrize("k", [0, 1, 2, 5])
+@pytest.mark.parametrize("k", [1, 5] if ON_CUDASIM else [0, 1, 2, 5])
 def test_khop_matches_networkx(name, k, backend):
     G = GRAPHS[name]
     g = to_nx(G)
-    for s in (0, G.num_vertices - 1):
+    for s in (0, G.num_vertices - 1)[: 1 if ON_CUDASIM else 2]:
         hops = khop(G, s, k, backend=backend)
         expect = np.full(G.num_vertices, -1)
         for v, d in nx.single_source_shortest_path_length(g, s, cutoff=k).items():

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 import gunpy
-from gunpy.testing import check_sssp_tree, nasty_graphs, reference_distances, graph_names
+from gunpy.testing import ON_CUDASIM, check_sssp_tree, nasty_graphs, reference_distances, graph_names
 
 GRAPHS = nasty_graphs()
 RNG = np.random.default_rng(11)
@@ -25,12 +25,16 @@ def weighted(G, kind, seed=0):
                                   directed=True)
 
 
-@pytest.mark.parametrize("kind", ["unweighted", "int", "real", "zeros"])
+# the simulator covers integer weights with and without zeros; the CPU all four
+KINDS = ["int", "zeros"] if ON_CUDASIM else ["unweighted", "int", "real", "zeros"]
+
+
+@pytest.mark.parametrize("kind", KINDS)
 @pytest.mark.parametrize("method", ["near_far", "bellman_ford"])
 @pytest.mark.parametrize("name", graph_names(GRAPHS))
 def test_sssp_matches_networkx(name, method, kind, backend):
     G = weighted(GRAPHS[name], kind)
-    for s in sorted({0, G.num_vertices - 1}):
+    for s in sorted({0, G.num_vertices - 1})[: 1 if ON_CUDASIM else 2]:
         r = gunpy.sssp(G, s, method=method, backend=backend)
         ref = reference_distances(G, s)
         check_sssp_tree(G, s, r.distance, r.parent, reference=ref, rtol=1e-12)

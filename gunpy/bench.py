@@ -1,0 +1,735 @@
+"""gunpy bench: the benchmark suite, gunpy beside the libraries a user would otherwise pick.
+
+Every library runs in the same process on the same graph (converted once,
+untimed) after one untimed warm-up call, and every result is validated. BFS
+follows Graph500: 64 random roots of degree >= 1, each run checked with the
+five parent-tree checks, TEPS counting every undirected edge of the reached
+component once (Graph500 v2), harmonic mean over roots; Gunrock's convention
+(edges the traversal actually visited) is reported beside it. SSSP follows
+Graph500's kernel 2 the same way (weights uniform in [0, 1)). BC, CC and
+PageRank report time (PageRank also per iteration).
+
+Outputs (``--out DIR``, default ``bench/results``): ``results.json`` (every
+measurement), ``results.md`` (tables with ratios to gunpy) and PNG plots
+(speedup per primitive and graph; BFS frontier size and direction per
+iteration).
+
+    gunpy bench                                   # CPU suite: RMAT 16-20, road, mesh, social
+    gunpy bench --scales 20 22 24 --backend cuda  # on a GPU
+    gunpy bench --primitives bfs --graphs rmat18 luxembourg_osm --roots 8 --quick
+"""
+
+import argparse
+import json
+import math
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import time
+from datetime import datetime, timezone
+
+import numpy as np
+
+__all__ = ["main", "run_suite"]
+
+PRIMITIVES = ("bfs", "sssp", "cc", "pagerank", "bc")
+
+
+# ----------------------------------------------------------------------------- graphs
+def _graph(name, seed):
+    import gunpy
+    from gunpy import datasets, generators
+    if name.startswith("rmat"):
+        return generators.rmat(int(name[4:]), 16, seed=seed)
+    if name.startswith("grid"):
+        side = int(name[4:])
+        return generators.grid_2d(side, side, drop=0.03, seed=seed)
+    if name in datasets.available() or name in datasets.remote():
+        return datasets.load(name, download=False)
+    raise ValueError(f"unknown benchmark graph {name!r}")
+
+
+def _weighted_twin(G, seed):
+    """Graph500 kernel-2 weights, uniform in [0, 1), the same both ways on undirected graphs."""
+    import gunpy
+    rng = np.random.default_rng([seed, 2])
+    src = np.repeat(np.arange(G.num_vertices), G.out_degrees())
+    dst = G.column_indices.astype(np.int64)
+    if G.directed:
+        return gunpy.Graph(G.row_offsets, G.column_indices, rng.random(G.num_edges),
+                           directed=True)
+    lo, hi = np.minimum(src, dst), np.maximum(src, dst)
+    key = lo * G.num_vertices + hi
+    uniq, inv = np.unique(key, return_inverse=True)
+    w = rng.random(uniq.size)[inv]
+    return gunpy.Graph(G.row_offsets, G.column_indices, w, directed=False)
+
+
+def _roots(G, count, seed):
+    deg = G.out_degrees()
+    cand = np.flatnonzero(deg > 0)
+    rng = np.random.default_rng([seed, 3])
+    return rng.choice(cand, size=min(count, cand.size), replace=False).tolist()
+
+
+def _component_edges(G, reached):
+    """Graph500 v2 m: undirected edges of the traversed component, each counted once."""
+    deg = G.out_degrees()
+    total = int(deg[reached].sum())
+    return total // 2 if not G.directed else total
+
+
+# ----------------------------------------------------------------------------- timing
+def _timed(fn, *a, **kw):
+    t = time.perf_counter()
+    out = fn(*a, **kw)
+    return (time.perf_counter() - t) * 1e3, out
+
+
+def _harmonic(xs):
+    xs = [x for x in xs if x > 0]
+    return len(xs) / sum(1.0 / x for x in xs) if xs else float("nan")
+
+
+# ----------------------------------------------------------------------------- peers
+class Peer:
+    """A library's versions of the primitives; ``None`` where it has none."""
+
+    name = ""
+    max_vertices = None
+
+    def available(self):
+        return True
+
+    def prepare(self, G, Gw):
+        pass
+
+
+class ScipyPeer(Peer):
+    name = "scipy"
+
+    def prepare(self, G, Gw):
+        import scipy.sparse as sp
+        self.A = G.to_scipy()
+        self.Aw = Gw.to_scipy()
+        self.n = G.num_vertices
+        deg = np.asarray(self.A.sum(axis=1)).ravel()
+        self.inv = np.divide(1.0, deg, out=np.zeros(self.n), where=deg != 0)
+        self.AT = sp.csr_array(self.A.T)
+
+    def bfs(self, s):
+        import scipy.sparse.csgraph as csg
+        _, pred = csg.breadth_first_order(self.A, s, directed=True, return_predecessors=True)
+        parent = np.where(pred < 0, -1, pred)
+        parent[s] = s
+        return parent
+
+    def sssp(self, s):
+        import scipy.sparse.csgraph as csg
+        return csg.dijkstra(self.Aw, directed=True, indices=s)
+
+    def cc(self):
+        import scipy.sparse.csgraph as csg
+        return csg.connected_components(self.A, directed=True, connection="weak")[0]
+
+    def pagerank(self, alpha=0.85, tol=1e-6, max_iter=100):
+        # networkx's own algorithm (_pagerank_scipy), on the same CSR
+        n = self.n
+        x = np.full(n, 1.0 / n)
+        dangling = self.inv == 0
+        for it in range(max_iter):
+            last = x
+            x = alpha * (self.AT @ (x * self.inv)) + (alpha * x[dangling].sum() + 1 - alpha) / n
+            if np.abs(x - last).sum() < n * tol:
+                return x, it + 1
+        return x, max_iter
+
+
+class NetworkxPeer(Peer):
+    name = "networkx"
+    max_vertices = 70_000
+
+    def prepare(self, G, Gw):
+        from gunpy.testing import to_nx
+        self.g = to_nx(G)
+        self.gw = to_nx(Gw)
+
+    def bfs(self, s):
+        import networkx as nx
+        return nx.single_source_shortest_path_length(self.g, s)
+
+    def sssp(self, s):
+        import networkx as nx
+        return nx.single_source_dijkstra_path_length(self.gw, s)
+
+    def cc(self):
+        import networkx as nx
+        f = nx.weakly_connected_components if self.g.is_directed() else nx.connected_components
+        return sum(1 for _ in f(self.g))
+
+    def pagerank(self, alpha=0.85, tol=1e-6, max_iter=100):
+        import networkx as nx
+        return nx.pagerank(self.g, alpha=alpha, tol=tol, max_iter=max_iter), None
+
+    def bc(self, sources):
+        import networkx as nx
+        return nx.betweenness_centrality_subset(self.g, sources, list(self.g))
+
+
+class GraphBLASPeer(Peer):
+    """SuiteSparse:GraphBLAS through python-graphblas: a direction-optimising BFS written
+    as the push-pull paper's masked mxv, graphblas-algorithms' SSSP and PageRank."""
+
+    name = "graphblas"
+
+    def available(self):
+        try:
+            import graphblas  # noqa: F401
+            import graphblas_algorithms  # noqa: F401
+            return True
+        except Exception:
+            return False
+
+    def prepare(self, G, Gw):
+        import graphblas as gb
+        import graphblas_algorithms as ga
+        A = G.to_scipy().tocoo()
+        self.n = G.num_vertices
+        self.A = gb.Matrix.from_coo(A.row, A.col, np.ones(A.nnz, dtype=bool), nrows=self.n,
+                                    ncols=self.n)
+        self.AT = self.A.T.new()
+        W = Gw.to_scipy().tocoo()
+        self.ga_w = ga.Graph(gb.Matrix.from_coo(W.row, W.col, W.data, nrows=self.n, ncols=self.n))
+        self.ga = ga.Graph(gb.Matrix.from_coo(A.row, A.col, np.ones(A.nnz), nrows=self.n,
+                                              ncols=self.n))
+
+    def bfs(self, s):
+        import graphblas as gb
+        from graphblas import binary, semiring
+        n = self.n
+        levels = gb.Vector(int, n)
+        q = gb.Vector(bool, n)
+        q[s] = True
+        levels[s] = 0
+        depth = 0
+        while q.nvals:
+            depth += 1
+            if q.nvals > n // 16:  # pull: masked mxv over the unvisited rows
+                q(~levels.S, replace=True) << semiring.any_pair(self.AT @ q)
+            else:                  # push: vxm from the sparse frontier
+                q(~levels.S, replace=True) << semiring.any_pair(q @ self.A)
+            levels(q.S, accum=binary.second) << depth
+        return levels
+
+    def sssp(self, s):
+        import graphblas_algorithms as ga
+        return ga.single_source_bellman_ford_path_length(self.ga_w, s)
+
+    def pagerank(self, alpha=0.85, tol=1e-6, max_iter=100):
+        import graphblas_algorithms as ga
+        return ga.pagerank(self.ga, alpha=alpha, tol=tol, max_iter=max_iter), None
+
+
+class IgraphPeer(Peer):
+    name = "igraph"
+
+    def available(self):
+        try:
+            import igraph  # noqa: F401
+            return True
+        except Exception:
+            return False
+
+    def prepare(self, G, Gw):
+        import igraph as ig
+        src = np.repeat(np.arange(G.num_vertices), G.out_degrees())
+        keep = src <= G.column_indices if not G.directed else np.ones(src.size, bool)
+        edges = np.column_stack([src[keep], G.column_indices[keep]])
+        self.g = ig.Graph(n=G.num_vertices, edges=edges, directed=G.directed)
+        self.g.es["weight"] = Gw.values[keep]
+
+    def bfs(self, s):
+        return self.g.bfs(s)
+
+    def sssp(self, s):
+        return self.g.distances(source=s, weights="weight")
+
+    def cc(self):
+        return len(self.g.connected_components(mode="weak"))
+
+    def pagerank(self, alpha=0.85, tol=1e-6, max_iter=100):
+        return self.g.pagerank(damping=alpha), None
+
+    def bc(self, sources):
+        return self.g.betweenness(sources=sources, directed=self.g.is_directed())
+
+
+class NetworkitPeer(Peer):
+    name = "networkit"
+
+    def available(self):
+        try:
+            import networkit  # noqa: F401
+            return True
+        except Exception:
+            return False
+
+    def prepare(self, G, Gw):
+        import networkit as nk
+        src = np.repeat(np.arange(G.num_vertices), G.out_degrees()).astype(np.uint64)
+        dst = G.column_indices.astype(np.uint64)
+        keep = src <= dst if not G.directed else np.ones(src.size, bool)
+        self.g = nk.GraphFromCoo((np.ones(int(keep.sum())), (src[keep], dst[keep])),
+                                 n=G.num_vertices, directed=G.directed, weighted=False)
+        self.gw = nk.GraphFromCoo((Gw.values[keep], (src[keep], dst[keep])),
+                                  n=G.num_vertices, directed=G.directed, weighted=True)
+        nk.setNumberOfThreads(os.cpu_count() or 1)
+
+    def bfs(self, s):
+        import networkit as nk
+        b = nk.distance.BFS(self.g, s, storePaths=False)
+        b.run()
+        return b
+
+    def sssp(self, s):
+        import networkit as nk
+        d = nk.distance.Dijkstra(self.gw, s, storePaths=False)
+        d.run()
+        return d
+
+    def cc(self):
+        import networkit as nk
+        c = (nk.components.WeaklyConnectedComponents(self.g) if self.g.isDirected()
+             else nk.components.ConnectedComponents(self.g))
+        c.run()
+        return c.numberOfComponents()
+
+    def pagerank(self, alpha=0.85, tol=1e-6, max_iter=100):
+        import networkit as nk
+        pr = nk.centrality.PageRank(self.g, damp=alpha, tol=tol)
+        pr.run()
+        return pr, None
+
+    def bc_estimate(self, k):
+        """NetworKit has no fixed-source BC: its sampler with k random sources (not validated)."""
+        import networkit as nk
+        b = nk.centrality.EstimateBetweenness(self.g, k, False, True)
+        b.run()
+        return b
+
+
+ALL_PEERS = (ScipyPeer, GraphBLASPeer, NetworkitPeer, IgraphPeer, NetworkxPeer)
+
+
+# ----------------------------------------------------------------------------- the suite
+def _record(rows, **kw):
+    rows.append(kw)
+    return kw
+
+
+def _bench_bfs(G, name, backend, roots, peer_roots, peers, rows, validate, bar, args):
+    import gunpy
+    from gunpy.testing import check_bfs_tree
+    gunpy.bfs(G, roots[0], backend=backend)  # warm-up: compiles every kernel on this path
+    times, teps, gteps = [], [], []
+    component_edges = {}
+    sample_iterations = None
+    for s in roots:
+        r = gunpy.bfs(G, s, backend=backend, direction=args.direction,
+                      load_balance=args.load_balance)
+        if validate:
+            check_bfs_tree(G, s, r.depth, r.parent)
+        ms = r.stats.elapsed_ms
+        m = component_edges[s] = _component_edges(G, r.depth >= 0)
+        times.append(ms)
+        teps.append(m / (ms * 1e-3))
+        gteps.append(r.stats.edges_visited / (ms * 1e-3))
+        sample_iterations = sample_iterations or r.stats.per_iteration
+        bar.update(1)
+    _record(rows, graph=name, primitive="bfs", library="gunpy", backend=backend,
+            runs=len(roots), median_ms=statistics.median(times), min_ms=min(times),
+            hmean_teps=_harmonic(teps), hmean_teps_visited=_harmonic(gteps), validated=validate,
+            per_iteration=sample_iterations)
+    for peer in peers:
+        if not hasattr(peer, "bfs"):
+            continue
+        peer.bfs(roots[0])
+        pt, pteps = [], []
+        for s in roots[:peer_roots]:
+            ms, out = _timed(peer.bfs, s)
+            pt.append(ms)
+            pteps.append(component_edges[s] / (ms * 1e-3))
+        _record(rows, graph=name, primitive="bfs", library=peer.name, runs=len(pt),
+                median_ms=statistics.median(pt), min_ms=min(pt), hmean_teps=_harmonic(pteps),
+                validated=False)
+        bar.update(1)
+
+
+def _bench_sssp(G, Gw, name, backend, roots, peer_roots, peers, rows, validate, bar):
+    import gunpy
+    from gunpy.testing import check_sssp_tree
+    gunpy.sssp(Gw, roots[0], backend=backend)
+    times, teps = [], []
+    ref = None
+    for s in roots:
+        r = gunpy.sssp(Gw, s, backend=backend)
+        if validate:
+            check_sssp_tree(Gw, s, r.distance, r.parent)
+        ms = r.stats.elapsed_ms
+        times.append(ms)
+        teps.append(_component_edges(Gw, np.isfinite(r.distance)) / (ms * 1e-3))
+        if ref is None:
+            ref = r.distance
+        bar.update(1)
+    _record(rows, graph=name, primitive="sssp", library="gunpy", backend=backend,
+            runs=len(roots), median_ms=statistics.median(times), min_ms=min(times),
+            hmean_teps=_harmonic(teps), validated=validate)
+    for peer in peers:
+        if not hasattr(peer, "sssp"):
+            continue
+        peer.sssp(roots[0])
+        pt = []
+        for s in roots[:peer_roots]:
+            ms, out = _timed(peer.sssp, s)
+            if validate and peer.name == "scipy" and s == roots[0]:
+                if not np.allclose(out, ref, rtol=1e-9, equal_nan=True):
+                    raise AssertionError(f"SSSP distances differ from scipy on {name}")
+            pt.append(ms)
+        _record(rows, graph=name, primitive="sssp", library=peer.name, runs=len(pt),
+                median_ms=statistics.median(pt), min_ms=min(pt),
+                validated=peer.name == "scipy" and validate)
+        bar.update(1)
+
+
+def _repeat(fn, reps):
+    fn()
+    ts = []
+    out = None
+    for _ in range(reps):
+        ms, out = _timed(fn)
+        ts.append(ms)
+    return ts, out
+
+
+def _bench_cc(G, name, backend, peers, rows, reps, bar):
+    import gunpy
+    gunpy.cc(G, backend=backend)
+    runs = [gunpy.cc(G, backend=backend) for _ in range(reps)]
+    times = [r.stats.elapsed_ms for r in runs]
+    ncomp = runs[0].num_components
+    _record(rows, graph=name, primitive="cc", library="gunpy", backend=backend, runs=reps,
+            median_ms=statistics.median(times), min_ms=min(times), components=ncomp,
+            validated=True)
+    for peer in peers:
+        if not hasattr(peer, "cc"):
+            continue
+        ts, out = _repeat(peer.cc, reps)
+        if out != ncomp:
+            raise AssertionError(f"{peer.name} finds {out} components on {name}, gunpy {ncomp}")
+        _record(rows, graph=name, primitive="cc", library=peer.name, runs=reps,
+                median_ms=statistics.median(ts), min_ms=min(ts), validated=True)
+        bar.update(1)
+
+
+def _bench_pagerank(G, name, backend, peers, rows, reps, bar):
+    import gunpy
+    gunpy.pagerank(G, backend=backend)
+    runs = [gunpy.pagerank(G, backend=backend) for _ in range(reps)]
+    times = [r.stats.elapsed_ms for r in runs]
+    it = runs[0].iterations
+    per_it = statistics.median(x["ms"] for x in runs[-1].stats.per_iteration)
+    ref = runs[0].rank
+    _record(rows, graph=name, primitive="pagerank", library="gunpy", backend=backend,
+            runs=reps, median_ms=statistics.median(times), min_ms=min(times), iterations=it,
+            ms_per_iteration=per_it, validated=True)
+    for peer in peers:
+        if not hasattr(peer, "pagerank"):
+            continue
+        ts, (out, pit) = _repeat(peer.pagerank, reps)
+        if peer.name == "scipy" and not np.allclose(out, ref, rtol=1e-6, atol=1e-12):
+            raise AssertionError(f"PageRank differs from the scipy power iteration on {name}")
+        _record(rows, graph=name, primitive="pagerank", library=peer.name, runs=reps,
+                median_ms=statistics.median(ts), min_ms=min(ts), iterations=pit,
+                validated=peer.name == "scipy")
+        bar.update(1)
+
+
+def _bench_bc(G, name, backend, roots, peers, rows, bar):
+    import gunpy
+    srcs = roots[:4]
+    gunpy.bc(G, srcs[:1], backend=backend)
+    r = gunpy.bc(G, srcs, backend=backend)
+    per = r.stats.elapsed_ms / len(srcs)
+    _record(rows, graph=name, primitive="bc", library="gunpy", backend=backend,
+            runs=len(srcs), median_ms=per, min_ms=per, note="per source", validated=False)
+    for peer in peers:
+        if hasattr(peer, "bc"):
+            if peer.name == "networkx" and G.num_vertices > 20000:
+                continue
+            ms, out = _timed(peer.bc, srcs)
+            _record(rows, graph=name, primitive="bc", library=peer.name, runs=len(srcs),
+                    median_ms=ms / len(srcs), min_ms=ms / len(srcs), note="per source",
+                    validated=False)
+        elif hasattr(peer, "bc_estimate"):
+            ms, _ = _timed(peer.bc_estimate, len(srcs))
+            _record(rows, graph=name, primitive="bc", library=peer.name, runs=len(srcs),
+                    median_ms=ms / len(srcs), min_ms=ms / len(srcs),
+                    note="per source, its own random sources (not validated)", validated=False)
+        bar.update(1)
+
+
+def run_suite(args):
+    """Run the configured suite; returns the list of result rows."""
+    from tqdm.auto import tqdm
+
+    import gunpy
+    from gunpy import backends
+    backend = backends.resolve(args.backend)
+    graphs = list(args.graphs or [f"rmat{s}" for s in args.scales] + ["luxembourg_osm",
+                                                                        "delaunay_n16",
+                                                                        "email-Enron"])
+    graphs += [g for g in gunpy.datasets.remote() if args.with_remote and
+               os.path.exists(os.path.join(gunpy.datasets.cache_dir(), f"{g}.npz"))]
+    rows = []
+    peers_all = [P() for P in ALL_PEERS if P.name not in args.skip_peers]
+    peers_all = [p for p in peers_all if p.available()]
+    for gname in tqdm(graphs, desc="graphs", disable=args.quiet):
+        t0 = time.perf_counter()
+        G = _graph(gname, args.seed)
+        Gw = _weighted_twin(G, args.seed)
+        load_ms = (time.perf_counter() - t0) * 1e3
+        peers = [p for p in peers_all if p.max_vertices is None or G.num_vertices <= p.max_vertices]
+        for p in peers:
+            p.prepare(G, Gw)
+        roots = _roots(G, args.roots, args.seed)
+        steps = len(args.primitives) * (len(peers) + 1) + len(roots) * (
+            ("bfs" in args.primitives) + ("sssp" in args.primitives))
+        with tqdm(total=steps, desc=gname, leave=False, disable=args.quiet) as bar:
+            _record(rows, graph=gname, primitive="graph", library="-",
+                    vertices=G.num_vertices, edges=G.num_edges, directed=G.directed,
+                    build_ms=load_ms)
+            if "bfs" in args.primitives:
+                _bench_bfs(G, gname, backend, roots, args.peer_roots, peers, rows,
+                           not args.no_validate, bar, args)
+            if "sssp" in args.primitives:
+                _bench_sssp(G, Gw, gname, backend, roots, args.peer_roots, peers, rows,
+                            not args.no_validate, bar)
+            if "cc" in args.primitives:
+                _bench_cc(G, gname, backend, peers, rows, args.reps, bar)
+            if "pagerank" in args.primitives:
+                _bench_pagerank(G, gname, backend, peers, rows, args.reps, bar)
+            if "bc" in args.primitives:
+                _bench_bc(G, gname, backend, roots, peers, rows, bar)
+    return rows
+
+
+# ----------------------------------------------------------------------------- reports
+def machine_info(backend):
+    import numba
+
+    import gunpy
+    info = {"date": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+            "python": platform.python_version(), "machine": platform.machine(),
+            "cpu_count": os.cpu_count(), "numba": numba.__version__, "gunpy": gunpy.__version__,
+            "numba_threads": numba.get_num_threads(), "backend": backend}
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    info["cpu"] = line.split(":", 1)[1].strip()
+                    break
+    except OSError:
+        pass
+    try:
+        info["commit"] = subprocess.run(["git", "rev-parse", "--short", "HEAD"],
+                                        capture_output=True, text=True,
+                                        cwd=os.path.dirname(__file__)).stdout.strip()
+    except Exception:
+        pass
+    if backend == "cuda":
+        from numba import cuda
+        dev = cuda.get_current_device()
+        info["gpu"] = dev.name.decode() if isinstance(dev.name, bytes) else str(dev.name)
+        info["copy_bandwidth_GBs"] = copy_bandwidth()
+    return info
+
+
+def copy_bandwidth(nbytes=1 << 30):
+    """Device-to-device copy bandwidth in GB/s (read + write), measured now."""
+    from numba import cuda
+    a = cuda.device_array(nbytes // 8, dtype=np.float64)
+    b = cuda.device_array_like(a)
+    b.copy_to_device(a)
+    cuda.synchronize()
+    t = time.perf_counter()
+    for _ in range(10):
+        b.copy_to_device(a)
+    cuda.synchronize()
+    return 2 * nbytes * 10 / (time.perf_counter() - t) / 1e9
+
+
+def _fmt_ms(x):
+    return "-" if x is None or (isinstance(x, float) and math.isnan(x)) else (
+        f"{x:.3g}" if x < 10 else f"{x:,.0f}")
+
+
+def markdown(rows, info):
+    out = ["# gunpy benchmark results", "",
+           "| machine | value |", "|---|---|"]
+    out += [f"| {k} | {v} |" for k, v in info.items()]
+    graphs = [r for r in rows if r["primitive"] == "graph"]
+    out += ["", "## Graphs", "", "| graph | vertices | stored edges | directed | build ms |",
+            "|---|---|---|---|---|"]
+    out += [f"| {g['graph']} | {g['vertices']:,} | {g['edges']:,} | {g['directed']} | "
+            f"{g['build_ms']:,.0f} |" for g in graphs]
+    for prim in PRIMITIVES:
+        sel = [r for r in rows if r["primitive"] == prim]
+        if not sel:
+            continue
+        out += ["", f"## {prim.upper() if prim != 'pagerank' else 'PageRank'}", ""]
+        head = "| graph | library | median ms | runs | gunpy speedup |"
+        if prim in ("bfs", "sssp"):
+            head = ("| graph | library | median ms | runs | Graph500 MTEPS (hmean) | "
+                    "gunpy speedup |")
+        if prim == "pagerank":
+            head = "| graph | library | median ms | iterations | ms/iteration | gunpy speedup |"
+        out += [head, "|" + "---|" * (head.count("|") - 1)]
+        for gname in dict.fromkeys(r["graph"] for r in sel):
+            mine = next((r for r in sel if r["graph"] == gname and r["library"] == "gunpy"), None)
+            for r in (x for x in sel if x["graph"] == gname):
+                sp = (r["median_ms"] / mine["median_ms"]) if mine and r is not mine else None
+                spd = "-" if sp is None else f"{sp:.2f}x"
+                if prim in ("bfs", "sssp"):
+                    te = r.get("hmean_teps")
+                    te = "-" if te is None or math.isnan(te) else f"{te / 1e6:,.1f}"
+                    out.append(f"| {gname} | {r['library']} | {_fmt_ms(r['median_ms'])} | "
+                               f"{r['runs']} | {te} | {spd} |")
+                elif prim == "pagerank":
+                    out.append(f"| {gname} | {r['library']} | {_fmt_ms(r['median_ms'])} | "
+                               f"{r.get('iterations') or '-'} | "
+                               f"{_fmt_ms(r.get('ms_per_iteration'))} | {spd} |")
+                else:
+                    note = f" ({r['note']})" if r.get("note") else ""
+                    out.append(f"| {gname} | {r['library']}{note} | {_fmt_ms(r['median_ms'])} | "
+                               f"{r['runs']} | {spd} |")
+    bfs = [r for r in rows if r["primitive"] == "bfs" and r["library"] == "gunpy"]
+    if bfs:
+        out += ["", "Gunrock's convention for BFS (edges the traversal visited, per second):", "",
+                "| graph | MTEPS (visited edges, hmean) |", "|---|---|"]
+        out += [f"| {r['graph']} | {r['hmean_teps_visited'] / 1e6:,.1f} |" for r in bfs]
+    return "\n".join(out) + "\n"
+
+
+def plots(rows, outdir):
+    """Speedup bars per primitive and graph; BFS frontier and direction per iteration."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    files = []
+    prims = [p for p in PRIMITIVES if any(r["primitive"] == p for r in rows)]
+    if prims:
+        fig, axes = plt.subplots(1, len(prims), figsize=(4.2 * len(prims), 3.8), squeeze=False)
+        for ax, prim in zip(axes[0], prims):
+            sel = [r for r in rows if r["primitive"] == prim]
+            graphs = list(dict.fromkeys(r["graph"] for r in sel))
+            libs = [lib for lib in dict.fromkeys(r["library"] for r in sel) if lib != "gunpy"]
+            width = 0.8 / max(len(libs), 1)
+            for k, lib in enumerate(libs):
+                ys = []
+                for g in graphs:
+                    mine = next((r for r in sel if r["graph"] == g and r["library"] == "gunpy"),
+                                None)
+                    peer = next((r for r in sel if r["graph"] == g and r["library"] == lib), None)
+                    ys.append(peer["median_ms"] / mine["median_ms"] if mine and peer else 0)
+                ax.bar(np.arange(len(graphs)) + k * width, ys, width, label=lib)
+            ax.axhline(1.0, color="k", lw=0.8)
+            ax.set_yscale("log")
+            ax.set_xticks(np.arange(len(graphs)) + 0.4 - width / 2)
+            ax.set_xticklabels(graphs, rotation=35, ha="right", fontsize=8)
+            ax.set_title(f"{prim}: peer time / gunpy time")
+            ax.legend(fontsize=7)
+        fig.tight_layout()
+        path = os.path.join(outdir, "speedup.png")
+        fig.savefig(path, dpi=110)
+        plt.close(fig)
+        files.append(path)
+    bfs = [r for r in rows if r["primitive"] == "bfs" and r["library"] == "gunpy"
+           and r.get("per_iteration")]
+    if bfs:
+        fig, ax = plt.subplots(figsize=(7, 3.8))
+        for r in bfs:
+            its = r["per_iteration"]
+            xs = [it["iteration"] for it in its]
+            ys = [max(it["frontier"], 1) for it in its]
+            line, = ax.plot(xs, ys, label=r["graph"])
+            pulls = [(x, y) for x, y, it in zip(xs, ys, its) if it["direction"] == "pull"]
+            if pulls:
+                ax.scatter(*zip(*pulls), marker="s", color=line.get_color(), s=25)
+        ax.set_yscale("log")
+        ax.set_xscale("symlog")
+        ax.set_xlabel("BFS iteration (squares: pull)")
+        ax.set_ylabel("frontier size")
+        ax.set_title("BFS frontier per iteration, direction=auto")
+        ax.legend(fontsize=7)
+        fig.tight_layout()
+        path = os.path.join(outdir, "bfs_frontier.png")
+        fig.savefig(path, dpi=110)
+        plt.close(fig)
+        files.append(path)
+    return files
+
+
+# ----------------------------------------------------------------------------- CLI
+def build_parser():
+    p = argparse.ArgumentParser(prog="gunpy bench", description=__doc__.split("\n\n")[0])
+    p.add_argument("--backend", default="auto", choices=("auto", "cpu", "cuda"))
+    p.add_argument("--scales", type=int, nargs="+", default=[16, 18, 20],
+                   help="Graph500 RMAT scales (edge factor 16)")
+    p.add_argument("--graphs", nargs="+", help="graphs instead of the default set "
+                   "(rmatS, gridN, or dataset names)")
+    p.add_argument("--with-remote", action="store_true",
+                   help="also the registry's large graphs already in the cache")
+    p.add_argument("--primitives", nargs="+", default=list(PRIMITIVES), choices=PRIMITIVES)
+    p.add_argument("--roots", type=int, default=64, help="BFS/SSSP roots (Graph500: 64)")
+    p.add_argument("--peer-roots", type=int, default=8, help="roots timed for each peer")
+    p.add_argument("--reps", type=int, default=3, help="repetitions for CC and PageRank")
+    p.add_argument("--skip-peers", nargs="*", default=[], help="peer names to leave out")
+    p.add_argument("--direction", default="auto")
+    p.add_argument("--load-balance", default="auto")
+    p.add_argument("--no-validate", action="store_true")
+    p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--out", default=os.path.join("bench", "results"))
+    p.add_argument("--quick", action="store_true", help="8 roots, 1 rep, no networkx")
+    p.add_argument("-q", "--quiet", action="store_true")
+    return p
+
+
+def main(args=None):
+    if args is None or isinstance(args, list):
+        args = build_parser().parse_args(args)
+    elif hasattr(args, "rest"):
+        args = build_parser().parse_args(args.rest)
+    if args.quick:
+        args.roots, args.peer_roots, args.reps = 8, 4, 1
+        args.skip_peers = list(args.skip_peers) + ["networkx"]
+    from gunpy import backends
+    backend = backends.resolve(args.backend)
+    rows = run_suite(args)
+    info = machine_info(backend)
+    os.makedirs(args.out, exist_ok=True)
+    with open(os.path.join(args.out, "results.json"), "w") as f:
+        json.dump({"machine": info, "rows": rows}, f, indent=1, default=str)
+    md = markdown(rows, info)
+    with open(os.path.join(args.out, "results.md"), "w") as f:
+        f.write(md)
+    files = plots(rows, args.out)
+    print(md)
+    print("wrote", ", ".join([os.path.join(args.out, "results.json"),
+                             os.path.join(args.out, "results.md")] + files))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
