@@ -152,7 +152,7 @@ class Enactor:
         return frontier.size == 0
 
     def finalize(self):
-        """Hook run once after the loop (e.g. to fill stats)."""
+        """Hook run once after the loop, inside the timed run (e.g. a last pass)."""
 
     # -- the loop -------------------------------------------------------------------
     def enact(self):
@@ -181,11 +181,12 @@ class Enactor:
             self.stats.per_iteration.append(self._record)
             self.stats.edges_visited += self._record["edges"]
             self.iteration += 1
-        self.backend.synchronize()
-        self.stats.elapsed_ms = (time.perf_counter() - start) * 1e3
-        self.stats.iterations = self.iteration
         self._record = None
+        self.stats.iterations = self.iteration
         self.finalize()
+        self.backend.synchronize()
+        # finalize is part of the run (SSSP's parents, CC's relabelling)
+        self.stats.elapsed_ms = (time.perf_counter() - start) * 1e3
         return self.stats
 
     # -- operators ------------------------------------------------------------------
@@ -275,17 +276,18 @@ class Enactor:
         compute_op.execute(self, frontier, hooks, self.problem.data())
         return frontier
 
-    def neighbor_reduce(self, frontier, functor, out, *, edges="in", mapping="auto"):
-        """``out[v] = sum of functor.gather_edge over v's in- (or out-) edges``.
+    def neighbor_reduce(self, frontier, functor, out, *, edges="in", mapping="auto", op="sum"):
+        """``out[v] = op of functor.gather_edge over v's in- (or out-) edges``.
 
         For the vertices of ``frontier`` (``None``: every vertex). A gather with
-        one writer per vertex and no atomics (pull-style SpMV).
+        one writer per vertex and no atomics (pull-style SpMV); ``op`` is
+        ``"sum"``, ``"min"`` or ``"max"``.
         """
         hooks = compile_functor(functor, self.backend)
         if frontier is not None:
             frontier.ensure_queue(self.scratch)
         edges_read = neighbor_reduce_op.execute(self, frontier, hooks, self.problem.data(), out,
-                                                edges=edges, mapping=mapping)
+                                                edges=edges, mapping=mapping, op=op)
         self._log(edges=edges_read, direction="pull", strategy="neighbor_reduce")
         return frontier
 

@@ -6,6 +6,7 @@ sum of ``gather_edge(src, dst, edge, weight, data)`` over ``v``'s in-edges
 ``src -> v`` (``edges="in"``, which needs the reverse graph) or over its
 out-edges ``v -> dst`` (``edges="out"``). It is a gather: one writer per
 vertex, no atomics, which is why PageRank's pull variant uses it.
+``op="min"`` / ``"max"`` reduce with min or max instead (identity: +-inf).
 
 CUDA mappings: a thread per vertex, or a warp per vertex with a shuffle
 reduction for long lists (chosen by average degree, or ``mapping=``).
@@ -19,17 +20,34 @@ from numba import cuda  # a module global: the simulator swaps it for its fake m
 
 from gunpy.operators.advance.common import cpu_weight, cuda_weight
 
-__all__ = ["execute", "MAPPINGS"]
+__all__ = ["execute", "MAPPINGS", "OPS"]
 
 MAPPINGS = ("thread", "warp", "auto")
+OPS = ("sum", "min", "max")
+
+
+def _combiner(op, jit):
+    is_sum, is_min = op == "sum", op == "min"
+
+    @jit
+    def combine(a, b):
+        if is_sum:
+            return a + b
+        if is_min:
+            return a if a <= b else b
+        return a if a >= b else b
+
+    ident = 0.0 if is_sum else (np.inf if is_min else -np.inf)
+    return combine, ident
 _FULL = 0xFFFFFFFF
 
 
 @functools.lru_cache(maxsize=None)
-def cuda_kernel(hooks, weighted, incoming, mapping):
+def cuda_kernel(hooks, weighted, incoming, mapping, op="sum"):
     from gunpy.backends.cuda import kernel
     gather_edge = hooks.gather_edge
     weight = cuda_weight(weighted)
+    combine, ident = _combiner(op, cuda.jit(device=True, inline="always"))
 
     @cuda.jit(device=True, inline="always")
     def edge_value(v, p, offsets_nbrs, edge_ids, values, data):
@@ -44,9 +62,9 @@ def cuda_kernel(hooks, weighted, incoming, mapping):
         n = length[0]
         for i in range(cuda.grid(1), n, cuda.gridsize(1)):
             v = i if all_vertices else queue[i]
-            acc = 0.0
+            acc = ident
             for p in range(offsets[v], offsets[v + 1]):
-                acc += edge_value(v, p, nbrs, edge_ids, values, data)
+                acc = combine(acc, edge_value(v, p, nbrs, edge_ids, values, data))
             out[v] = acc
 
     def by_warp(queue, length, all_vertices, offsets, nbrs, edge_ids, values, out, data):
@@ -54,13 +72,13 @@ def cuda_kernel(hooks, weighted, incoming, mapping):
         lane = cuda.laneid
         for i in range(cuda.grid(1) // 32, n, cuda.gridsize(1) // 32):
             v = i if all_vertices else queue[i]
-            acc = 0.0
-            # 1. lanes stride over the list; 2. a butterfly sum
+            acc = ident
+            # 1. lanes stride over the list; 2. a butterfly reduction
             for p in range(offsets[v] + lane, offsets[v + 1], 32):
-                acc += edge_value(v, p, nbrs, edge_ids, values, data)
+                acc = combine(acc, edge_value(v, p, nbrs, edge_ids, values, data))
             off = 16
             while off > 0:
-                acc += cuda.shfl_xor_sync(_FULL, acc, off)
+                acc = combine(acc, cuda.shfl_xor_sync(_FULL, acc, off))
                 off //= 2
             if lane == 0:
                 out[v] = acc
@@ -69,32 +87,35 @@ def cuda_kernel(hooks, weighted, incoming, mapping):
 
 
 @functools.lru_cache(maxsize=None)
-def cpu_kernel(hooks, weighted, incoming):
-    from numba import prange
+def cpu_kernel(hooks, weighted, incoming, op="sum"):
+    from numba import njit, prange
 
     from gunpy.backends.cpu import kernel
     gather_edge = hooks.gather_edge
     weight = cpu_weight(weighted)
+    combine, ident = _combiner(op, njit(inline="always"))
 
     def reduce_(queue, n, all_vertices, offsets, nbrs, edge_ids, values, out, data):
         for i in prange(n):
             v = np.int64(i) if all_vertices else np.int64(queue[i])
-            acc = 0.0
+            acc = ident
             for p in range(offsets[v], offsets[v + 1]):
                 u = nbrs[p]
                 e = edge_ids[p] if incoming else p
                 w = weight(values, e)
                 if incoming:
-                    acc += gather_edge(u, v, e, w, data)
+                    acc = combine(acc, gather_edge(u, v, e, w, data))
                 else:
-                    acc += gather_edge(v, u, e, w, data)
+                    acc = combine(acc, gather_edge(v, u, e, w, data))
             out[v] = acc
 
     return kernel(reduce_)
 
 
-def execute(ctx, frontier, hooks, data, out, *, edges="in", mapping="auto"):
-    """``out[v] = sum of gather_edge over v's edges`` for the frontier's vertices; returns edges read."""
+def execute(ctx, frontier, hooks, data, out, *, edges="in", mapping="auto", op="sum"):
+    """``out[v] = op of gather_edge over v's edges`` for the frontier's vertices; returns edges read."""
+    if op not in OPS:
+        raise ValueError(f"unknown neighbor_reduce op {op!r}; valid: {OPS}")
     if edges not in ("in", "out"):
         raise ValueError(f"neighbor_reduce edges must be 'in' or 'out', got {edges!r}")
     if mapping not in MAPPINGS:
@@ -116,11 +137,11 @@ def execute(ctx, frontier, hooks, data, out, *, edges="in", mapping="auto"):
     if backend.name == "cuda":
         if mapping == "auto":
             mapping = "warp" if dg.num_edges >= 16 * max(dg.num_vertices, 1) else "thread"
-        k = cuda_kernel(hooks, dg.weighted, incoming, mapping)
+        k = cuda_kernel(hooks, dg.weighted, incoming, mapping, op)
         items = n * 32 if mapping == "warp" else n
         backend.run(k, items, queue, length, all_vertices, offsets, nbrs, edge_ids, dg.values,
                     out, data)
     else:
-        cpu_kernel(hooks, dg.weighted, incoming)(queue, n, all_vertices, offsets, nbrs, edge_ids,
+        cpu_kernel(hooks, dg.weighted, incoming, op)(queue, n, all_vertices, offsets, nbrs, edge_ids,
                                                   dg.values, out, data)
     return dg.num_edges if all_vertices else 0

@@ -34,7 +34,8 @@ def _cuda_kernels(hooks, block):
     from gunpy.backends.cuda import kernel
     priority = hooks.priority
 
-    def split(in_queue, in_length, level, dedupe, seen, near_q, near_len, far_q, far_len, data):
+    def split(in_queue, in_length, level, floor, dedupe, seen, near_q, near_len, far_q, far_len,
+              data):
         n = in_length[0]
         for i in range(cuda.grid(1), n, cuda.gridsize(1)):
             v = in_queue[i]
@@ -44,7 +45,10 @@ def _cuda_kernels(hooks, block):
                 bit = np.uint32(1) << np.uint32(v & 31)
                 if atomics.or_(seen, v >> 5, bit) & bit:
                     continue
-            if priority(v, data) < level:
+            p = priority(v, data)
+            if p < floor:
+                continue  # stale: improved below an earlier level, so already processed
+            if p < level:
                 cuda_append(near_q, near_len, v)
             else:
                 cuda_append(far_q, far_len, v)
@@ -78,7 +82,7 @@ def _cpu_kernels(hooks):
     from gunpy.backends.cpu import kernel
     priority = hooks.priority
 
-    def split(in_queue, n, level, dedupe, seen, near_tmp, far_tmp, starts, near_counts,
+    def split(in_queue, n, level, floor, dedupe, seen, near_tmp, far_tmp, starts, near_counts,
               far_counts, nchunks, data):
         size = (n + nchunks - 1) // nchunks
         for c in prange(nchunks):
@@ -93,7 +97,10 @@ def _cpu_kernels(hooks):
                     bit = np.uint32(1) << np.uint32(v & 31)
                     if atomics.or_(seen, v >> 5, bit) & bit:
                         continue
-                if priority(v, data) < level:
+                p = priority(v, data)
+                if p < floor:
+                    continue  # stale: improved below an earlier level, so already processed
+                if p < level:
                     near_tmp[a] = v
                     a += 1
                 else:
@@ -103,16 +110,19 @@ def _cpu_kernels(hooks):
             near_counts[c] = a - lo
             far_counts[c] = b - lo
 
-    def min_priority(in_queue, n, data):
-        best = np.inf
-        for i in range(n):
-            p = np.float64(priority(in_queue[i], data))
-            if p < best:
-                best = p
-        return best
+    def min_priority(in_queue, n, nchunks, data):
+        size = (n + nchunks - 1) // nchunks
+        best = np.full(nchunks, np.inf)
+        for c in prange(nchunks):
+            b = np.inf
+            for i in range(c * size, min(n, (c + 1) * size)):
+                p = np.float64(priority(in_queue[i], data))
+                if p < b:
+                    b = p
+            best[c] = b
+        return best.min()
 
-    from gunpy.backends.cpu import serial_kernel
-    return kernel(split), serial_kernel(min_priority)
+    return kernel(split), kernel(min_priority)
 
 
 class NearFarQueue:
@@ -132,8 +142,14 @@ class NearFarQueue:
         self.far = self._piles[0]
         self.refills = 0
 
-    def _split(self, frontier, out, hooks, data, *, dedupe, far_out):
-        """Split ``frontier`` into ``out`` (near, overwritten) and ``far_out`` (appended)."""
+    def _split(self, frontier, out, hooks, data, *, dedupe, far_out, floor=-np.inf):
+        """Split ``frontier`` into ``out`` (near, overwritten) and ``far_out`` (appended).
+
+        Items below ``floor`` are dropped: when the far pile is split at a new
+        level, an entry whose priority fell below the previous level was
+        improved while that level was current, went to the near slice then, and
+        has been processed already.
+        """
         ctx, backend = self.ctx, self.backend
         n = frontier.size
         out.reserve(n)
@@ -146,7 +162,7 @@ class NearFarQueue:
             k_split, _ = _cuda_kernels(hooks, backend.block_size)
             out.clear()
             backend.run(k_split, n, frontier.queue, frontier.length, np.float64(self.level),
-                        dedupe, seen, out.queue, out.length, far_out.queue, far_out.length, data)
+                        np.float64(floor), dedupe, seen, out.queue, out.length, far_out.queue, far_out.length, data)
             out.touched()
             far_out.touched()
             return
@@ -157,7 +173,7 @@ class NearFarQueue:
         starts = np.empty(nchunks, dtype=np.int64)
         nc = np.empty(nchunks, dtype=np.int64)
         fc = np.empty(nchunks, dtype=np.int64)
-        k_split(frontier.queue, n, self.level, dedupe, seen, near_tmp, far_tmp, starts, nc, fc,
+        k_split(frontier.queue, n, self.level, float(floor), dedupe, seen, near_tmp, far_tmp, starts, nc, fc,
                 nchunks, data)
         base = far_out.size
         out.set_size(cpu_compact(near_tmp, starts, nc, nchunks, out.queue))
@@ -173,7 +189,8 @@ class NearFarQueue:
                         block_size=backend.block_size)
             return backend.read(out, 0) if not backend.dry_run else self.level
         _, k_min = _cpu_kernels(hooks)
-        return float(k_min(self.far.queue, self.far.size, data))
+        n = self.far.size
+        return float(k_min(self.far.queue, n, backend.chunks(n), data))
 
     def next(self, frontier, out, hooks, data):
         """The next near frontier (in ``out``); the rest of ``frontier`` joins the far pile.
@@ -190,12 +207,13 @@ class NearFarQueue:
             lowest = self._min_far_priority(hooks, data)
             if not math.isfinite(lowest):
                 break
+            floor = self.level
             self.level = max(self.level, math.floor(lowest) + 1.0)
             self.refills += 1
             pile = self.far
             self.far = self._piles[1] if pile is self._piles[0] else self._piles[0]
             self.far.clear()
-            self._split(pile, out, hooks, data, dedupe=True, far_out=self.far)
+            self._split(pile, out, hooks, data, dedupe=True, far_out=self.far, floor=floor)
             if self.backend.dry_run:
                 break
         return out
