@@ -19,10 +19,11 @@ def expected_labels(G):
     return labels
 
 
+@pytest.mark.parametrize("sample", [0, 2])
 @pytest.mark.parametrize("name", graph_names(GRAPHS))
-def test_cc_matches_networkx(name, backend):
+def test_cc_matches_networkx(name, sample, backend):
     G = GRAPHS[name]
-    r = gunpy.cc(G, backend=backend)
+    r = gunpy.cc(G, sample=sample, backend=backend)
     expect = expected_labels(G)
     assert np.array_equal(r.labels, expect)
     assert r.num_components == len(np.unique(expect))
@@ -45,6 +46,19 @@ def test_cc_long_path_worst_case_for_hooking(backend, small):
     G = gunpy.Graph.from_edges(perm[:-1], perm[1:], directed=False)
     r = gunpy.cc(G, backend=backend)
     assert r.num_components == 1 and (r.labels == 0).all()
+
+
+@pytest.mark.large
+def test_cc_afforest_on_rmat_with_many_components():
+    G = gunpy.generators.rmat(14, seed=5)
+    for sample in (0, 1, 2, 5):
+        r = gunpy.cc(G, sample=sample, backend="cpu")
+        assert np.array_equal(r.labels, expected_labels(G)), sample
+
+
+def test_cc_bad_sample():
+    with pytest.raises(ValueError, match="sample"):
+        gunpy.cc(GRAPHS["path_directed"], sample=-1, backend="cpu")
 
 
 def test_cc_dict_and_scipy_agree():
