@@ -2,10 +2,14 @@
 
 Gunrock section 5.1.3. The forward phase is a BFS that also counts shortest
 paths: when ``src`` reaches ``dst`` one level down, ``sigma[dst] += sigma[src]``
-(atomic add: many parents). Each level's frontier is saved (the output-frontier
-storage of section 4.4.3), so the backward phase can walk the levels deepest
-first without a filter: for every saved vertex ``v`` and successor ``w`` one
-level down, ``delta[v] += sigma[v] / sigma[w] * (1 + delta[w])``, then
+(atomic add: many parents). It is direction-optimised like BFS, but pulls
+without early exit: an unvisited vertex adds the path counts of *all* its
+visited in-neighbours, which (operand reuse) are exactly its parents one level
+up. Each level's frontier is saved (the output-frontier storage of section
+4.4.3), so the backward phase walks the levels deepest first without a filter:
+a neighbor-reduce over each level's out-edges gathers
+``delta[v] = sum of sigma[v] / sigma[w] * (1 + delta[w])`` over the successors
+``w`` one level down (one writer per vertex, no atomics), then
 ``bc[v] += delta[v]`` for every ``v`` but the source.
 """
 
@@ -34,12 +38,10 @@ class BCForwardFunctor(Functor):
 
 class BCBackwardFunctor(Functor):
     @staticmethod
-    def cond_edge(src, dst, edge, weight, data):
+    def gather_edge(src, dst, edge, weight, data):
         if data.depth[dst] == data.depth[src] + 1:
-            # several threads may hold src's edges (merge-path): atomic add
-            atomics.add(data.delta, src,
-                        data.sigma[src] / data.sigma[dst] * (1.0 + data.delta[dst]))
-        return False
+            return data.sigma[src] / data.sigma[dst] * (1.0 + data.delta[dst])
+        return 0.0
 
     @staticmethod
     def apply_vertex(v, data):
@@ -76,9 +78,9 @@ class BCEnactor(Enactor):
     def loop(self, frontier):
         if self.forward:
             self.save_frontier(frontier)
-            return self.advance(frontier, BCForwardFunctor)
+            return self.advance(frontier, BCForwardFunctor, early_exit=False)
         level = self.saved_frontier(self.level)
-        self.advance(level, BCBackwardFunctor, output="none")
+        self.neighbor_reduce(level, BCBackwardFunctor, self.problem.delta, edges="out")
         self.compute(level, BCBackwardFunctor)
         self.level -= 1
         return level
@@ -107,7 +109,8 @@ def _rescale(values, n, *, normalized, directed):
     return values / 2.0 if not directed else values
 
 
-def bc(G, sources=None, *, normalized=False, load_balance="auto", backend="auto"):
+def bc(G, sources=None, *, normalized=False, direction="auto", load_balance="auto",
+       backend="auto"):
     """Betweenness centrality (Brandes), from every vertex or from a list of sources.
 
     Parameters
@@ -120,6 +123,8 @@ def bc(G, sources=None, *, normalized=False, load_balance="auto", backend="auto"
         vertex a target); repeats count twice, as in networkx.
     normalized : bool, default False
         Divide by ``(n-1)(n-2)``; otherwise undirected values are halved.
+    direction : {"auto", "push", "pull"}, default "auto"
+        Forward phase traversal direction (pull gathers from all parents).
     load_balance : {"auto", "thread_mapped", "twc", "merge_path"}, default "auto"
     backend : {"auto", "cuda", "cpu"}, default "auto"
 
@@ -148,7 +153,7 @@ def bc(G, sources=None, *, normalized=False, load_balance="auto", backend="auto"
     problem = BCProblem(G, backend=backend)
     for s in srcs:
         problem.check_source(s)
-    enactor = BCEnactor(problem, load_balance=load_balance, direction="push")
+    enactor = BCEnactor(problem, load_balance=load_balance, direction=direction)
     total = None
     for s in srcs:
         problem.reset(s)

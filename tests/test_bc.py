@@ -38,10 +38,11 @@ def test_bc_source_subset(name, backend):
     assert r.stats.extra["sources"] == 3
 
 
-@pytest.mark.parametrize("lb", ["thread_mapped", "auto"])
-def test_bc_load_balance_options(lb, backend):
+@pytest.mark.parametrize("lb,direction", [("thread_mapped", "push"), ("merge_path", "push"),
+                                          ("twc", "auto"), ("auto", "pull")])
+def test_bc_load_balance_and_direction(lb, direction, backend):
     G = GRAPHS["preferential_hubs"]
-    r = gunpy.bc(G, [0, 5], load_balance=lb, backend=backend)
+    r = gunpy.bc(G, [0, 5], load_balance=lb, direction=direction, backend=backend)
     g = to_nx(G)
     expect = as_array(nx.betweenness_centrality_subset(g, [0, 5], list(g)), G.num_vertices)
     np.testing.assert_allclose(r.centrality, expect, rtol=1e-10, atol=1e-12)
