@@ -80,6 +80,34 @@ class Result:
         values = arr.tolist()
         return {labels[i]: values[i] for i in np.flatnonzero(~skip)}
 
+    #: cuGraph's DataFrame column name for each field (``vertex`` is added first)
+    _columns = {}
+
+    def to_dataframe(self):
+        """A pandas DataFrame with cuGraph's column names (``vertex``, ``distance``, ...).
+
+        ``vertex`` holds the node labels. Needs pandas.
+        """
+        try:
+            import pandas as pd
+        except ImportError as exc:  # pandas is optional
+            raise ImportError("to_dataframe() needs pandas: pip install pandas") from exc
+        cols = {"vertex": self.graph.labels()}
+        for f in self._fields:
+            cols[self._columns.get(f, f)] = getattr(self, f)
+        return pd.DataFrame(cols)
+
+    def to_networkx(self, nxg=None, *, name=None):
+        """Store the main field as a node attribute (``name``, default the field's name).
+
+        On ``nxg`` (a networkx graph with the same nodes) or on ``G.to_networkx()``;
+        unreachable vertices get no attribute. Returns the graph.
+        """
+        g = self.graph.to_networkx() if nxg is None else nxg
+        import networkx as nx
+        nx.set_node_attributes(g, self.to_dict(), name or self._main)
+        return g
+
     def __repr__(self):
         fields = ", ".join(f"{f}=<{getattr(self, f).dtype}[{getattr(self, f).shape[0]}]>"
                            for f in self._fields)

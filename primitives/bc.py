@@ -98,6 +98,7 @@ class BCResult(Result):
 
     _fields = ("centrality",)
     _main = "centrality"
+    _columns = {"centrality": "betweenness_centrality"}
 
 
 def _rescale(values, n, *, normalized, directed):

@@ -74,6 +74,7 @@ class BFSResult(Result):
 
     _fields = ("depth", "parent")
     _main = "depth"
+    _columns = {"depth": "distance", "parent": "predecessor"}
 
     def _unreached(self, name, arr):
         return self.depth < 0

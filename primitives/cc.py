@@ -150,6 +150,7 @@ class CCResult(Result):
 
     _fields = ("labels",)
     _main = "labels"
+    _columns = {"labels": "labels"}
 
 
 def cc(G, *, sample=2, load_balance="auto", backend="auto"):

@@ -116,6 +116,7 @@ class PageRankResult(Result):
 
     _fields = ("rank",)
     _main = "rank"
+    _columns = {"rank": "pagerank"}
 
 
 def pagerank(G, *, alpha=0.85, tol=1e-6, max_iter=100, direction="pull", load_balance="auto",

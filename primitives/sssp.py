@@ -118,6 +118,7 @@ class SSSPResult(Result):
 
     _fields = ("distance", "parent")
     _main = "distance"
+    _columns = {"distance": "distance", "parent": "predecessor"}
 
     def _unreached(self, name, arr):
         return ~np.isfinite(self.distance)

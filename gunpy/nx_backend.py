@@ -1,0 +1,378 @@
+"""gunpy as a NetworkX backend: ``nx.bfs_edges(G, 0, backend="gunpy")`` and friends.
+
+Registered through the ``networkx.backends`` entry point (like nx-cugraph and
+graphblas-algorithms), so networkx dispatches these functions to gunpy when a
+call says ``backend="gunpy"`` (or ``nx.config.backend_priority`` lists it):
+
+``bfs_edges``, ``bfs_layers``, ``single_source_shortest_path_length``,
+``single_source_dijkstra_path_length``, ``betweenness_centrality``,
+``connected_components``, ``weakly_connected_components``, ``pagerank``.
+
+Results are exactly networkx's: the same dict / generator / list shapes, the
+original node labels, unreachable nodes left out, and the same iteration order
+where networkx defines one (BFS edges and layers follow networkx's queue order,
+which is rebuilt from gunpy's depths level by level in NumPy). Calls that use
+an option gunpy does not implement (``sort_neighbors``, a weight function,
+``k`` sampling, personalisation, multigraphs where parallel edges change the
+answer) are declined by :func:`can_run`, and networkx runs them itself when
+fallback is enabled.
+
+The gunpy backend used is ``$GUNPY_NX_BACKEND`` (``auto``, ``cpu`` or ``cuda``;
+default ``auto``).
+"""
+
+import os
+
+import networkx as nx
+import numpy as np
+
+import gunpy
+
+__all__ = ["BackendInterface", "GunpyGraph", "get_info"]
+
+_FUNCTIONS = {
+    "bfs_edges": "BFS tree edges in networkx's order (reverse=, depth_limit= supported)",
+    "bfs_layers": "BFS layers in networkx's order",
+    "single_source_shortest_path_length": "BFS depths (cutoff= supported)",
+    "single_source_dijkstra_path_length": "SSSP distances with near/far delta-stepping",
+    "betweenness_centrality": "Brandes BC over all sources (k=None, weight=None)",
+    "connected_components": "Soman hooking + pointer jumping with Afforest sampling",
+    "weakly_connected_components": "the same on directed graphs",
+    "pagerank": "power iteration, push or pull (no personalization/nstart/dangling)",
+}
+
+
+def _device():
+    return os.environ.get("GUNPY_NX_BACKEND", "auto")
+
+
+class GunpyGraph:
+    """A networkx graph converted for gunpy: the CSR graph plus the original graph."""
+
+    __networkx_backend__ = "gunpy"
+
+    def __init__(self, nxg, graph, weight_attr):
+        self.nxg = nxg
+        self.graph = graph
+        self.weight_attr = weight_attr
+        self.nodes = list(nxg.nodes)
+        self.index = None
+
+    def is_directed(self):
+        return self.nxg.is_directed()
+
+    def is_multigraph(self):
+        return self.nxg.is_multigraph()
+
+    def node_index(self, node):
+        if self.index is None:
+            self.index = {v: i for i, v in enumerate(self.nodes)}
+        try:
+            return self.index[node]
+        except (KeyError, TypeError):
+            raise nx.NodeNotFound(f"Source {node} is not in G") from None
+
+    def __len__(self):
+        return len(self.nodes)
+
+    def __contains__(self, node):
+        return node in self.nxg
+
+
+def convert_from_nx(graph, edge_attrs=None, node_attrs=None, preserve_edge_attrs=False,
+                    preserve_node_attrs=False, preserve_graph_attrs=False, name=None,
+                    graph_name=None):
+    """networkx graph -> :class:`GunpyGraph` (self-loops kept; a weight attribute if asked)."""
+    if isinstance(graph, GunpyGraph):
+        return graph
+    weight, default = None, 1.0
+    if edge_attrs:
+        weight, default = next(iter(edge_attrs.items()))
+        default = 1.0 if default is None else default
+    nodes = list(graph.nodes)
+    index = {v: i for i, v in enumerate(nodes)}
+    n = len(nodes)
+    m = graph.number_of_edges()
+    src = np.empty(m, dtype=np.int64)
+    dst = np.empty(m, dtype=np.int64)
+    w = np.empty(m, dtype=np.float64) if weight is not None else None
+    edges = graph.edges(data=weight, default=default) if weight is not None else graph.edges()
+    for k, e in enumerate(edges):
+        src[k] = index[e[0]]
+        dst[k] = index[e[1]]
+        if w is not None:
+            w[k] = e[-1]
+    G = gunpy.Graph.from_edges(src, dst, w, num_vertices=n, directed=graph.is_directed(),
+                               remove_self_loops=False,
+                               node_labels=None if nodes == list(range(n)) else nodes)
+    return GunpyGraph(graph, G, weight)
+
+
+def convert_to_nx(obj, *, name=None):
+    """Results are already networkx-shaped; a converted graph goes back to the original."""
+    if isinstance(obj, GunpyGraph):
+        return obj.nxg
+    return obj
+
+
+# ----------------------------------------------------------------------------- helpers
+def _queue_order(G, source, depth):
+    """networkx's BFS queue: level by level, each vertex's first discoverer in queue order.
+
+    Returns ``(order, parent)``: vertex ids in the order networkx visits them and
+    the parent networkx's BFS tree gives each (the source is its own parent).
+    Built with NumPy per level from gunpy's depths; the adjacency order is the
+    original networkx graph's (``G.nxg``), not the sorted CSR's.
+    """
+    ro, ci = _nx_order_csr(G)
+    parent = np.full(G.graph.num_vertices, -1, dtype=np.int64)
+    parent[source] = source
+    level = np.array([source], dtype=np.int64)
+    order = [level]
+    d = 0
+    while level.size:
+        starts, ends = ro[level], ro[level + 1]
+        counts = ends - starts
+        if counts.sum() == 0:
+            break
+        owner = np.repeat(level, counts)                 # in queue order
+        pos = np.repeat(starts - np.concatenate([[0], np.cumsum(counts)[:-1]]), counts)
+        nbr = ci[np.arange(counts.sum()) + pos]
+        take = depth[nbr] == d + 1
+        nbr, owner = nbr[take], owner[take]
+        first = np.unique(nbr, return_index=True)[1]
+        first.sort()
+        level = nbr[first]
+        parent[level] = owner[first]
+        if level.size:
+            order.append(level)
+        d += 1
+    return order, parent
+
+
+def _nx_order_csr(G):
+    """CSR of the networkx graph in its own adjacency order (cached on the graph)."""
+    cached = getattr(G, "_nx_csr", None)
+    if cached is not None:
+        return cached
+    g = G.nxg
+    index = {v: i for i, v in enumerate(G.nodes)}
+    adj = g._succ if g.is_directed() else g._adj
+    degs = np.fromiter((len(adj[v]) for v in G.nodes), dtype=np.int64, count=len(G.nodes))
+    ro = np.zeros(len(G.nodes) + 1, dtype=np.int64)
+    np.cumsum(degs, out=ro[1:])
+    ci = np.fromiter((index[u] for v in G.nodes for u in adj[v]), dtype=np.int64,
+                     count=int(ro[-1]))
+    G._nx_csr = (ro, ci)
+    return G._nx_csr
+
+
+def _bfs(G, source, depth_limit=None):
+    s = G.node_index(source)
+    r = gunpy.bfs(G.graph, s, backend=_device())
+    depth = r.depth.astype(np.int64)
+    if depth_limit is not None:
+        depth[depth > depth_limit] = -1
+    return s, depth
+
+
+# ----------------------------------------------------------------------------- algorithms
+def bfs_edges(G, source, reverse=False, depth_limit=None, sort_neighbors=None):
+    if reverse and G.is_directed():
+        G = convert_from_nx(G.nxg.reverse(copy=False))
+    s, depth = _bfs(G, source, depth_limit)
+    order, parent = _queue_order(G, s, depth)
+    labels = G.nodes
+
+    def edges():
+        for level in order[1:]:
+            for v in level.tolist():
+                yield labels[parent[v]], labels[v]
+    return edges()
+
+
+def bfs_layers(G, sources):
+    if sources in G:
+        sources = [sources]
+    srcs = list(sources)
+    for s in srcs:
+        if s not in G:
+            raise nx.NetworkXError(f"The node {s} is not in the graph.")
+    if len(set(srcs)) != 1:
+        raise NotImplementedError("gunpy backend: bfs_layers from several sources")
+    s, depth = _bfs(G, srcs[0])
+    order, _ = _queue_order(G, s, depth)
+    labels = G.nodes
+
+    def layers():
+        for level in order:
+            yield [labels[v] for v in level.tolist()]
+    return layers()
+
+
+def single_source_shortest_path_length(G, source, cutoff=None):
+    if source not in G:
+        raise nx.NodeNotFound(f"Source {source} is not in G")
+    s, depth = _bfs(G, source, cutoff)
+    order, _ = _queue_order(G, s, depth)
+    labels = G.nodes
+    return {labels[v]: int(depth[v]) for level in order for v in level.tolist()}
+
+
+def single_source_dijkstra_path_length(G, source, cutoff=None, weight="weight"):
+    if source not in G:
+        raise nx.NodeNotFound(f"Node {source} not found in graph")
+    s = G.node_index(source)
+    r = gunpy.sssp(G.graph, s, backend=_device())
+    dist = r.distance
+    reached = np.flatnonzero(np.isfinite(dist) & ((dist <= cutoff) if cutoff is not None
+                                                   else True))
+    reached = reached[np.argsort(dist[reached], kind="stable")]
+    labels = G.nodes
+    out = {}
+    for v in reached.tolist():
+        d = dist[v]
+        out[labels[v]] = int(d) if v == s else (int(d) if _int_weights(G) else float(d))
+    return out
+
+
+def _int_weights(G):
+    """networkx keeps integer sums for integer weights; match the type it would return."""
+    cached = getattr(G, "_int_w", None)
+    if cached is None:
+        w = G.weight_attr
+        cached = True if w is None else all(
+            isinstance(d.get(w, 1), int | np.integer) and not isinstance(d.get(w, 1), bool)
+            for _, _, d in G.nxg.edges(data=True))
+        G._int_w = cached
+    return cached
+
+
+def betweenness_centrality(G, k=None, normalized=True, weight=None, endpoints=False,
+                           seed=None):
+    r = gunpy.bc(G.graph, normalized=normalized, backend=_device())
+    values = r.centrality.tolist()
+    return {v: float(x) for v, x in zip(G.nodes, values)}
+
+
+def _components(G):
+    r = gunpy.cc(G.graph, backend=_device())
+    labels = r.labels
+    order = np.argsort(labels, kind="stable")
+    cuts = np.flatnonzero(np.diff(labels[order])) + 1
+    names = G.nodes
+    for group in np.split(order, cuts) if order.size else []:
+        yield {names[v] for v in group.tolist()}
+
+
+def connected_components(G):
+    if G.is_directed():
+        raise nx.NetworkXNotImplemented("not implemented for directed type")
+    return _components(G)
+
+
+def weakly_connected_components(G):
+    if not G.is_directed():
+        raise nx.NetworkXNotImplemented("not implemented for undirected type")
+    return _components(G)
+
+
+def pagerank(G, alpha=0.85, personalization=None, max_iter=100, tol=1.0e-6, nstart=None,
+             weight="weight", dangling=None):
+    if len(G) == 0:
+        return {}
+    r = gunpy.pagerank(G.graph, alpha=alpha, tol=tol, max_iter=max_iter, backend=_device())
+    if not r.converged:
+        raise nx.PowerIterationFailedConvergence(max_iter)
+    return {v: float(x) for v, x in zip(G.nodes, r.rank.tolist())}
+
+
+# ----------------------------------------------------------------------------- dispatch
+def can_run(name, args, kwargs):
+    """False (or a reason) for calls whose options gunpy does not implement."""
+    if name not in _FUNCTIONS:
+        return False
+    params = dict(kwargs)
+    graph = args[0] if args else params.get("G")
+    multigraph = graph is not None and graph.is_multigraph()
+    if name == "bfs_edges":
+        if params.get("sort_neighbors") is not None or (len(args) > 4 and args[4] is not None):
+            return "sort_neighbors is not supported"
+    if name == "bfs_layers":
+        srcs = params.get("sources", args[1] if len(args) > 1 else None)
+        single = graph is not None and _hashable(srcs) and srcs in graph
+        if srcs is not None and not single:
+            if not isinstance(srcs, list | tuple | set | frozenset):
+                return "sources given as an iterator (consumed once) are left to networkx"
+            if len(set(srcs)) != 1:
+                return "several sources are not supported"
+    if name == "single_source_dijkstra_path_length":
+        w = params.get("weight", args[3] if len(args) > 3 else "weight")
+        if callable(w):
+            return "weight functions are not supported"
+        if graph is not None and w is not None and any(
+                d.get(w, 1) < 0 or d.get(w, 1) != d.get(w, 1)
+                for _, _, d in (graph.nxg if isinstance(graph, GunpyGraph) else graph)
+                .edges(data=True)):
+            return "negative or NaN weights (networkx's error messages apply)"
+    if name == "betweenness_centrality":
+        if params.get("k") is not None or (len(args) > 1 and args[1] is not None):
+            return "k (sampling) is not supported"
+        if params.get("weight") is not None or (len(args) > 3 and args[3] is not None):
+            return "weighted BC is not supported"
+        if params.get("endpoints") or (len(args) > 4 and args[4]):
+            return "endpoints=True is not supported"
+        if multigraph:
+            return "parallel edges count as separate paths: not supported"
+    if name == "pagerank":
+        for p, pos in (("personalization", 2), ("nstart", 5), ("dangling", 7)):
+            if params.get(p) is not None or (len(args) > pos and args[pos] is not None):
+                return f"{p} is not supported"
+        if multigraph:
+            return "parallel edges sum their weights: not supported"
+    return True
+
+
+def _hashable(x):
+    try:
+        hash(x)
+        return True
+    except TypeError:
+        return False
+
+
+def should_run(name, args, kwargs):
+    return can_run(name, args, kwargs) is True
+
+
+class BackendInterface:
+    """What networkx loads from the ``networkx.backends`` entry point."""
+
+    convert_from_nx = staticmethod(convert_from_nx)
+    convert_to_nx = staticmethod(convert_to_nx)
+    can_run = staticmethod(can_run)
+    should_run = staticmethod(should_run)
+    bfs_edges = staticmethod(bfs_edges)
+    bfs_layers = staticmethod(bfs_layers)
+    single_source_shortest_path_length = staticmethod(single_source_shortest_path_length)
+    single_source_dijkstra_path_length = staticmethod(single_source_dijkstra_path_length)
+    betweenness_centrality = staticmethod(betweenness_centrality)
+    connected_components = staticmethod(connected_components)
+    weakly_connected_components = staticmethod(weakly_connected_components)
+    pagerank = staticmethod(pagerank)
+
+    @staticmethod
+    def on_start_tests(items):
+        """networkx's test-suite hook: nothing to mark; unsupported calls are declined."""
+
+
+def get_info():
+    """networkx's ``networkx.backend_info`` entry point."""
+    return {
+        "backend_name": "gunpy",
+        "project": "gunpy",
+        "package": "gunpy",
+        "url": "https://github.com/gunpy/gunpy",
+        "short_summary": "GPU (numba.cuda) and parallel CPU graph traversal, Gunrock-style",
+        "functions": {name: {"additional_docs": doc} for name, doc in _FUNCTIONS.items()},
+    }

@@ -1,0 +1,138 @@
+"""gunpy as a NetworkX backend, and results converted to what users hold."""
+
+import os
+import subprocess
+import sys
+
+import networkx as nx
+import numpy as np
+import pytest
+
+import gunpy
+
+pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
+
+
+def graphs():
+    g = nx.karate_club_graph()
+    d = nx.gnp_random_graph(60, 0.06, directed=True, seed=3)
+    d.add_edge(5, 5)
+    labelled = nx.relabel_nodes(nx.les_miserables_graph(), {n: f"<{n}>" for n in
+                                                            nx.les_miserables_graph()})
+    parts = nx.disjoint_union(nx.path_graph(7), nx.star_graph(5))
+    parts.add_nodes_from(["iso-a", "iso-b"])
+    return {"karate": g, "directed": d, "labelled": labelled, "parts": parts}
+
+
+GRAPHS = graphs()
+
+
+def first_node(g):
+    return next(iter(g))
+
+
+@pytest.mark.parametrize("name", sorted(GRAPHS))
+def test_traversals_identical_to_networkx(name):
+    g = GRAPHS[name]
+    s = first_node(g)
+    assert list(nx.bfs_edges(g, s, backend="gunpy")) == list(nx.bfs_edges(g, s))
+    assert list(nx.bfs_edges(g, s, depth_limit=2, backend="gunpy")) == \
+        list(nx.bfs_edges(g, s, depth_limit=2))
+    assert list(nx.bfs_layers(g, s, backend="gunpy")) == list(nx.bfs_layers(g, s))
+    a = nx.single_source_shortest_path_length(g, s, backend="gunpy")
+    b = nx.single_source_shortest_path_length(g, s)
+    assert list(a.items()) == list(b.items())  # same order, too
+    assert nx.single_source_shortest_path_length(g, s, cutoff=1, backend="gunpy") == \
+        nx.single_source_shortest_path_length(g, s, cutoff=1)
+
+
+@pytest.mark.parametrize("name", sorted(GRAPHS))
+def test_weighted_and_global_algorithms_match(name):
+    g = GRAPHS[name]
+    s = first_node(g)
+    a = nx.single_source_dijkstra_path_length(g, s, backend="gunpy")
+    b = nx.single_source_dijkstra_path_length(g, s)
+    assert a.keys() == b.keys()
+    assert all(a[k] == pytest.approx(b[k], rel=1e-12) and type(a[k]) is type(b[k]) for k in b)
+    for normalized in (True, False):
+        a = nx.betweenness_centrality(g, normalized=normalized, backend="gunpy")
+        b = nx.betweenness_centrality(g, normalized=normalized)
+        assert a == pytest.approx(b, rel=1e-10, abs=1e-12)
+    a = nx.pagerank(g, backend="gunpy")
+    assert a == pytest.approx(nx.pagerank(g), rel=1e-8, abs=1e-12)
+    f = nx.weakly_connected_components if g.is_directed() else nx.connected_components
+    assert list(f(g, backend="gunpy")) == list(f(g))
+
+
+def test_errors_match_networkx():
+    g = GRAPHS["karate"]
+    with pytest.raises(nx.NodeNotFound):
+        nx.single_source_shortest_path_length(g, "nope", backend="gunpy")
+    with pytest.raises(nx.NetworkXNotImplemented):
+        list(nx.connected_components(GRAPHS["directed"], backend="gunpy"))
+    with pytest.raises(nx.PowerIterationFailedConvergence):
+        nx.pagerank(g, tol=1e-15, max_iter=2, backend="gunpy")
+
+
+def test_unsupported_options_are_declined():
+    from gunpy.nx_backend import can_run
+    g = GRAPHS["karate"]
+    assert can_run("betweenness_centrality", (g,), {"k": 5}) is not True
+    assert can_run("pagerank", (g,), {"personalization": {0: 1}}) is not True
+    assert can_run("bfs_edges", (g, 0), {"sort_neighbors": sorted}) is not True
+    assert can_run("pagerank", (g,), {}) is True
+
+
+@pytest.mark.large
+def test_networkx_own_tests_pass_with_gunpy_as_test_backend(tmp_path):
+    """networkx's backend-testing mode: its own tests for these functions, run through gunpy."""
+    plugin = tmp_path / "countcalls.py"
+    plugin.write_text(
+        "import atexit, collections, gunpy.nx_backend as nb\n"
+        "CALLS = collections.Counter()\n"
+        "for name in list(nb._FUNCTIONS):\n"
+        "    f = getattr(nb.BackendInterface, name)\n"
+        "    def wrap(f=f, name=name):\n"
+        "        def g(*a, **k):\n"
+        "            CALLS[name] += 1\n"
+        "            return f(*a, **k)\n"
+        "        return staticmethod(g)\n"
+        "    setattr(nb.BackendInterface, name, wrap())\n"
+        "atexit.register(lambda: print('GUNPY_CALLS', sum(CALLS.values()), len(CALLS)))\n")
+    env = {**os.environ, "NETWORKX_TEST_BACKEND": "gunpy", "NETWORKX_FALLBACK_TO_NX": "True",
+           "PYTHONPATH": str(tmp_path), "GUNPY_NX_BACKEND": "cpu"}
+    env.pop("NUMBA_ENABLE_CUDASIM", None)
+    mods = ["networkx.algorithms.traversal",
+            "networkx.algorithms.shortest_paths.tests.test_unweighted",
+            "networkx.algorithms.shortest_paths.tests.test_weighted",
+            "networkx.algorithms.centrality.tests.test_betweenness_centrality",
+            "networkx.algorithms.components",
+            "networkx.algorithms.link_analysis.tests.test_pagerank"]
+    out = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "countcalls", "-p",
+                          "no:cacheprovider", "-W", "ignore", "--pyargs", *mods],
+                         cwd=tmp_path, env=env, capture_output=True, text=True, timeout=1500)
+    tail = out.stdout[-3000:]
+    assert out.returncode == 0, tail
+    calls = [line for line in out.stdout.splitlines() if line.startswith("GUNPY_CALLS")]
+    total, functions = map(int, calls[-1].split()[1:])
+    assert functions == 8 and total > 100, tail  # gunpy really ran, for all 8 functions
+
+
+def test_result_conversions():
+    g = nx.relabel_nodes(nx.path_graph(4), {0: "a", 1: "b", 2: "c", 3: "d"})
+    G = gunpy.Graph.from_networkx(g)
+    r = gunpy.bfs(G, 0, backend="cpu")
+    assert r.to_dict() == {"a": 0, "b": 1, "c": 2, "d": 3}
+    h = r.to_networkx(g.copy(), name="hops")
+    assert nx.get_node_attributes(h, "hops") == {"a": 0, "b": 1, "c": 2, "d": 3}
+    pd = pytest.importorskip("pandas")
+    df = r.to_dataframe()
+    assert list(df.columns) == ["vertex", "distance", "predecessor"]
+    assert df["vertex"].tolist() == ["a", "b", "c", "d"]
+    assert isinstance(df, pd.DataFrame)
+    assert list(gunpy.sssp(G, 0, backend="cpu").to_dataframe().columns) == \
+        ["vertex", "distance", "predecessor"]
+    assert list(gunpy.bc(G, backend="cpu").to_dataframe().columns) == \
+        ["vertex", "betweenness_centrality"]
+    assert list(gunpy.cc(G, backend="cpu").to_dataframe().columns) == ["vertex", "labels"]
+    assert list(gunpy.pagerank(G, backend="cpu").to_dataframe().columns) == ["vertex", "pagerank"]
