@@ -30,6 +30,9 @@ MODES = ("cpu", "sim", "ptx", "gpu")
 def pytest_addoption(parser):
     parser.addoption("--cuda-mode", choices=MODES, default=None,
                      help="which target the tests exercise (default: cpu)")
+    parser.addoption("--fuzz", action="store_true",
+                     help="long hypothesis profile for the differential fuzz tests "
+                          "(also GUNPY_FUZZ=1)")
 
 
 def _mode(config):
@@ -55,6 +58,20 @@ def pytest_configure(config):
         if not cuda.is_available():
             raise pytest.UsageError("--cuda-mode=gpu needs a CUDA GPU and driver")
     config._gunpy_mode = mode
+    _hypothesis_profiles(mode, config.getoption("--fuzz") or bool(os.environ.get("GUNPY_FUZZ")))
+
+
+def _hypothesis_profiles(mode, fuzz):
+    """``ci``: a fixed, fast profile (fewer, smaller examples in the simulator); ``fuzz``: hours."""
+    try:
+        from hypothesis import HealthCheck, settings
+    except ImportError:
+        return
+    settings.register_profile("ci", max_examples=6 if mode == "sim" else 30, derandomize=True,
+                              deadline=None, print_blob=True)
+    settings.register_profile("fuzz", max_examples=5000, deadline=None, print_blob=True,
+                              suppress_health_check=list(HealthCheck))
+    settings.load_profile("fuzz" if fuzz else "ci")
 
 
 def pytest_report_header(config):

@@ -120,7 +120,8 @@ def cuda_kernel(hooks, weighted, mapping, early_exit):
                     u = in_indices[p]
                     examined += 1
                     cand = _bit(input_bits, u) != 0
-                mask = cuda.ballot_sync(_FULL, cand)
+                # ballots are typed int32: as uint32 the bit loop below stays 32-bit
+                mask = np.uint32(cuda.ballot_sync(_FULL, cand))
                 if early_exit:
                     # 2. candidates try cond_edge one by one, lowest lane first
                     while mask != 0:

@@ -1,0 +1,185 @@
+"""Differential fuzzing: every primitive x option against networkx on random graphs.
+
+Hypothesis draws graphs (directed or not, weighted or not, with self-loops,
+duplicate edges, isolated vertices, several components, stars and paths mixed
+in) and checks each primitive against networkx, and the options against each
+other where results are defined exactly (depths, distances, labels).
+
+Profiles (``tests/conftest.py``): ``ci`` (default: a few dozen examples, the
+simulator fewer and smaller) and ``fuzz`` (``pytest --fuzz`` or
+``GUNPY_FUZZ=1``: thousands of examples per test, for unattended runs). A
+failing example is also written to ``tests/regressions/`` as JSON, and
+``test_regressions.py`` replays every file there from then on.
+"""
+
+import hashlib
+import json
+import os
+
+import networkx as nx
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
+
+import gunpy
+from gunpy.operators.advance import STRATEGIES
+from gunpy.testing import (ON_CUDASIM, check_bfs_tree, check_sssp_tree, reference_depths,
+                           reference_distances, to_nx)
+
+REGRESSIONS = os.path.join(os.path.dirname(__file__), "regressions")
+MAX_N = 12 if ON_CUDASIM else 40
+
+
+@st.composite
+def graph_specs(draw, weighted=None):
+    """A random edge list with the shapes that break traversals, as a JSON-able dict."""
+    n = draw(st.integers(1, MAX_N))
+    directed = draw(st.booleans())
+    edges = draw(st.lists(st.tuples(st.integers(0, n - 1), st.integers(0, n - 1)),
+                          max_size=3 * n))
+    shape = draw(st.sampled_from(["none", "star", "path"]))
+    if shape != "none" and n > 2:
+        k = draw(st.integers(2, n))
+        if shape == "star":
+            edges += [(0, v) for v in range(1, k)]
+        else:
+            edges += [(v, v + 1) for v in range(k - 1)]
+    if weighted is None:
+        weighted = draw(st.booleans())
+    weights = None
+    if weighted:
+        weights = draw(st.lists(st.one_of(st.integers(0, 9).map(float),
+                                          st.floats(0.01, 100, allow_nan=False)),
+                                min_size=len(edges), max_size=len(edges)))
+    return {"n": n, "directed": directed, "edges": edges, "weights": weights}
+
+
+def build(spec):
+    e = np.array(spec["edges"], dtype=np.int64).reshape(-1, 2)
+    return gunpy.Graph.from_edges(e[:, 0], e[:, 1], spec["weights"], num_vertices=spec["n"],
+                                  directed=spec["directed"])
+
+
+def record_failure(kind, spec, params):
+    """Save a failing example so that test_regressions replays it for good."""
+    os.makedirs(REGRESSIONS, exist_ok=True)
+    blob = json.dumps({"kind": kind, "spec": spec, "params": params}, sort_keys=True)
+    name = hashlib.sha1(blob.encode()).hexdigest()[:12]
+    with open(os.path.join(REGRESSIONS, f"{kind}-{name}.json"), "w") as f:
+        f.write(blob)
+
+
+def checked(kind):
+    """Run a property; on failure save the example before re-raising."""
+    def wrap(fn):
+        def run(spec, backend, **params):
+            try:
+                fn(spec, backend, **params)
+            except Exception:
+                record_failure(kind, spec, params)
+                raise
+        run.__name__ = fn.__name__
+        return run
+    return wrap
+
+
+# ----------------------------------------------------------------------------- properties
+@checked("bfs")
+def check_bfs(spec, backend):
+    G = build(spec)
+    s = spec["n"] // 2
+    ref = reference_depths(G, s)
+    for lb in sorted(STRATEGIES):
+        for direction in ("push", "pull", "auto"):
+            for idem in (False, True):
+                r = gunpy.bfs(G, s, load_balance=lb, direction=direction, idempotent=idem,
+                              backend=backend)
+                check_bfs_tree(G, s, r.depth, r.parent, reference=ref)
+
+
+@checked("sssp")
+def check_sssp(spec, backend):
+    G = build(spec)
+    s = 0
+    ref = reference_distances(G, s)
+    dists = []
+    for method in ("near_far", "bellman_ford"):
+        for lb in ("thread_mapped", "merge_path"):
+            r = gunpy.sssp(G, s, method=method, load_balance=lb, backend=backend)
+            check_sssp_tree(G, s, r.distance, r.parent, reference=ref, rtol=1e-12)
+            dists.append(r.distance)
+    for d in dists[1:]:
+        np.testing.assert_allclose(d, dists[0], rtol=1e-12)
+
+
+@checked("cc")
+def check_cc(spec, backend):
+    G = build(spec)
+    g = to_nx(G)
+    comps = nx.weakly_connected_components(g) if G.directed else nx.connected_components(g)
+    expect = np.empty(G.num_vertices, dtype=np.int64)
+    for c in comps:
+        expect[list(c)] = min(c)
+    for sample in (0, 2):
+        assert np.array_equal(gunpy.cc(G, sample=sample, backend=backend).labels, expect)
+
+
+@checked("pagerank")
+def check_pagerank(spec, backend):
+    G = build(spec)
+    g = to_nx(G)
+    expect = np.array([nx.pagerank(g, max_iter=1000)[v] for v in range(G.num_vertices)])
+    for direction in ("pull", "push"):
+        r = gunpy.pagerank(G, direction=direction, max_iter=1000, backend=backend)
+        np.testing.assert_allclose(r.rank, expect, rtol=1e-8, atol=1e-12)
+
+
+@checked("bc")
+def check_bc(spec, backend):
+    G = build(spec)
+    g = to_nx(G)
+    expect = nx.betweenness_centrality(g, normalized=True)
+    r = gunpy.bc(G, normalized=True, backend=backend)
+    np.testing.assert_allclose(r.centrality, [expect[v] for v in range(G.num_vertices)],
+                               rtol=1e-9, atol=1e-12)
+
+
+CHECKS = {"bfs": check_bfs, "sssp": check_sssp, "cc": check_cc, "pagerank": check_pagerank,
+          "bc": check_bc}
+
+
+# ----------------------------------------------------------------------------- tests
+COMMON = dict(deadline=None, suppress_health_check=[HealthCheck.too_slow,
+                                                    HealthCheck.data_too_large])
+
+
+@settings(**COMMON)
+@given(spec=graph_specs(weighted=False))
+def test_fuzz_bfs(spec, backend):
+    check_bfs(spec, backend)
+
+
+@settings(**COMMON)
+@given(spec=graph_specs(weighted=True))
+def test_fuzz_sssp(spec, backend):
+    check_sssp(spec, backend)
+
+
+@settings(**COMMON)
+@given(spec=graph_specs())
+def test_fuzz_cc(spec, backend):
+    check_cc(spec, backend)
+
+
+@settings(**COMMON)
+@given(spec=graph_specs())
+def test_fuzz_pagerank(spec, backend):
+    assume(spec["n"] > 0)
+    check_pagerank(spec, backend)
+
+
+@settings(**COMMON)
+@given(spec=graph_specs(weighted=False))
+def test_fuzz_bc(spec, backend):
+    check_bc(spec, backend)
