@@ -153,7 +153,7 @@ def pagerank(G, *, alpha=0.85, tol=1e-6, max_iter=100, direction="pull", load_ba
     >>> import gunpy
     >>> G = gunpy.Graph.from_edges([0, 1, 2], [1, 2, 0], directed=True)
     >>> r = gunpy.pagerank(G, backend="cpu")
-    >>> [round(x, 4) for x in r.rank], r.converged
+    >>> r.rank.round(4).tolist(), r.converged
     ([0.3333, 0.3333, 0.3333], True)
     """
     if direction not in DIRECTIONS:

@@ -1,0 +1,73 @@
+"""Generate docs/api.md from gunpy's numpydoc docstrings.
+
+    python docs/gen_api.py            # rewrite docs/api.md
+    python docs/gen_api.py --check    # exit 1 if docs/api.md is out of date (CI)
+"""
+
+import inspect
+import os
+import sys
+
+import gunpy
+from gunpy import atomics, datasets, enactor, generators
+from gunpy.frontier import Frontier
+
+SECTIONS = [
+    ("Graphs", [gunpy.Graph, gunpy.Graph.from_edges, gunpy.Graph.from_scipy,
+                gunpy.Graph.from_networkx, gunpy.Graph.to_scipy, gunpy.Graph.to_networkx,
+                gunpy.Graph.csc, gunpy.read_mtx, gunpy.read_edgelist]),
+    ("Datasets", [datasets.available, datasets.remote, datasets.info, datasets.load,
+                  datasets.fetch, datasets.register]),
+    ("Generators", [generators.rmat, generators.kronecker_edges, generators.grid_2d,
+                    generators.path, generators.star]),
+    ("Primitives", [gunpy.bfs, gunpy.sssp, gunpy.bc, gunpy.cc, gunpy.pagerank]),
+    ("Results", [gunpy.Result.to_dict, gunpy.Result.to_dataframe, gunpy.Result.to_networkx,
+                 gunpy.Stats]),
+    ("Writing primitives", [gunpy.Functor, gunpy.Problem, gunpy.Problem.data,
+                            gunpy.Problem.vertex_array, gunpy.Problem.edge_array,
+                            gunpy.Enactor, gunpy.Enactor.enact, gunpy.Enactor.advance,
+                            gunpy.Enactor.filter, gunpy.Enactor.compute,
+                            gunpy.Enactor.neighbor_reduce, gunpy.Enactor.near_far,
+                            gunpy.Enactor.reduce, gunpy.Enactor.full_frontier,
+                            gunpy.Enactor.save_frontier, gunpy.Enactor.saved_frontier,
+                            gunpy.Enactor.filter_until_empty, enactor.DirectionPolicy, Frontier]),
+    ("Atomics", [atomics.cas, atomics.min, atomics.max, atomics.add, atomics.or_,
+                 atomics.and_, atomics.exch]),
+]
+
+
+def qualname(obj):
+    mod = obj.__module__.replace("gunpy.primitives.", "gunpy.").replace("gunpy.graph", "gunpy")
+    return f"{mod}.{obj.__qualname__}"
+
+
+def render():
+    out = ["# gunpy API reference", "",
+           "Generated from the docstrings by `docs/gen_api.py`; do not edit by hand.", ""]
+    for title, objs in SECTIONS:
+        out += [f"## {title}", ""]
+        for obj in objs:
+            try:
+                sig = str(inspect.signature(obj))
+            except (TypeError, ValueError):
+                sig = ""
+            kind = "class " if inspect.isclass(obj) else ""
+            out += [f"### `{kind}{qualname(obj)}{sig}`", ""]
+            doc = inspect.getdoc(obj) or "(no docstring)"
+            out += ["```text", doc, "```", ""]
+    return "\n".join(out)
+
+
+def main(argv):
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "api.md")
+    text = render()
+    if "--check" in argv:
+        with open(path) as f:
+            return 0 if f.read() == text else 1
+    with open(path, "w") as f:
+        f.write(text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

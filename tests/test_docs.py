@@ -1,0 +1,62 @@
+"""The documentation runs: docstring examples, the tutorial, the quickstart notebook."""
+
+import doctest
+import importlib
+import os
+import re
+import subprocess
+import sys
+
+import pytest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+DOCS = os.path.join(ROOT, "docs")
+
+MODULES = ["gunpy.graph", "gunpy.io", "gunpy.generators", "gunpy.datasets", "gunpy.atomics",
+           "gunpy.functor", "gunpy.primitives.bfs", "gunpy.primitives.sssp",
+           "gunpy.primitives.bc", "gunpy.primitives.cc", "gunpy.primitives.pagerank"]
+
+
+@pytest.mark.parametrize("name", MODULES)
+def test_docstring_examples(name):
+    mod = importlib.import_module(name)
+    result = doctest.testmod(mod, optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
+    assert result.failed == 0
+    if name.startswith("gunpy.primitives") or name in ("gunpy.io", "gunpy.generators"):
+        assert result.attempted > 0, f"{name} has no runnable examples"
+
+
+def test_tutorial_code_runs():
+    """Every ```python block of docs/tutorial.md, in order, in one namespace."""
+    text = open(os.path.join(DOCS, "tutorial.md")).read()
+    blocks = re.findall(r"```python\n(.*?)```", text, re.S)
+    assert len(blocks) >= 6
+    ns = {}
+    for block in blocks:
+        exec(compile(block, "tutorial.md", "exec"), ns)
+    assert "khop" in ns
+
+
+def test_user_guide_snippets_use_existing_names():
+    import gunpy
+    text = open(os.path.join(DOCS, "user-guide.md")).read()
+    for name in re.findall(r"gunpy\.(\w+)\(", text):
+        assert hasattr(gunpy, name), name
+
+
+def test_api_reference_is_up_to_date():
+    out = subprocess.run([sys.executable, os.path.join(DOCS, "gen_api.py"), "--check"])
+    assert out.returncode == 0, "docs/api.md is stale: run python docs/gen_api.py"
+
+
+@pytest.mark.large
+def test_quickstart_notebook_executes(tmp_path):
+    nbformat = pytest.importorskip("nbformat")
+    nbclient = pytest.importorskip("nbclient")
+    nb = nbformat.read(os.path.join(DOCS, "quickstart.ipynb"), as_version=4)
+    client = nbclient.NotebookClient(nb, timeout=600, kernel_name="python3",
+                                     resources={"metadata": {"path": str(tmp_path)}})
+    client.execute()
+    errors = [o for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", [])
+              if o.get("output_type") == "error"]
+    assert not errors
