@@ -525,6 +525,48 @@ def run_suite(args):
     return rows
 
 
+def strategy_table(args):
+    """BFS time for every load-balancing strategy x direction (issue: which mapping when)."""
+    from tqdm.auto import tqdm
+
+    import gunpy
+    from gunpy import backends
+    from gunpy.operators.advance import LOAD_BALANCE_OPTIONS
+    backend = backends.resolve(args.backend)
+    graphs = args.graphs or ["rmat18", "luxembourg_osm", "delaunay_n16", "grid512"]
+    rows = []
+    combos = [(lb, d) for d in ("push", "pull", "auto") for lb in LOAD_BALANCE_OPTIONS
+              if d == "push" or lb == "auto"]  # pull has no push load balancing to vary
+    for gname in tqdm(graphs, desc="graphs", disable=args.quiet):
+        G = _graph(gname, args.seed)
+        roots = _roots(G, min(args.roots, 16), args.seed)
+        for lb, d in tqdm(combos, desc=gname, leave=False, disable=args.quiet):
+            gunpy.bfs(G, roots[0], load_balance=lb, direction=d, backend=backend)
+            runs = [gunpy.bfs(G, s, load_balance=lb, direction=d, backend=backend)
+                    for s in roots]
+            rows.append({"graph": gname, "load_balance": lb, "direction": d, "roots": len(roots),
+                         "median_ms": statistics.median(r.stats.elapsed_ms for r in runs),
+                         "edges_visited": statistics.median(r.stats.edges_visited
+                                                            for r in runs)})
+    return rows
+
+
+def strategy_markdown(rows, info):
+    out = ["# BFS: load balancing x direction", "",
+           f"{info.get('date')}, backend {info.get('backend')}, commit {info.get('commit')}, "
+           f"{info.get('cpu', info.get('gpu', ''))}", "",
+           "| graph | load_balance | direction | median ms | edges visited (median) | "
+           "vs push+auto |", "|---|---|---|---|---|---|"]
+    for g in dict.fromkeys(r["graph"] for r in rows):
+        base = next(r for r in rows if r["graph"] == g and r["direction"] == "push"
+                    and r["load_balance"] == "auto")
+        for r in (x for x in rows if x["graph"] == g):
+            out.append(f"| {g} | {r['load_balance']} | {r['direction']} | "
+                       f"{_fmt_ms(r['median_ms'])} | {int(r['edges_visited']):,} | "
+                       f"{base['median_ms'] / r['median_ms']:.2f}x |")
+    return "\n".join(out) + "\n"
+
+
 # ----------------------------------------------------------------------------- reports
 def machine_info(backend):
     import numba
@@ -702,6 +744,8 @@ def build_parser():
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--out", default=os.path.join("bench", "results"))
     p.add_argument("--quick", action="store_true", help="8 roots, 1 rep, no networkx")
+    p.add_argument("--strategies", action="store_true",
+                   help="instead: BFS time for every load balance x direction")
     p.add_argument("-q", "--quiet", action="store_true")
     return p
 
@@ -716,6 +760,17 @@ def main(args=None):
         args.skip_peers = list(args.skip_peers) + ["networkx"]
     from gunpy import backends
     backend = backends.resolve(args.backend)
+    if args.strategies:
+        rows = strategy_table(args)
+        info = machine_info(backend)
+        os.makedirs(args.out, exist_ok=True)
+        with open(os.path.join(args.out, "strategies.json"), "w") as f:
+            json.dump({"machine": info, "rows": rows}, f, indent=1, default=str)
+        md = strategy_markdown(rows, info)
+        with open(os.path.join(args.out, "strategies.md"), "w") as f:
+            f.write(md)
+        print(md)
+        return 0
     rows = run_suite(args)
     info = machine_info(backend)
     os.makedirs(args.out, exist_ok=True)
