@@ -535,16 +535,19 @@ def strategy_table(args):
     backend = backends.resolve(args.backend)
     graphs = args.graphs or ["rmat18", "luxembourg_osm", "delaunay_n16", "grid512"]
     rows = []
-    combos = [(lb, d) for d in ("push", "pull", "auto") for lb in LOAD_BALANCE_OPTIONS
-              if d == "push" or lb == "auto"]  # pull has no push load balancing to vary
+    # pull has no push load balancing to vary; idempotence only changes push
+    combos = [(lb, d, False) for d in ("push", "pull", "auto") for lb in LOAD_BALANCE_OPTIONS
+              if d == "push" or lb == "auto"]
+    combos += [(lb, "push", True) for lb in LOAD_BALANCE_OPTIONS]
     for gname in tqdm(graphs, desc="graphs", disable=args.quiet):
         G = _graph(gname, args.seed)
         roots = _roots(G, min(args.roots, 16), args.seed)
-        for lb, d in tqdm(combos, desc=gname, leave=False, disable=args.quiet):
-            gunpy.bfs(G, roots[0], load_balance=lb, direction=d, backend=backend)
-            runs = [gunpy.bfs(G, s, load_balance=lb, direction=d, backend=backend)
-                    for s in roots]
-            rows.append({"graph": gname, "load_balance": lb, "direction": d, "roots": len(roots),
+        for lb, d, idem in tqdm(combos, desc=gname, leave=False, disable=args.quiet):
+            opts = dict(load_balance=lb, direction=d, idempotent=idem, backend=backend)
+            gunpy.bfs(G, roots[0], **opts)
+            runs = [gunpy.bfs(G, s, **opts) for s in roots]
+            rows.append({"graph": gname, "load_balance": lb, "direction": d,
+                         "idempotent": idem, "roots": len(roots),
                          "median_ms": statistics.median(r.stats.elapsed_ms for r in runs),
                          "edges_visited": statistics.median(r.stats.edges_visited
                                                             for r in runs)})
@@ -555,13 +558,14 @@ def strategy_markdown(rows, info):
     out = ["# BFS: load balancing x direction", "",
            f"{info.get('date')}, backend {info.get('backend')}, commit {info.get('commit')}, "
            f"{info.get('cpu', info.get('gpu', ''))}", "",
-           "| graph | load_balance | direction | median ms | edges visited (median) | "
-           "vs push+auto |", "|---|---|---|---|---|---|"]
+           "| graph | load_balance | direction | idempotent | median ms | "
+           "edges visited (median) | vs push+auto |", "|---|---|---|---|---|---|---|"]
     for g in dict.fromkeys(r["graph"] for r in rows):
         base = next(r for r in rows if r["graph"] == g and r["direction"] == "push"
-                    and r["load_balance"] == "auto")
+                    and r["load_balance"] == "auto" and not r["idempotent"])
         for r in (x for x in rows if x["graph"] == g):
             out.append(f"| {g} | {r['load_balance']} | {r['direction']} | "
+                       f"{'yes' if r['idempotent'] else 'no'} | "
                        f"{_fmt_ms(r['median_ms'])} | {int(r['edges_visited']):,} | "
                        f"{base['median_ms'] / r['median_ms']:.2f}x |")
     return "\n".join(out) + "\n"
