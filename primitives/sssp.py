@@ -149,8 +149,8 @@ def sssp(G, source, *, delta=None, method="near_far", load_balance="auto", backe
         Weights in ``G.values`` (non-negative, finite); an unweighted graph uses 1.
     source : int
     delta : float, optional
-        Width of the near band of the priority queue (default: mean weight x
-        32 / average degree).
+        Width of the near band of the priority queue (default: twice the mean
+        weight over the average degree, see :func:`default_delta`).
     method : {"near_far", "bellman_ford"}, default "near_far"
     load_balance : {"auto", "thread_mapped", "twc", "merge_path"}, default "auto"
     backend : {"auto", "cuda", "cpu"}, default "auto"

@@ -1,0 +1,81 @@
+"""The validators must catch broken trees: a checker that cannot fail proves nothing."""
+
+import numpy as np
+import pytest
+
+import gunpy
+from gunpy.testing import check_bfs_tree, check_sssp_tree, reference_depths, reference_distances
+
+# 0-1-2-3 path plus a chord 0-2 and a separate edge 4-5
+UND = gunpy.Graph.from_edges([0, 1, 2, 0, 4], [1, 2, 3, 2, 5], num_vertices=7, directed=False)
+DEPTH = np.array([0, 1, 1, 2, -1, -1, -1], dtype=np.int32)
+PARENT = np.array([0, 0, 0, 2, -1, -1, -1], dtype=np.int32)
+
+
+def test_a_correct_tree_passes():
+    check_bfs_tree(UND, 0, DEPTH, PARENT)
+    check_bfs_tree(UND, 0, DEPTH, PARENT, reference=reference_depths(UND, 0))
+
+
+@pytest.mark.parametrize("change, message", [
+    (lambda d, p: p.__setitem__(0, 1), "parent\\[source\\]"),
+    (lambda d, p: d.__setitem__(0, 1), "depth\\[source\\]"),
+    (lambda d, p: p.__setitem__(3, -1), "disagree"),
+    (lambda d, p: p.__setitem__(3, 1), "not in the graph"),      # 1 -> 3: right depths, no edge
+    (lambda d, p: (d.__setitem__(3, 3), p.__setitem__(3, 2)), "joins depths"),
+    (lambda d, p: (d.__setitem__(2, 2), p.__setitem__(2, 1)), "joins depths"),  # chord 0-2 skips
+    (lambda d, p: (d.__setitem__(3, -1), p.__setitem__(3, -1)), "not reached"),
+    (lambda d, p: (d.__setitem__(6, 1), p.__setitem__(6, 0)), "not in the graph"),
+])
+def test_bfs_checker_catches(change, message):
+    d, p = DEPTH.copy(), PARENT.copy()
+    change(d, p)
+    with pytest.raises(AssertionError, match=message):
+        check_bfs_tree(UND, 0, d, p)
+
+
+def test_bfs_checker_catches_a_wrong_reference_depth():
+    ref = reference_depths(UND, 0)
+    ref[3] = 5
+    with pytest.raises(AssertionError, match="reference at vertex 3"):
+        check_bfs_tree(UND, 0, DEPTH, PARENT, reference=ref)
+
+
+def test_directed_edges_count_one_way():
+    G = gunpy.Graph.from_edges([0, 2], [1, 1], num_vertices=3, directed=True)
+    check_bfs_tree(G, 0, np.array([0, 1, -1]), np.array([0, 0, -1]))
+    with pytest.raises(AssertionError, match="not in the graph"):  # 1 -> 2 does not exist
+        check_bfs_tree(G, 0, np.array([0, 1, 2]), np.array([0, 0, 1]))
+
+
+W = gunpy.Graph.from_edges([0, 0, 1, 3], [1, 2, 2, 4], [4.0, 1.0, 1.0, 0.0], num_vertices=5,
+                           directed=True)
+DIST = np.array([0.0, 4.0, 1.0, np.inf, np.inf])
+WPARENT = np.array([0, 0, 0, -1, -1], dtype=np.int32)
+
+
+def test_a_correct_sssp_tree_passes():
+    check_sssp_tree(W, 0, DIST, WPARENT, reference=reference_distances(W, 0))
+
+
+@pytest.mark.parametrize("change, message", [
+    (lambda d, p: d.__setitem__(1, 3.0), "realise"),
+    (lambda d, p: d.__setitem__(2, 3.0), "relax"),
+    (lambda d, p: p.__setitem__(1, 2), "not in the graph"),
+    (lambda d, p: p.__setitem__(2, -1), "disagree"),
+    (lambda d, p: (d.__setitem__(1, 1.0), d.__setitem__(2, 1.0), p.__setitem__(1, 2),
+                   p.__setitem__(2, 1)), "cycle"),
+])
+def test_sssp_checker_catches(change, message):
+    d, p = DIST.copy(), WPARENT.copy()
+    change(d, p)
+    with pytest.raises(AssertionError, match=message):
+        check_sssp_tree(W, 0, d, p)
+
+
+def test_sssp_checker_catches_a_zero_weight_cycle_of_parents():
+    # 1 <-0-> 2 both at distance 1: parents pointing at each other form a cycle
+    G = gunpy.Graph.from_edges([0, 1, 2], [1, 2, 1], [1.0, 0.0, 0.0], directed=True)
+    check_sssp_tree(G, 0, np.array([0.0, 1.0, 1.0]), np.array([0, 0, 1]))
+    with pytest.raises(AssertionError, match="cycle"):
+        check_sssp_tree(G, 0, np.array([0.0, 1.0, 1.0]), np.array([0, 2, 1]))
