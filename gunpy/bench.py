@@ -332,7 +332,8 @@ def _record(rows, **kw):
 def _bench_bfs(G, name, backend, roots, peer_roots, peers, rows, validate, bar, args):
     import gunpy
     from gunpy.testing import check_bfs_tree
-    gunpy.bfs(G, roots[0], backend=backend)  # warm-up: compiles every kernel on this path
+    for s in roots[:4]:  # warm-up: compiles the kernels these paths need (push, pull, mappings)
+        gunpy.bfs(G, s, backend=backend, direction=args.direction, load_balance=args.load_balance)
     times, teps, gteps = [], [], []
     component_edges = {}
     sample_iterations = None
@@ -350,7 +351,9 @@ def _bench_bfs(G, name, backend, roots, peer_roots, peers, rows, validate, bar, 
         bar.update(1)
     _record(rows, graph=name, primitive="bfs", library="gunpy", backend=backend,
             runs=len(roots), median_ms=statistics.median(times), min_ms=min(times),
-            hmean_teps=_harmonic(teps), hmean_teps_visited=_harmonic(gteps), validated=validate,
+            max_ms=max(times), hmean_teps=_harmonic(teps), median_teps=statistics.median(teps),
+            hmean_teps_visited=_harmonic(gteps), median_teps_visited=statistics.median(gteps),
+            validated=validate,
             per_iteration=sample_iterations)
     for peer in peers:
         if not hasattr(peer, "bfs"):
@@ -362,7 +365,8 @@ def _bench_bfs(G, name, backend, roots, peer_roots, peers, rows, validate, bar, 
             pt.append(ms)
             pteps.append(component_edges[s] / (ms * 1e-3))
         _record(rows, graph=name, primitive="bfs", library=peer.name, runs=len(pt),
-                median_ms=statistics.median(pt), min_ms=min(pt), hmean_teps=_harmonic(pteps),
+                median_ms=statistics.median(pt), min_ms=min(pt), max_ms=max(pt),
+                hmean_teps=_harmonic(pteps), median_teps=statistics.median(pteps),
                 validated=False)
         bar.update(1)
 
@@ -370,8 +374,10 @@ def _bench_bfs(G, name, backend, roots, peer_roots, peers, rows, validate, bar, 
 def _bench_sssp(G, Gw, name, backend, roots, peer_roots, peers, rows, validate, bar):
     import gunpy
     from gunpy.testing import check_sssp_tree
-    gunpy.sssp(Gw, roots[0], backend=backend)
+    for s in roots[:4]:
+        gunpy.sssp(Gw, s, backend=backend)
     times, teps = [], []
+    reached_edges = {}
     ref = None
     for s in roots:
         r = gunpy.sssp(Gw, s, backend=backend)
@@ -379,26 +385,30 @@ def _bench_sssp(G, Gw, name, backend, roots, peer_roots, peers, rows, validate, 
             check_sssp_tree(Gw, s, r.distance, r.parent)
         ms = r.stats.elapsed_ms
         times.append(ms)
-        teps.append(_component_edges(Gw, np.isfinite(r.distance)) / (ms * 1e-3))
+        m = reached_edges[s] = _component_edges(Gw, np.isfinite(r.distance))
+        teps.append(m / (ms * 1e-3))
         if ref is None:
             ref = r.distance
         bar.update(1)
     _record(rows, graph=name, primitive="sssp", library="gunpy", backend=backend,
             runs=len(roots), median_ms=statistics.median(times), min_ms=min(times),
-            hmean_teps=_harmonic(teps), validated=validate)
+            max_ms=max(times), hmean_teps=_harmonic(teps), median_teps=statistics.median(teps),
+            validated=validate)
     for peer in peers:
         if not hasattr(peer, "sssp"):
             continue
         peer.sssp(roots[0])
-        pt = []
+        pt, pteps = [], []
         for s in roots[:peer_roots]:
             ms, out = _timed(peer.sssp, s)
+            pteps.append(reached_edges[s] / (ms * 1e-3))
             if validate and peer.name == "scipy" and s == roots[0]:
                 if not np.allclose(out, ref, rtol=1e-9, equal_nan=True):
                     raise AssertionError(f"SSSP distances differ from scipy on {name}")
             pt.append(ms)
         _record(rows, graph=name, primitive="sssp", library=peer.name, runs=len(pt),
-                median_ms=statistics.median(pt), min_ms=min(pt),
+                median_ms=statistics.median(pt), min_ms=min(pt), max_ms=max(pt),
+                hmean_teps=_harmonic(pteps), median_teps=statistics.median(pteps),
                 validated=peer.name == "scipy" and validate)
         bar.update(1)
 
@@ -459,7 +469,7 @@ def _bench_pagerank(G, name, backend, peers, rows, reps, bar):
 def _bench_bc(G, name, backend, roots, peers, rows, bar):
     import gunpy
     srcs = roots[:4]
-    gunpy.bc(G, srcs[:1], backend=backend)
+    gunpy.bc(G, srcs, backend=backend)  # warm-up on the same sources: every path compiled
     r = gunpy.bc(G, srcs, backend=backend)
     per = r.stats.elapsed_ms / len(srcs)
     _record(rows, graph=name, primitive="bc", library="gunpy", backend=backend,
@@ -637,8 +647,8 @@ def markdown(rows, info):
         out += ["", f"## {prim.upper() if prim != 'pagerank' else 'PageRank'}", ""]
         head = "| graph | library | median ms | runs | gunpy speedup |"
         if prim in ("bfs", "sssp"):
-            head = ("| graph | library | median ms | runs | Graph500 MTEPS (hmean) | "
-                    "gunpy speedup |")
+            head = ("| graph | library | median ms | max ms | runs | Graph500 MTEPS (hmean) | "
+                    "MTEPS (median) | gunpy speedup |")
         if prim == "pagerank":
             head = "| graph | library | median ms | iterations | ms/iteration | gunpy speedup |"
         out += [head, "|" + "---|" * (head.count("|") - 1)]
@@ -648,10 +658,9 @@ def markdown(rows, info):
                 sp = (r["median_ms"] / mine["median_ms"]) if mine and r is not mine else None
                 spd = "-" if sp is None else f"{sp:.2f}x"
                 if prim in ("bfs", "sssp"):
-                    te = r.get("hmean_teps")
-                    te = "-" if te is None or math.isnan(te) else f"{te / 1e6:,.1f}"
+                    te, tm = (_mteps(r.get("hmean_teps")), _mteps(r.get("median_teps")))
                     out.append(f"| {gname} | {r['library']} | {_fmt_ms(r['median_ms'])} | "
-                               f"{r['runs']} | {te} | {spd} |")
+                               f"{_fmt_ms(r.get('max_ms'))} | {r['runs']} | {te} | {tm} | {spd} |")
                 elif prim == "pagerank":
                     out.append(f"| {gname} | {r['library']} | {_fmt_ms(r['median_ms'])} | "
                                f"{r.get('iterations') or '-'} | "
@@ -663,9 +672,15 @@ def markdown(rows, info):
     bfs = [r for r in rows if r["primitive"] == "bfs" and r["library"] == "gunpy"]
     if bfs:
         out += ["", "Gunrock's convention for BFS (edges the traversal visited, per second):", "",
-                "| graph | MTEPS (visited edges, hmean) |", "|---|---|"]
-        out += [f"| {r['graph']} | {r['hmean_teps_visited'] / 1e6:,.1f} |" for r in bfs]
+                "| graph | MTEPS (visited edges, hmean) | MTEPS (visited edges, median) |",
+                "|---|---|---|"]
+        out += [f"| {r['graph']} | {_mteps(r['hmean_teps_visited'])} | "
+                f"{_mteps(r.get('median_teps_visited'))} |" for r in bfs]
     return "\n".join(out) + "\n"
+
+
+def _mteps(teps):
+    return "-" if teps is None or math.isnan(teps) else f"{teps / 1e6:,.1f}"
 
 
 def plots(rows, outdir):

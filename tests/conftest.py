@@ -58,18 +58,21 @@ def pytest_configure(config):
         if not cuda.is_available():
             raise pytest.UsageError("--cuda-mode=gpu needs a CUDA GPU and driver")
     config._gunpy_mode = mode
-    _hypothesis_profiles(mode, config.getoption("--fuzz") or bool(os.environ.get("GUNPY_FUZZ")))
+    env = os.environ.get("GUNPY_FUZZ", "")
+    fuzz = config.getoption("--fuzz") or bool(env)
+    _hypothesis_profiles(mode, fuzz, int(env) if env.isdigit() and int(env) > 1 else 5000)
 
 
-def _hypothesis_profiles(mode, fuzz):
-    """``ci``: a fixed, fast profile (fewer, smaller examples in the simulator); ``fuzz``: hours."""
+def _hypothesis_profiles(mode, fuzz, fuzz_examples=5000):
+    """``ci``: a fixed, fast profile (fewer, smaller examples in the simulator); ``fuzz``:
+    ``fuzz_examples`` per test (``GUNPY_FUZZ=200000`` runs for hours)."""
     try:
         from hypothesis import HealthCheck, settings
     except ImportError:
         return
     settings.register_profile("ci", max_examples=6 if mode == "sim" else 30, derandomize=True,
                               deadline=None, print_blob=True)
-    settings.register_profile("fuzz", max_examples=5000, deadline=None, print_blob=True,
+    settings.register_profile("fuzz", max_examples=fuzz_examples, deadline=None, print_blob=True,
                               suppress_health_check=list(HealthCheck))
     settings.load_profile("fuzz" if fuzz else "ci")
 

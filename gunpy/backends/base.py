@@ -77,6 +77,33 @@ class Backend:
         cached = G._device.get(self.name)
         if cached is not None and (cached.has_csc or not csc) and (cached.has_coo or not coo):
             return cached
+        try:
+            return self._upload(G, cached, csc, coo)
+        except MemoryError as exc:
+            raise MemoryError(self._graph_memory_message(G, csc, coo)) from exc
+
+    def memory_info(self):
+        """``(free, total)`` bytes of device memory, or None where it does not apply."""
+        return None
+
+    def _graph_memory_message(self, G, csc, coo):
+        n, m = G.num_vertices, G.num_edges
+        idx = G.column_indices.dtype.itemsize
+        parts = {"CSR": 8 * (n + 1) + idx * m + (8 * m if G.values is not None else 0)}
+        if csc:
+            parts["reverse graph"] = 8 * m + (0 if not G.directed else 8 * (n + 1) + idx * m)
+        if coo:
+            parts["edge sources"] = idx * m
+        need = sum(parts.values())
+        detail = ", ".join(f"{k} {v / 2**20:.1f} MiB" for k, v in parts.items())
+        msg = (f"the graph ({n:,} vertices, {m:,} edges) needs about {need / 2**20:,.1f} MiB "
+               f"on the {self.name} device ({detail}), plus working frontiers")
+        info = self.memory_info()
+        if info is not None:
+            msg += f"; {info[0] / 2**20:,.0f} MiB of {info[1] / 2**20:,.0f} MiB are free"
+        return msg
+
+    def _upload(self, G, cached, csc, coo):
         if cached is not None and cached.has_csc and not csc:
             csc = True
         if cached is not None and cached.has_coo:

@@ -76,6 +76,13 @@ class CudaBackend(Backend):
             kernel[b, t](*args)
 
     # -- arrays -----------------------------------------------------------------
+    def memory_info(self):
+        try:
+            free, total = cuda.current_context().get_memory_info()
+            return int(free), int(total)
+        except Exception:  # the simulator has no memory to report
+            return None
+
     def _alloc(self, n, dtype):
         try:
             return cuda.device_array(int(n), dtype=dtype)
