@@ -52,6 +52,11 @@ class DirectionPolicy:
     ``r = |frontier| / n``, pull when ``r > ratio`` and ``r`` grew, push when
     ``r < ratio`` and ``r`` shrank.
 
+    ``min_pull``: either heuristic goes to pull only when the frontier has at
+    least ``min_pull * n`` out-edges. A pull pass walks bitmaps over all ``n``
+    vertices however small the frontier is, so on long-diameter graphs (roads,
+    meshes) the thin last levels, where ``m_u`` has dwindled, stay in push.
+
     ``pull_mapping``: ``"thread"``, ``"warp"`` or ``"auto"`` (CUDA: a warp per
     vertex when the average degree is 16 or more).
     """
@@ -60,6 +65,7 @@ class DirectionPolicy:
     alpha: float = 15.0
     beta: float = 18.0
     ratio: float = 0.01
+    min_pull: float = 1.0 / 32
     pull_mapping: str = "auto"
 
     def __post_init__(self):
@@ -68,6 +74,8 @@ class DirectionPolicy:
                              "valid: 'beamer', 'ratio'")
         if not (self.alpha > 0 and self.beta > 0 and self.ratio > 0):
             raise ValueError("direction policy alpha, beta and ratio must be positive")
+        if not self.min_pull >= 0:
+            raise ValueError("direction policy min_pull must be non-negative")
         if self.pull_mapping not in pull_op.MAPPINGS:
             raise ValueError(f"unknown pull mapping {self.pull_mapping!r}; "
                              f"valid: {pull_op.MAPPINGS}")
@@ -397,14 +405,15 @@ class Enactor:
         n = max(self.num_vertices, 1)
         growing, shrinking = n_f > self._prev_size, n_f < self._prev_size
         d = self._current_direction
+        big_enough = m_f >= p.min_pull * n
         if p.heuristic == "beamer":
-            if d == "push" and m_f > m_u / p.alpha:
+            if d == "push" and m_f > m_u / p.alpha and big_enough:
                 d = "pull"
             elif d == "pull" and n_f < n / p.beta and shrinking:
                 d = "push"
         else:
             r = n_f / n
-            if d == "push" and r > p.ratio and growing:
+            if d == "push" and r > p.ratio and growing and big_enough:
                 d = "pull"
             elif d == "pull" and r < p.ratio and shrinking:
                 d = "push"

@@ -117,13 +117,31 @@ def test_bfs_directions_and_idempotence(name, direction, idempotent, backend):
 @pytest.mark.parametrize("policy", [
     DirectionPolicy(heuristic="ratio", ratio=0.05),
     DirectionPolicy(alpha=1.0, beta=2.0, pull_mapping="thread"),
-    DirectionPolicy(alpha=1e6, pull_mapping="warp"),   # switches to pull at once
+    DirectionPolicy(alpha=1e6, min_pull=0, pull_mapping="warp"),   # switches to pull at once
 ])
 def test_bfs_direction_policies(policy, backend):
     for name in ("preferential_hubs", "random_directed", "star_hub"):
         G = GRAPHS[name]
         r = gunpy.bfs(G, 0, direction="auto", direction_policy=policy, backend=backend)
         check_bfs_tree(G, 0, r.depth, r.parent, reference=reference_depths(G, 0))
+
+
+def test_min_pull_keeps_thin_frontiers_in_push(backend):
+    # a long path: m_u dwindles towards the end, so Beamer's test alone would pull there,
+    # but a pull pass over every vertex for a two-vertex frontier is a loss
+    if ON_CUDASIM:
+        pytest.skip("the heuristic is host code, the same for every backend; 2000 simulated "
+                    "levels would take minutes")
+    n = 2000
+    G = gunpy.Graph.from_edges(np.arange(n - 1), np.arange(1, n), directed=False)
+    r = gunpy.bfs(G, 0, direction="auto", backend=backend)
+    assert {it["direction"] for it in r.stats.per_iteration} == {"push"}
+    eager = DirectionPolicy(min_pull=0)
+    r = gunpy.bfs(G, 0, direction="auto", direction_policy=eager, backend=backend)
+    assert "pull" in {it["direction"] for it in r.stats.per_iteration}
+    check_bfs_tree(G, 0, r.depth, r.parent, reference=reference_depths(G, 0))
+    with pytest.raises(ValueError, match="min_pull"):
+        DirectionPolicy(min_pull=-1)
 
 
 def test_bfs_auto_switches_on_a_hub_graph(backend):
