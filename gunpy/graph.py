@@ -303,6 +303,16 @@ class Graph:
             b += self.row_offsets.nbytes + self.column_indices.nbytes + 8 * self.num_edges
         return b
 
+    def release_device(self):
+        """Drop the copies backends keep for this graph (GPU memory included).
+
+        A backend copies the graph once, on first use, and keeps it (with the
+        reverse graph and the all-edges id array that CC's edge frontier
+        starts from) so that later runs start at once; this frees them. They
+        are rebuilt when needed.
+        """
+        self._device.clear()
+
     def __repr__(self):
         kind = "directed" if self.directed else "undirected"
         w = ", weighted" if self.values is not None else ""

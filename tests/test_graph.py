@@ -121,3 +121,13 @@ def test_empty_and_single_vertex_graphs():
     assert gunpy.cc(G, backend="cpu").num_components == 0
     S = Graph.from_edges([], [], num_vertices=1)
     assert gunpy.bfs(S, 0, backend="cpu").depth.tolist() == [0]
+
+
+def test_backend_copies_are_kept_then_released():
+    G = Graph.from_edges([0, 1, 2], [1, 2, 0], directed=False)
+    first = gunpy.cc(G, backend="cpu").labels
+    assert len(G._device) >= 2  # the CSR copy and the all-edges ids CC starts from
+    assert np.array_equal(gunpy.cc(G, backend="cpu").labels, first)
+    G.release_device()
+    assert G._device == {}
+    assert np.array_equal(gunpy.cc(G, backend="cpu").labels, first)
