@@ -1,0 +1,43 @@
+"""The benchmark suite runs end to end on a tiny graph and reports what it promises."""
+
+import json
+
+from gunpy import bench
+
+
+def test_harmonic_mean_ignores_non_positive_rates():
+    assert abs(bench._harmonic([1.0, 2.0, 0.0]) - 4 / 3) < 1e-12
+
+
+def test_suite_writes_tables_json_and_plots(tmp_path):
+    out = tmp_path / "r"
+    assert bench.main(["--graphs", "karate", "grid8", "--roots", "4", "--peer-roots", "2",
+                       "--reps", "1", "--backend", "cpu", "--out", str(out), "-q"]) == 0
+    rows = json.loads((out / "results.json").read_text())["rows"]
+    mine = {(r["graph"], r["primitive"]): r for r in rows if r["library"] == "gunpy"}
+    for g in ("karate", "grid8"):
+        for prim in ("bfs", "sssp", "cc", "pagerank", "bc"):
+            assert mine[g, prim]["median_ms"] > 0
+        for prim in ("bfs", "sssp"):
+            r = mine[g, prim]
+            assert r["validated"] and r["runs"] == 4
+            assert r["hmean_teps"] > 0 and r["median_teps"] > 0 and r["max_ms"] >= r["median_ms"]
+    assert mine["karate", "bfs"]["per_iteration"]  # the frontier plot's data
+    peers = {r["library"] for r in rows if r["library"] != "gunpy"}
+    assert "scipy" in peers  # always installed: the ratios have a reference
+    md = (out / "results.md").read_text()
+    assert "Graph500 MTEPS (hmean)" in md and "| karate | scipy |" in md
+    assert (out / "speedup.png").stat().st_size > 0
+    assert (out / "bfs_frontier.png").stat().st_size > 0
+
+
+def test_strategy_table_covers_every_combination(tmp_path):
+    out = tmp_path / "s"
+    assert bench.main(["--strategies", "--graphs", "karate", "--roots", "2", "--backend", "cpu",
+                       "--out", str(out), "-q"]) == 0
+    rows = json.loads((out / "strategies.json").read_text())["rows"]
+    combos = {(r["load_balance"], r["direction"], r["idempotent"]) for r in rows}
+    assert len(combos) == len(rows) == 10
+    assert ("merge_path", "push", True) in combos and ("auto", "pull", False) in combos
+    assert len({r["edges_visited"] for r in rows if r["direction"] == "push"}) == 1
+    assert "vs push+auto" in (out / "strategies.md").read_text()
