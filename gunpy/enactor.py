@@ -410,12 +410,15 @@ class Enactor:
     def _choose_direction(self, frontier):
         n_f = frontier.size
         m_f = self._account(frontier)
-        m_u = self._unvisited_edges
         p = self.policy
         n = max(self.num_vertices, 1)
-        growing, shrinking = n_f > self._prev_size, n_f < self._prev_size
         d = self._current_direction
         big_enough = m_f >= p.min_pull * n
+        if d == "push" and not big_enough:
+            self._prev_size = n_f  # the common case on long-diameter graphs: stay, cheaply
+            return d
+        m_u = self._unvisited_edges
+        growing, shrinking = n_f > self._prev_size, n_f < self._prev_size
         if p.heuristic == "beamer":
             if d == "push" and m_f > m_u / p.alpha and big_enough:
                 d = "pull"

@@ -34,7 +34,19 @@ def _cpu_helpers():
                 out[dst + k] = tmp[src + k]
         return offsets[nchunks]
 
-    return degree_sum, compact
+    @njit(nogil=True)
+    def degree_sum_serial(row_offsets, queue, n):
+        s = 0
+        for i in range(n):
+            v = queue[i]
+            s += row_offsets[v + 1] - row_offsets[v]
+        return s
+
+    return degree_sum, compact, degree_sum_serial
+
+
+#: below this many frontier vertices a serial loop beats starting the thread pool
+SERIAL_BELOW = 4096
 
 
 def frontier_edges(ctx, dg, frontier):
@@ -43,7 +55,9 @@ def frontier_edges(ctx, dg, frontier):
     if n == 0:
         return 0
     if ctx.backend.name == "cpu":
-        return int(_cpu_helpers()[0](dg.row_offsets, frontier.queue, n))
+        helpers = _cpu_helpers()
+        degree_sum = helpers[2] if n < SERIAL_BELOW else helpers[0]
+        return int(degree_sum(dg.row_offsets, frontier.queue, n))
     return scan.total(ctx.backend, "degrees", n, dg.row_offsets, frontier.queue)
 
 
