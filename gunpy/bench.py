@@ -20,6 +20,7 @@ iteration).
 """
 
 import argparse
+import importlib
 import json
 import math
 import os
@@ -99,9 +100,15 @@ class Peer:
 
     name = ""
     max_vertices = None
+    modules = ()  # what must import for the peer to run
 
     def available(self):
-        return True
+        try:
+            for m in self.modules:
+                importlib.import_module(m)
+            return True
+        except Exception:
+            return False
 
     def prepare(self, G, Gw):
         pass
@@ -184,13 +191,7 @@ class GraphBLASPeer(Peer):
 
     name = "graphblas"
 
-    def available(self):
-        try:
-            import graphblas  # noqa: F401
-            import graphblas_algorithms  # noqa: F401
-            return True
-        except Exception:
-            return False
+    modules = ("graphblas", "graphblas_algorithms")
 
     def prepare(self, G, Gw):
         import graphblas as gb
@@ -235,12 +236,7 @@ class GraphBLASPeer(Peer):
 class IgraphPeer(Peer):
     name = "igraph"
 
-    def available(self):
-        try:
-            import igraph  # noqa: F401
-            return True
-        except Exception:
-            return False
+    modules = ("igraph",)
 
     def prepare(self, G, Gw):
         import igraph as ig
@@ -269,12 +265,7 @@ class IgraphPeer(Peer):
 class NetworkitPeer(Peer):
     name = "networkit"
 
-    def available(self):
-        try:
-            import networkit  # noqa: F401
-            return True
-        except Exception:
-            return False
+    modules = ("networkit",)
 
     def prepare(self, G, Gw):
         import networkit as nk

@@ -29,6 +29,7 @@ import copy
 import hashlib
 import json
 import os
+import shutil
 import sys
 import tarfile
 import tempfile
@@ -208,21 +209,19 @@ def _extract(archive, meta, workdir):
             if target is None:
                 raise ValueError(f"no .mtx file in {archive}")
             out = os.path.join(workdir, os.path.basename(target))
-            src = tf.extractfile(target)
             with _atomic_write(out) as f:
-                while True:
-                    chunk = src.read(1 << 20)
-                    if not chunk:
-                        break
-                    f.write(chunk)
+                shutil.copyfileobj(tf.extractfile(target), f, 1 << 20)
             return out
     if fmt == "zip-mtx":
         with zipfile.ZipFile(archive) as zf:
-            target = member if member in zf.namelist() else next(
-                n for n in zf.namelist() if n.endswith(".mtx"))
+            names = zf.namelist()
+            target = member if member in names else next(
+                (n for n in names if n.endswith(".mtx")), None)
+            if target is None:
+                raise ValueError(f"no .mtx file in {archive}")
             out = os.path.join(workdir, os.path.basename(target))
             with zf.open(target) as src, _atomic_write(out) as f:
-                f.write(src.read())
+                shutil.copyfileobj(src, f, 1 << 20)
             return out
     return archive  # mtx, edgelist (plain or .gz): read directly
 

@@ -13,7 +13,6 @@ __all__ = ["frontier_edges", "cpu_compact", "chunk_bounds"]
 def _cpu_helpers():
     from numba import njit, prange
 
-    @njit(parallel=True, nogil=True)
     def degree_sum(row_offsets, queue, n):
         s = 0
         for i in prange(n):
@@ -34,15 +33,8 @@ def _cpu_helpers():
                 out[dst + k] = tmp[src + k]
         return offsets[nchunks]
 
-    @njit(nogil=True)
-    def degree_sum_serial(row_offsets, queue, n):
-        s = 0
-        for i in range(n):
-            v = queue[i]
-            s += row_offsets[v + 1] - row_offsets[v]
-        return s
-
-    return degree_sum, compact, degree_sum_serial
+    # one source, two builds: prange runs as a plain loop when not parallel
+    return njit(parallel=True, nogil=True)(degree_sum), compact, njit(nogil=True)(degree_sum)
 
 
 #: below this many frontier vertices a serial loop beats starting the thread pool

@@ -19,7 +19,7 @@ from numba import cuda  # a module global: the simulator swaps it for its fake m
 
 from gunpy import atomics
 
-__all__ = ["PushSpec", "OUTPUTS", "cuda_emit", "cuda_weight", "cpu_emit", "cpu_weight",
+__all__ = ["PushSpec", "OUTPUTS", "cuda_emit", "cuda_weight", "cpu_emit", "cpu_weight", "cpu_visit",
            "cuda_append"]
 
 PushSpec = namedtuple("PushSpec", "weighted output mark_visited")
@@ -98,3 +98,28 @@ def cpu_emit(output, mark_visited):
         return pos
 
     return emit
+
+
+def cpu_visit(hooks, spec):
+    """``pos = visit(src, lo, hi, column_indices, values, tmp, pos, visited, data)``.
+
+    Run the functor over ``src``'s edges ``lo..hi-1`` and append the accepted
+    items to a chunk's private slice of ``tmp``: the inner loop every CPU push
+    strategy shares (they differ only in how they cut the work into chunks).
+    """
+    from numba import njit
+    cond_edge, apply_edge = hooks.cond_edge, hooks.apply_edge
+    weight = cpu_weight(spec.weighted)
+    emit = cpu_emit(spec.output, spec.mark_visited)
+
+    @njit(inline="always")
+    def visit(src, lo, hi, column_indices, values, tmp, pos, visited, data):
+        for e in range(lo, hi):
+            dst = column_indices[e]
+            w = weight(values, e)
+            if cond_edge(src, dst, e, w, data):
+                apply_edge(src, dst, e, w, data)
+                pos = emit(tmp, pos, visited, dst, e)
+        return pos
+
+    return visit

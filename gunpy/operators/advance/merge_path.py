@@ -20,7 +20,7 @@ import numpy as np
 from numba import cuda  # a module global: the simulator swaps it for its fake module
 
 from gunpy.operators import scan
-from gunpy.operators.advance.common import cpu_emit, cpu_weight, cuda_emit, cuda_weight
+from gunpy.operators.advance.common import cpu_visit, cuda_emit, cuda_weight
 from gunpy.operators.common import cpu_compact
 
 __all__ = ["cuda_kernels", "cpu_kernel", "execute", "ITEMS"]
@@ -81,9 +81,7 @@ def cpu_kernel(hooks, spec):
     from numba import prange
 
     from gunpy.backends.cpu import kernel
-    cond_edge, apply_edge = hooks.cond_edge, hooks.apply_edge
-    weight = cpu_weight(spec.weighted)
-    emit = cpu_emit(spec.output, spec.mark_visited)
+    visit = cpu_visit(hooks, spec)
 
     def advance(row_offsets, column_indices, values, in_queue, n, scanned, total, tmp, starts,
                 counts, nchunks, visited, data):
@@ -102,13 +100,8 @@ def cpu_kernel(hooks, spec):
                     src = in_queue[i]
                     seg_end = min(stop, scanned[i + 1])
                     base = row_offsets[src] - scanned[i]
-                    for k in range(r, seg_end):
-                        e = base + k
-                        dst = column_indices[e]
-                        w = weight(values, e)
-                        if cond_edge(src, dst, e, w, data):
-                            apply_edge(src, dst, e, w, data)
-                            pos = emit(tmp, pos, visited, dst, e)
+                    pos = visit(src, base + r, base + seg_end, column_indices, values, tmp, pos,
+                                visited, data)
                     r = seg_end
                     i += 1
             counts[c] = pos - starts[c]

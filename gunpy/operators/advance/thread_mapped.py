@@ -20,7 +20,7 @@ import functools
 import numpy as np
 from numba import cuda  # a module global: the simulator swaps it for its fake module
 
-from gunpy.operators.advance.common import cpu_emit, cuda_emit, cuda_weight, cpu_weight
+from gunpy.operators.advance.common import cpu_visit, cuda_emit, cuda_weight
 from gunpy.operators.common import cpu_compact
 
 __all__ = ["cuda_kernel", "cpu_kernel", "execute"]
@@ -53,9 +53,7 @@ def cpu_kernel(hooks, spec):
     from numba import prange
 
     from gunpy.backends.cpu import kernel
-    cond_edge, apply_edge = hooks.cond_edge, hooks.apply_edge
-    weight = cpu_weight(spec.weighted)
-    emit = cpu_emit(spec.output, spec.mark_visited)
+    visit = cpu_visit(hooks, spec)
 
     def advance(row_offsets, column_indices, values, in_queue, n, tmp, starts, counts,
                 nchunks, visited, data):
@@ -75,12 +73,8 @@ def cpu_kernel(hooks, spec):
             pos = starts[c]
             for i in range(c * size, min(n, (c + 1) * size)):
                 src = in_queue[i]
-                for e in range(row_offsets[src], row_offsets[src + 1]):
-                    dst = column_indices[e]
-                    w = weight(values, e)
-                    if cond_edge(src, dst, e, w, data):
-                        apply_edge(src, dst, e, w, data)
-                        pos = emit(tmp, pos, visited, dst, e)
+                pos = visit(src, row_offsets[src], row_offsets[src + 1], column_indices, values,
+                            tmp, pos, visited, data)
             counts[c] = pos - starts[c]
 
     return kernel(advance)

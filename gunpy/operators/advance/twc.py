@@ -25,7 +25,7 @@ import functools
 import numpy as np
 from numba import cuda  # a module global: the simulator swaps it for its fake module
 
-from gunpy.operators.advance.common import cpu_emit, cpu_weight, cuda_emit, cuda_weight
+from gunpy.operators.advance.common import cpu_visit, cuda_emit, cuda_weight
 from gunpy.operators.common import cpu_compact
 
 __all__ = ["cuda_kernel", "cpu_kernel", "execute", "CPU_HEAVY"]
@@ -149,9 +149,7 @@ def cpu_kernel(hooks, spec):
     from numba import prange
 
     from gunpy.backends.cpu import kernel
-    cond_edge, apply_edge = hooks.cond_edge, hooks.apply_edge
-    weight = cpu_weight(spec.weighted)
-    emit = cpu_emit(spec.output, spec.mark_visited)
+    visit = cpu_visit(hooks, spec)
 
     def advance(row_offsets, column_indices, values, in_queue, n, tmp, starts, counts,
                 nchunks, heavy, heavy_first, nheavy_blocks, visited, data):
@@ -177,12 +175,7 @@ def cpu_kernel(hooks, spec):
                 hi = row_offsets[src + 1]
                 if hi - lo >= CPU_HEAVY:
                     continue
-                for e in range(lo, hi):
-                    dst = column_indices[e]
-                    w = weight(values, e)
-                    if cond_edge(src, dst, e, w, data):
-                        apply_edge(src, dst, e, w, data)
-                        pos = emit(tmp, pos, visited, dst, e)
+                pos = visit(src, lo, hi, column_indices, values, tmp, pos, visited, data)
             counts[c] = pos - starts[c]
         # 2. heavy lists cut into fixed edge blocks, shared out over all threads
         for b in prange(nheavy_blocks):
@@ -192,13 +185,7 @@ def cpu_kernel(hooks, spec):
             lo = row_offsets[src] + (b - heavy_first[k]) * _CPU_EDGE_BLOCK
             hi = min(row_offsets[src + 1], lo + _CPU_EDGE_BLOCK)
             out0 = light_total + np.int64(b) * _CPU_EDGE_BLOCK
-            pos = out0
-            for e in range(lo, hi):
-                dst = column_indices[e]
-                w = weight(values, e)
-                if cond_edge(src, dst, e, w, data):
-                    apply_edge(src, dst, e, w, data)
-                    pos = emit(tmp, pos, visited, dst, e)
+            pos = visit(src, lo, hi, column_indices, values, tmp, out0, visited, data)
             starts[nchunks + 1 + b] = out0
             counts[nchunks + b] = pos - out0
 
