@@ -45,8 +45,9 @@ class DirectionPolicy:
 
     ``heuristic="beamer"`` (Beamer et al., used by Gunrock and Ligra): go to
     pull when the frontier's out-edges ``m_f`` exceed ``m_u / alpha`` (``m_u``:
-    edges of the unvisited vertices), back to push when the frontier has fewer
-    than ``n / beta`` vertices and is shrinking.
+    edges of the unvisited vertices) and grew since the last iteration, back to
+    push when the frontier has fewer than ``n / beta`` vertices and is shrinking
+    (GraphBLAST's table 9 gives Beamer's rule with both growth conditions).
 
     ``heuristic="ratio"`` (the push-pull GraphBLAS paper, section 6.3): with
     ``r = |frontier| / n``, pull when ``r > ratio`` and ``r`` grew, push when
@@ -56,6 +57,13 @@ class DirectionPolicy:
     least ``min_pull * n`` out-edges. A pull pass walks bitmaps over all ``n``
     vertices however small the frontier is, so on long-diameter graphs (roads,
     meshes) the thin last levels, where ``m_u`` has dwindled, stay in push.
+
+    Measured fallback (both heuristics): a pull level that examined more edges
+    than push would have visited (the frontier's out-edges) sends the run back
+    to push at once, and auto pulls again only on a frontier with more
+    out-edges than that one. Pull pays off only when most unvisited vertices
+    sit next to the frontier; when they do not (a mesh's tail), it scans their
+    whole in-lists for nothing, and the cost it reported says so.
 
     ``pull_mapping``: ``"thread"``, ``"warp"`` or ``"auto"`` (CUDA: a warp per
     vertex when the average degree is 16 or more).
@@ -130,6 +138,7 @@ class Enactor:
         self.idempotent = bool(idempotent)
         #: keep a visited bitmap (pull traversal and culling filters read it)
         self.track_visited = self.direction != "push" or self.idempotent
+        self._mark_in_push = self.track_visited and not self.idempotent
         self.stats = Stats(backend=self.backend.name)
         cap = max(self.num_vertices, 1)
         dtype = problem.index_dtype
@@ -221,6 +230,20 @@ class Enactor:
         hooks = compile_functor(functor, self.backend)
         data = self.problem.data()
         if direction == "auto":
+            if self._current_direction == "push" and frontier.has_queue:
+                # the common case on long-diameter graphs (thin frontiers that cannot
+                # reach min_pull), kept as cheap as push itself
+                dg = self.backend.graph(self.graph)
+                edges = frontier.known_edges
+                if edges is None:
+                    edges = frontier.known_edges = frontier_edges(self, dg, frontier)
+                if edges < self._pull_floor:
+                    u = self._unvisited_edges - edges
+                    self._unvisited_edges = u if u > 0 else 0
+                    self._prev_size = frontier.size
+                    self._prev_edges = edges
+                    return self._push(frontier, functor, hooks, data, dg, edges, output,
+                                      load_balance)
             direction = self._choose_direction(frontier)
         elif direction == "pull" or self.track_visited:
             self._account(frontier)
@@ -229,16 +252,20 @@ class Enactor:
                 raise ValueError("pull advance produces vertex frontiers only")
             return self._pull(frontier, hooks, data, pull_input, early_exit)
         frontier.ensure_queue(self.scratch)
-        out = self._output_for(frontier, kind="edge" if output == "edge" else "vertex")
         dg = self.backend.graph(self.graph)
         edges = frontier.known_edges
         if edges is None:
             edges = frontier_edges(self, dg, frontier)
+        return self._push(frontier, functor, hooks, data, dg, edges, output, load_balance)
+
+    def _push(self, frontier, functor, hooks, data, dg, edges, output, load_balance):
+        out = self._output_for(frontier, kind="edge" if output == "edge" else "vertex")
         strategy, edges = advance_op.execute(
             self, dg, frontier, out, hooks, data, load_balance=load_balance or self.load_balance,
-            # with culling it is the filter that marks survivors visited
             output=output,
-            mark_visited=self.track_visited and output == "vertex" and not self.idempotent,
+            # with culling it is the filter that marks survivors visited
+            mark_visited=self._mark_in_push and output == "vertex",
+            skip_visited=self.track_visited and functor.skip_visited,
             threshold=self.auto_threshold, edges=edges)
         self._log(edges=edges, direction="push", strategy=strategy)
         return out
@@ -393,34 +420,53 @@ class Enactor:
     def _reset_direction_state(self):
         self._current_direction = "push"
         self._prev_size = 0
+        self._prev_edges = 0
         self._unvisited_edges = self.graph.num_edges
+        #: frontier out-edges below which auto stays in push (min_pull, raised by a lost pull)
+        self._pull_floor = self.policy.min_pull * max(self.num_vertices, 1)
+        self._pull_cost = None  # (edges a pull examined, edges push would have visited)
 
     def _account(self, frontier):
         """Update the unvisited-edge estimate with the frontier's out-edges; returns m_f."""
-        if frontier.known_edges is None:
-            if frontier.has_queue:
-                frontier.known_edges = frontier_edges(self, self.backend.graph(self.graph),
-                                                      frontier)
-            else:
-                frontier.known_edges = 0
         m_f = frontier.known_edges
-        self._unvisited_edges = max(0, self._unvisited_edges - m_f)
+        if m_f is None:
+            if frontier.has_queue:
+                m_f = frontier_edges(self, self.backend.graph(self.graph), frontier)
+            else:
+                m_f = 0
+            frontier.known_edges = m_f
+        u = self._unvisited_edges - m_f
+        self._unvisited_edges = u if u > 0 else 0
         return m_f
 
     def _choose_direction(self, frontier):
-        n_f = frontier.size
         m_f = self._account(frontier)
+        d = self._current_direction
+        if d == "push" and m_f < self._pull_floor:
+            # the common case on long-diameter graphs: stay in push, cheaply
+            self._prev_size = frontier.size
+            self._prev_edges = m_f
+            return d
+        n_f = frontier.size
         p = self.policy
         n = max(self.num_vertices, 1)
-        d = self._current_direction
-        big_enough = m_f >= p.min_pull * n
-        if d == "push" and not big_enough:
-            self._prev_size = n_f  # the common case on long-diameter graphs: stay, cheaply
-            return d
+        big_enough = m_f >= self._pull_floor
+        if d == "pull" and self._pull_cost is not None:
+            examined, push_edges = self._pull_cost
+            self._pull_cost = None
+            if examined > push_edges:
+                # the last pull examined more edges than push would have visited (the
+                # frontier was not next to most unvisited vertices: a mesh's or road's
+                # tail); go back to push, and pull again only on a fatter frontier
+                self._pull_floor = max(self._pull_floor, push_edges + 1)
+                self._current_direction = "push"
+                self._prev_size = n_f
+                self._prev_edges = m_f
+                return "push"
         m_u = self._unvisited_edges
         growing, shrinking = n_f > self._prev_size, n_f < self._prev_size
         if p.heuristic == "beamer":
-            if d == "push" and m_f > m_u / p.alpha and big_enough:
+            if d == "push" and m_f > m_u / p.alpha and m_f > self._prev_edges and big_enough:
                 d = "pull"
             elif d == "pull" and n_f < n / p.beta and shrinking:
                 d = "push"
@@ -432,6 +478,7 @@ class Enactor:
                 d = "push"
         self._current_direction = d
         self._prev_size = n_f
+        self._prev_edges = m_f
         return d
 
     def _pull(self, frontier, hooks, data, pull_input, early_exit):
@@ -443,6 +490,8 @@ class Enactor:
         examined, found, found_edges, mapping = pull_op.execute(
             self, dg, visited, input_bits, next_bits, hooks, data,
             mapping=self.policy.pull_mapping, early_exit=early_exit)
+        # what push would have visited on this frontier: its out-edges (m_f)
+        self._pull_cost = (examined, frontier.known_edges or 0)
         bitmap_op.or_into(self.backend, visited, next_bits)
         out.set_bitmap(next_bits, found, known_edges=found_edges)
         self._log(edges=examined, direction="pull", strategy=f"pull-{mapping}")

@@ -41,6 +41,15 @@ class Functor:
     ...         return atomics.cas(data.hops, dst, -1, data.hops[src] + 1) == -1
     """
 
+    #: Promise that ``cond_edge`` rejects every destination already visited
+    #: (true of BFS). Where the enactor keeps a visited bitmap (``direction``
+    #: ``"auto"``/``"pull"``, idempotent runs) push advance then tests the bit
+    #: first and never calls the functor for a visited destination: one read of
+    #: a small bitmap instead of, say, a failing compare-and-swap. Leave it False
+    #: when a vertex found earlier in the same iteration must still see its other
+    #: in-edges (BC's path counts).
+    skip_visited = False
+
     @staticmethod
     def cond_edge(src, dst, edge, weight, data):
         return True

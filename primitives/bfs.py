@@ -18,6 +18,8 @@ BFSData = namedtuple("BFSData", "depth parent")
 
 
 class BFSFunctor(Functor):
+    skip_visited = True  # a visited vertex has its depth: the CAS below would fail
+
     @staticmethod
     def cond_edge(src, dst, edge, weight, data):
         # compare-and-swap: several frontier vertices may reach dst in one iteration
@@ -29,6 +31,8 @@ class BFSFunctor(Functor):
 
 
 class IdempotentBFSFunctor(Functor):
+    skip_visited = True
+
     @staticmethod
     def cond_edge(src, dst, edge, weight, data):
         # no atomics: racing discoverers all store depth[src] + 1, a benign race;

@@ -121,6 +121,23 @@ def backend(mode):
     return {"cpu": "cpu", "sim": "cuda", "gpu": "cuda", "ptx": "cuda"}[mode]
 
 
+@pytest.fixture(params=["serial", "chunked"])
+def cpu_split(request, backend, monkeypatch):
+    """CPU work as shipped (thin frontiers serial), or cut into as many chunks as possible.
+
+    ``chunked`` runs the parallel multi-chunk kernels (private output slices,
+    compaction, atomic visited marks) on graphs far too small to reach them
+    otherwise; it is skipped on the CUDA backend, which has no chunks.
+    """
+    if request.param == "chunked":
+        if backend != "cpu":
+            pytest.skip("CPU work splitting only")
+        from gunpy.backends.cpu import CpuBackend
+        monkeypatch.setattr(CpuBackend, "serial_below", 0)
+        monkeypatch.setattr(CpuBackend, "force_min_chunk", 1)
+    return request.param
+
+
 @pytest.fixture(scope="session")
 def ptx_backend(mode):
     if mode != "ptx":

@@ -74,7 +74,7 @@ def run_one_step(G, start, lb, output, backend):
 
 @pytest.mark.parametrize("output", ["vertex", "edge", "none"])
 @pytest.mark.parametrize("lb", LBS)
-def test_every_frontier_edge_once(lb, output, backend):
+def test_every_frontier_edge_once(lb, output, backend, cpu_split):
     G = GRAPHS["mixed_lists"]
     start = [0, 1, 2, 3, 10]
     p, e = run_one_step(G, start, lb, output, backend)
@@ -95,7 +95,7 @@ def test_every_frontier_edge_once(lb, output, backend):
 
 
 @pytest.mark.parametrize("lb", LBS)
-def test_weights_reach_the_functor(lb, backend):
+def test_weights_reach_the_functor(lb, backend, cpu_split):
     G0 = GRAPHS["preferential_hubs"]
     w = np.arange(1, G0.num_edges + 1, dtype=float)
     src = np.repeat(np.arange(G0.num_vertices), G0.out_degrees())
@@ -106,7 +106,7 @@ def test_weights_reach_the_functor(lb, backend):
 
 @pytest.mark.parametrize("lb", LBS)
 @pytest.mark.parametrize("name", graph_names(GRAPHS))
-def test_bfs_every_strategy(name, lb, backend):
+def test_bfs_every_strategy(name, lb, backend, cpu_split):
     G = GRAPHS[name]
     for s in sorted({0, G.num_vertices - 1})[: 1 if ON_CUDASIM else 2]:
         r = gunpy.bfs(G, s, load_balance=lb, direction="push", backend=backend)
@@ -114,7 +114,7 @@ def test_bfs_every_strategy(name, lb, backend):
 
 
 @pytest.mark.parametrize("lb", sorted(STRATEGIES))
-def test_idempotent_bfs_every_strategy(lb, backend):
+def test_idempotent_bfs_every_strategy(lb, backend, cpu_split):
     for name in ("mixed_lists", "preferential_hubs", "grid"):
         G = GRAPHS[name]
         r = gunpy.bfs(G, 0, load_balance=lb, direction="push", idempotent=True, backend=backend)

@@ -40,7 +40,7 @@ def test_bc_source_subset(name, backend):
 
 @pytest.mark.parametrize("lb,direction", [("thread_mapped", "push"), ("merge_path", "push"),
                                           ("twc", "auto"), ("auto", "pull")])
-def test_bc_load_balance_and_direction(lb, direction, backend):
+def test_bc_load_balance_and_direction(lb, direction, backend, cpu_split):
     G = GRAPHS["preferential_hubs"]
     r = gunpy.bc(G, [0, 5], load_balance=lb, direction=direction, backend=backend)
     g = to_nx(G)

@@ -41,3 +41,6 @@ def test_strategy_table_covers_every_combination(tmp_path):
     assert ("merge_path", "push", True) in combos and ("auto", "pull", False) in combos
     assert len({r["edges_visited"] for r in rows if r["direction"] == "push"}) == 1
     assert "vs push+auto" in (out / "strategies.md").read_text()
+    base = next(r for r in rows if (r["load_balance"], r["direction"], r["idempotent"])
+                == ("auto", "push", False))
+    assert base["paired_speedup"] == 1.0  # push+auto against itself, root by root

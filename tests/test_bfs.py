@@ -20,7 +20,7 @@ def sources(G):
 
 
 @pytest.mark.parametrize("name", graph_names(GRAPHS))
-def test_bfs_matches_networkx(name, backend):
+def test_bfs_matches_networkx(name, backend, cpu_split):
     G = GRAPHS[name]
     for s in sources(G):
         r = gunpy.bfs(G, s, backend=backend)
@@ -104,7 +104,7 @@ DIRECTION_CASES = [
 
 @pytest.mark.parametrize("direction,idempotent", DIRECTION_CASES)
 @pytest.mark.parametrize("name", graph_names(GRAPHS))
-def test_bfs_directions_and_idempotence(name, direction, idempotent, backend):
+def test_bfs_directions_and_idempotence(name, direction, idempotent, backend, cpu_split):
     G = GRAPHS[name]
     for s in sources(G)[: 1 if ON_CUDASIM else 2]:
         r = gunpy.bfs(G, s, direction=direction, idempotent=idempotent, backend=backend)
@@ -119,29 +119,70 @@ def test_bfs_directions_and_idempotence(name, direction, idempotent, backend):
     DirectionPolicy(alpha=1.0, beta=2.0, pull_mapping="thread"),
     DirectionPolicy(alpha=1e6, min_pull=0, pull_mapping="warp"),   # switches to pull at once
 ])
-def test_bfs_direction_policies(policy, backend):
+def test_bfs_direction_policies(policy, backend, cpu_split):
     for name in ("preferential_hubs", "random_directed", "star_hub"):
         G = GRAPHS[name]
         r = gunpy.bfs(G, 0, direction="auto", direction_policy=policy, backend=backend)
         check_bfs_tree(G, 0, r.depth, r.parent, reference=reference_depths(G, 0))
 
 
+def broom(handle, bristles):
+    """A path of ``handle`` vertices from 0 whose last vertex is the centre of a small star."""
+    src = list(range(handle - 1)) + [handle - 1] * bristles
+    dst = list(range(1, handle)) + list(range(handle, handle + bristles))
+    return gunpy.Graph.from_edges(src, dst, directed=False)
+
+
 def test_min_pull_keeps_thin_frontiers_in_push(backend):
-    # a long path: m_u dwindles towards the end, so Beamer's test alone would pull there,
-    # but a pull pass over every vertex for a two-vertex frontier is a loss
+    # at the star's centre m_f jumps (growing) past m_u / alpha, as the unvisited edges
+    # have dwindled to the bristles: Beamer's test alone pulls there, but a pull pass
+    # walks a bitmap over every vertex for a frontier of one vertex
     if ON_CUDASIM:
         pytest.skip("the heuristic is host code, the same for every backend; 2000 simulated "
                     "levels would take minutes")
-    n = 2000
-    G = gunpy.Graph.from_edges(np.arange(n - 1), np.arange(1, n), directed=False)
+    G = broom(2000, 20)
     r = gunpy.bfs(G, 0, direction="auto", backend=backend)
     assert {it["direction"] for it in r.stats.per_iteration} == {"push"}
     eager = DirectionPolicy(min_pull=0)
     r = gunpy.bfs(G, 0, direction="auto", direction_policy=eager, backend=backend)
-    assert "pull" in {it["direction"] for it in r.stats.per_iteration}
+    assert [it["direction"] for it in r.stats.per_iteration][1999] == "pull"
     check_bfs_tree(G, 0, r.depth, r.parent, reference=reference_depths(G, 0))
     with pytest.raises(ValueError, match="min_pull"):
         DirectionPolicy(min_pull=-1)
+
+
+def test_beamer_pulls_only_while_the_frontier_grows(backend):
+    # a path never grows past two out-edges per level, so even with no min_pull and an
+    # eager alpha (m_f > m_u / alpha almost at once) it stays in push
+    n = 60 if ON_CUDASIM else 500
+    G = gunpy.Graph.from_edges(np.arange(n - 1), np.arange(1, n), directed=False)
+    eager = DirectionPolicy(alpha=1e6, min_pull=0)
+    r = gunpy.bfs(G, 0, direction="auto", direction_policy=eager, backend=backend)
+    dirs = [it["direction"] for it in r.stats.per_iteration]
+    # the first level grows from nothing to 1 out-edge, and the second to 2
+    assert set(dirs[2:]) == {"push"}, dirs
+    check_bfs_tree(G, 0, r.depth, r.parent, reference=reference_depths(G, 0))
+
+
+def test_a_pull_that_lost_to_push_sends_auto_back(backend):
+    # 0 -> 1 -> ... -> L -> a 30-clique: an eager policy pulls at once, and that pull
+    # scans the clique's in-lists for nothing (870 edges where push visits 1)
+    L, k = (8, 12) if ON_CUDASIM else (40, 30)
+    clique = np.arange(L + 1, L + 1 + k)
+    cs, cd = np.meshgrid(clique, clique)
+    keep = cs != cd
+    src = np.concatenate([np.arange(L), np.full(k, L), cs[keep]])
+    dst = np.concatenate([np.arange(1, L + 1), clique, cd[keep]])
+    G = gunpy.Graph.from_edges(src, dst, directed=True)
+    eager = DirectionPolicy(alpha=1e6, min_pull=0)
+    r = gunpy.bfs(G, 0, direction="auto", direction_policy=eager, backend=backend)
+    its = r.stats.per_iteration
+    assert its[0]["direction"] == "pull" and its[0]["edges"] > 1
+    # back to push, and no pull again on the path (frontiers no fatter than the loser) ...
+    assert {it["direction"] for it in its[1:L]} == {"push"}
+    # ... until the clique's entry, whose k out-edges beat it: pull wins there
+    assert its[L]["direction"] == "pull" and its[L]["edges"] <= k
+    check_bfs_tree(G, 0, r.depth, r.parent, reference=reference_depths(G, 0))
 
 
 def test_bfs_auto_switches_on_a_hub_graph(backend):

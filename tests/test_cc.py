@@ -21,7 +21,7 @@ def expected_labels(G):
 
 @pytest.mark.parametrize("sample", [0, 2])
 @pytest.mark.parametrize("name", graph_names(GRAPHS))
-def test_cc_matches_networkx(name, sample, backend):
+def test_cc_matches_networkx(name, sample, backend, cpu_split):
     G = GRAPHS[name]
     r = gunpy.cc(G, sample=sample, backend=backend)
     expect = expected_labels(G)
@@ -30,7 +30,7 @@ def test_cc_matches_networkx(name, sample, backend):
     assert r.labels.dtype == G.column_indices.dtype
 
 
-def test_cc_many_components_and_isolated_vertices(backend):
+def test_cc_many_components_and_isolated_vertices(backend, cpu_split):
     rng = np.random.default_rng(5)
     n = 300
     src = rng.integers(0, n, 120)

@@ -109,7 +109,7 @@ GRAPHS = nasty_graphs()
 @pytest.mark.parametrize("name", ["path_undirected", "star_hub", "random_directed",
                                   "disconnected", "preferential_hubs"])
 @pytest.mark.parametrize("k", [1, 5] if ON_CUDASIM else [0, 1, 2, 5])
-def test_khop_matches_networkx(name, k, backend):
+def test_khop_matches_networkx(name, k, backend, cpu_split):
     G = GRAPHS[name]
     g = to_nx(G)
     for s in (0, G.num_vertices - 1)[: 1 if ON_CUDASIM else 2]:
@@ -121,7 +121,7 @@ def test_khop_matches_networkx(name, k, backend):
 
 
 @pytest.mark.parametrize("name", ["random_undirected", "grid", "preferential_hubs"])
-def test_filter_and_compute_in_a_user_primitive(name, backend):
+def test_filter_and_compute_in_a_user_primitive(name, backend, cpu_split):
     G = GRAPHS[name]
     rng = np.random.default_rng(1)
     open_mask = rng.random(G.num_vertices) < 0.7
@@ -150,7 +150,7 @@ def test_filter_and_compute_in_a_user_primitive(name, backend):
     assert np.array_equal(kept, ((expect > 0) & open_mask).astype(np.int32))
 
 
-def test_compute_over_all_vertices(backend):
+def test_compute_over_all_vertices(backend, cpu_split):
     G = GRAPHS["random_directed"]
     DegData = namedtuple("DegData", "out row_offsets")
 
@@ -192,3 +192,58 @@ def test_functor_hooks_must_be_staticmethods():
 
     with pytest.raises(TypeError, match="staticmethod"):
         E(p).enact()
+
+
+# -- Functor.skip_visited: the framework tests the visited bitmap before the functor --------
+
+CountData = namedtuple("CountData", "hops calls")
+
+
+class CountingReach(Functor):
+    skip_visited = True
+
+    @staticmethod
+    def cond_edge(src, dst, edge, weight, data):
+        atomics.add(data.calls, 0, 1)
+        return atomics.cas(data.hops, dst, INVALID, data.hops[src] + 1) == INVALID
+
+
+class CountingReachNoSkip(CountingReach):
+    skip_visited = False
+
+
+class CountProblem(Problem):
+    Data = CountData
+
+    def init(self):
+        self.hops = self.vertex_array(np.int32, fill=INVALID)
+        self.calls = self.backend.zeros(1, np.int64)
+        self.backend.write(self.hops, 0, 0)
+
+
+class CountEnactor(Enactor):
+    def prepare_frontier(self, frontier):
+        frontier.push(0)
+
+    def loop(self, frontier):
+        return self.advance(frontier, self.functor)
+
+
+@pytest.mark.parametrize("direction,functor,calls", [
+    ("auto", CountingReach, "forward"),        # bitmap kept: visited parents are skipped
+    ("auto", CountingReachNoSkip, "all"),      # no promise: every edge reaches the functor
+    ("push", CountingReach, "all"),            # plain push keeps no bitmap to test
+])
+def test_skip_visited_keeps_visited_destinations_from_the_functor(direction, functor, calls,
+                                                                  backend, cpu_split):
+    n = 40
+    G = gunpy.Graph.from_edges(np.arange(n - 1), np.arange(1, n), directed=False)
+    p = CountProblem(G, backend=backend)
+    e = CountEnactor(p, direction=direction,
+                     direction_policy=gunpy.enactor.DirectionPolicy(min_pull=1e9))  # never pull
+    e.functor = functor
+    e.enact()
+    assert p.to_host(p.hops).tolist() == list(range(n))
+    # the path's n-1 forward edges, plus (without skipping) the n-1 edges back to a parent
+    expect = n - 1 if calls == "forward" else 2 * (n - 1)
+    assert int(p.to_host(p.calls)[0]) == expect

@@ -42,7 +42,7 @@ def weighted_copy(G, seed=0):
 @pytest.mark.parametrize("direction", ["pull", "push"])
 @pytest.mark.parametrize("weights", [True] if ON_CUDASIM else [False, True])
 @pytest.mark.parametrize("name", graph_names(GRAPHS))
-def test_pagerank_matches_networkx(name, weights, direction, backend):
+def test_pagerank_matches_networkx(name, weights, direction, backend, cpu_split):
     G = weighted_copy(GRAPHS[name]) if weights else GRAPHS[name]
     r = gunpy.pagerank(G, direction=direction, backend=backend)
     np.testing.assert_allclose(r.rank, nx_reference(G), rtol=1e-9, atol=1e-12)

@@ -32,7 +32,7 @@ KINDS = ["int", "zeros"] if ON_CUDASIM else ["unweighted", "int", "real", "zeros
 @pytest.mark.parametrize("kind", KINDS)
 @pytest.mark.parametrize("method", ["near_far", "bellman_ford"])
 @pytest.mark.parametrize("name", graph_names(GRAPHS))
-def test_sssp_matches_networkx(name, method, kind, backend):
+def test_sssp_matches_networkx(name, method, kind, backend, cpu_split):
     G = weighted(GRAPHS[name], kind)
     for s in sorted({0, G.num_vertices - 1})[: 1 if ON_CUDASIM else 2]:
         r = gunpy.sssp(G, s, method=method, backend=backend)
@@ -60,7 +60,7 @@ def test_sssp_undirected_weighted_from_networkx(backend):
     assert r.to_dict() == nx.single_source_dijkstra_path_length(g, "a")
 
 
-def test_sssp_near_far_refills_the_far_pile(backend):
+def test_sssp_near_far_refills_the_far_pile(backend, cpu_split):
     # a path with a heavy shortcut: most vertices start in the far pile
     G = weighted(GRAPHS["path_directed"], "int", seed=2)
     r = gunpy.sssp(G, 0, delta=1.0, backend=backend)

@@ -12,12 +12,22 @@ import numpy as np
 
 from gunpy.backends.base import Backend
 
-__all__ = ["CpuBackend", "kernel", "serial_kernel"]
+__all__ = ["CpuBackend", "kernel", "serial_kernel", "kernel_pair"]
 
 
 def kernel(pyfunc):
     """Compile an operator kernel for the CPU target (parallel)."""
     return numba.njit(parallel=True, nogil=True)(pyfunc)
+
+
+def kernel_pair(pyfunc):
+    """``(parallel, serial)`` builds of one kernel source (``prange`` is a plain loop in the second).
+
+    For work that fits one chunk (a thin frontier) the serial build skips the
+    thread pool's start and join, which on long-diameter graphs costs more
+    than the level's edges. numba compiles each build on its first call.
+    """
+    return kernel(pyfunc), serial_kernel(pyfunc)
 
 
 def serial_kernel(pyfunc):
@@ -27,6 +37,12 @@ def serial_kernel(pyfunc):
 
 class CpuBackend(Backend):
     name = "cpu"
+    #: work smaller than this (frontier vertices, or edges for advance) runs as one
+    #: serial pass: the thread pool's start and join would cost more than the work.
+    serial_below = 4096
+    #: when set, overrides every kernel's smallest chunk. Tests set it to 1 (and
+    #: ``serial_below`` to 0) so that tiny graphs run the chunked parallel kernels.
+    force_min_chunk = None
 
     @property
     def num_threads(self):
@@ -36,6 +52,8 @@ class CpuBackend(Backend):
         """How many chunks to split ``work`` items into."""
         if work <= 0:
             return 1
+        if self.force_min_chunk is not None:
+            min_chunk = self.force_min_chunk
         return int(max(1, min(work // min_chunk, per_thread * self.num_threads)))
 
     def asarray(self, host):

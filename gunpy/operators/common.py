@@ -37,10 +37,6 @@ def _cpu_helpers():
     return njit(parallel=True, nogil=True)(degree_sum), compact, njit(nogil=True)(degree_sum)
 
 
-#: below this many frontier vertices a serial loop beats starting the thread pool
-SERIAL_BELOW = 4096
-
-
 def frontier_edges(ctx, dg, frontier):
     """Total out-degree of the frontier's vertices (the push work, Gunrock's m_f)."""
     n = frontier.size
@@ -48,7 +44,7 @@ def frontier_edges(ctx, dg, frontier):
         return 0
     if ctx.backend.name == "cpu":
         helpers = _cpu_helpers()
-        degree_sum = helpers[2] if n < SERIAL_BELOW else helpers[0]
+        degree_sum = helpers[2] if n < ctx.backend.serial_below else helpers[0]
         return int(degree_sum(dg.row_offsets, frontier.queue, n))
     return scan.total(ctx.backend, "degrees", n, dg.row_offsets, frontier.queue)
 

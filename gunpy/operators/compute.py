@@ -30,7 +30,7 @@ def cuda_kernel(hooks, all_vertices):
 def cpu_kernel(hooks, all_vertices):
     from numba import prange
 
-    from gunpy.backends.cpu import kernel
+    from gunpy.backends.cpu import kernel_pair
     apply_vertex = hooks.apply_vertex
 
     def compute(queue, n, data):
@@ -39,7 +39,7 @@ def cpu_kernel(hooks, all_vertices):
             if v >= 0:
                 apply_vertex(v, data)
 
-    return kernel(compute)
+    return kernel_pair(compute)
 
 
 def execute(ctx, frontier, hooks, data):
@@ -57,4 +57,5 @@ def execute(ctx, frontier, hooks, data):
     if backend.name == "cuda":
         backend.run(cuda_kernel(hooks, all_vertices), n, queue, length, data)
     else:
-        cpu_kernel(hooks, all_vertices)(queue, n, data)
+        parallel, serial = cpu_kernel(hooks, all_vertices)
+        (serial if n < backend.serial_below else parallel)(queue, n, data)

@@ -43,10 +43,12 @@ def choose(load_balance, edges, frontier_size, *, threshold=AUTO_THRESHOLD):
 
 
 def execute(ctx, dg, frontier, out, hooks, data, *, load_balance="auto", output="vertex",
-            mark_visited=False, threshold=AUTO_THRESHOLD, edges=None):
+            mark_visited=False, skip_visited=False, threshold=AUTO_THRESHOLD, edges=None):
     """Push-advance ``frontier`` into ``out``; returns ``(strategy used, edges visited)``.
 
     ``edges`` is the frontier's out-degree sum when the caller already knows it.
+    ``mark_visited`` / ``skip_visited``: set / test the destinations' bits in
+    ``ctx.visited_words()`` (see :class:`~gunpy.operators.advance.common.PushSpec`).
     """
     check_load_balance(load_balance)
     if output not in OUTPUTS:
@@ -58,6 +60,10 @@ def execute(ctx, dg, frontier, out, hooks, data, *, load_balance="auto", output=
         out.clear()
         return strategy, 0
     out.reserve(edges)
-    spec = PushSpec(dg.weighted, output, bool(mark_visited))
-    STRATEGIES[strategy].execute(ctx, dg, frontier, out, hooks, data, edges=edges, spec=spec)
+    spec = PushSpec(dg.weighted, output, bool(mark_visited), bool(skip_visited))
+    if ctx.backend.name == "cpu" and edges < ctx.backend.serial_below:
+        # CPU: a frontier this thin is one chunk whatever the strategy: one serial pass
+        thread_mapped.cpu_serial(ctx, dg, frontier, out, hooks, data, spec)
+    else:
+        STRATEGIES[strategy].execute(ctx, dg, frontier, out, hooks, data, edges=edges, spec=spec)
     return strategy, edges

@@ -10,6 +10,12 @@ A push kernel is specialised on a :class:`PushSpec`:
 ``mark_visited``
     also set ``dst``'s bit in the visited bitmap (32-bit words), which pull
     traversal reads; fused here so that push needs no extra pass.
+``skip_visited``
+    test ``dst``'s visited bit before calling the functor and skip the edge
+    when it is set (the functor declared :attr:`gunpy.Functor.skip_visited`):
+    Gunrock's visited-bitmask culling, done where the edge is read, so a
+    visited destination costs one read of a small bitmap instead of the
+    functor's atomic.
 """
 
 from collections import namedtuple
@@ -19,10 +25,10 @@ from numba import cuda  # a module global: the simulator swaps it for its fake m
 
 from gunpy import atomics
 
-__all__ = ["PushSpec", "OUTPUTS", "cuda_emit", "cuda_weight", "cpu_emit", "cpu_weight", "cpu_visit",
-           "cuda_append"]
+__all__ = ["PushSpec", "OUTPUTS", "cuda_emit", "cuda_weight", "cuda_accept", "cpu_emit",
+           "cpu_weight", "cpu_visit", "cuda_append"]
 
-PushSpec = namedtuple("PushSpec", "weighted output mark_visited")
+PushSpec = namedtuple("PushSpec", "weighted output mark_visited skip_visited")
 
 OUTPUTS = ("vertex", "edge", "none")
 
@@ -68,6 +74,27 @@ def cuda_emit(output, mark_visited):
     return emit
 
 
+def cuda_accept(hooks, spec):
+    """``accept(src, dst, e, w, visited, data)``: the functor's verdict on one edge.
+
+    Skips visited destinations first when ``spec.skip_visited``; runs
+    ``apply_edge`` when ``cond_edge`` holds.
+    """
+    cond_edge, apply_edge = hooks.cond_edge, hooks.apply_edge
+    skip = bool(spec.skip_visited)
+
+    @cuda.jit(device=True, inline="always")
+    def accept(src, dst, e, w, visited, data):
+        if skip and (visited[dst >> 5] >> np.uint32(dst & 31)) & np.uint32(1):
+            return False
+        if cond_edge(src, dst, e, w, data):
+            apply_edge(src, dst, e, w, data)
+            return True
+        return False
+
+    return accept
+
+
 def cpu_weight(weighted):
     from numba import njit
 
@@ -80,15 +107,23 @@ def cpu_weight(weighted):
 
 
 def cpu_emit(output, mark_visited):
-    """``pos = emit(tmp, pos, visited, dst, e)``: append to a chunk's private slice."""
+    """``pos = emit(tmp, pos, visited, dst, e, atomic)``: append to a chunk's private slice.
+
+    ``atomic``: other threads may mark bits in the same bitmap word (the kernel
+    runs more than one chunk); a lone chunk sets its bits with a plain OR.
+    """
     from numba import njit
     as_vertex = output == "vertex"
     as_edge = output == "edge"
 
     @njit(inline="always")
-    def emit(tmp, pos, visited, dst, e):
+    def emit(tmp, pos, visited, dst, e, atomic):
         if mark_visited:
-            atomics.or_(visited, dst >> 5, np.uint32(1) << np.uint32(dst & 31))
+            bit = np.uint32(1) << np.uint32(dst & 31)
+            if atomic:
+                atomics.or_(visited, dst >> 5, bit)
+            else:
+                visited[dst >> 5] |= bit
         if as_vertex:
             tmp[pos] = dst
             return pos + 1
@@ -101,7 +136,7 @@ def cpu_emit(output, mark_visited):
 
 
 def cpu_visit(hooks, spec):
-    """``pos = visit(src, lo, hi, column_indices, values, tmp, pos, visited, data)``.
+    """``pos = visit(src, lo, hi, column_indices, values, tmp, pos, visited, data, atomic)``.
 
     Run the functor over ``src``'s edges ``lo..hi-1`` and append the accepted
     items to a chunk's private slice of ``tmp``: the inner loop every CPU push
@@ -111,15 +146,18 @@ def cpu_visit(hooks, spec):
     cond_edge, apply_edge = hooks.cond_edge, hooks.apply_edge
     weight = cpu_weight(spec.weighted)
     emit = cpu_emit(spec.output, spec.mark_visited)
+    skip = bool(spec.skip_visited)
 
     @njit(inline="always")
-    def visit(src, lo, hi, column_indices, values, tmp, pos, visited, data):
+    def visit(src, lo, hi, column_indices, values, tmp, pos, visited, data, atomic):
         for e in range(lo, hi):
             dst = column_indices[e]
+            if skip and (visited[dst >> 5] >> np.uint32(dst & 31)) & np.uint32(1):
+                continue
             w = weight(values, e)
             if cond_edge(src, dst, e, w, data):
                 apply_edge(src, dst, e, w, data)
-                pos = emit(tmp, pos, visited, dst, e)
+                pos = emit(tmp, pos, visited, dst, e, atomic)
         return pos
 
     return visit

@@ -20,7 +20,7 @@ import numpy as np
 from numba import cuda  # a module global: the simulator swaps it for its fake module
 
 from gunpy.operators import scan
-from gunpy.operators.advance.common import cpu_visit, cuda_emit, cuda_weight
+from gunpy.operators.advance.common import cpu_visit, cuda_accept, cuda_emit, cuda_weight
 from gunpy.operators.common import cpu_compact
 
 __all__ = ["cuda_kernels", "cpu_kernel", "execute", "ITEMS"]
@@ -44,7 +44,7 @@ def _owner(scanned, lo, hi, r):
 @functools.lru_cache(maxsize=None)
 def cuda_kernels(hooks, spec, block):
     from gunpy.backends.cuda import kernel
-    cond_edge, apply_edge = hooks.cond_edge, hooks.apply_edge
+    accept = cuda_accept(hooks, spec)
     weight = cuda_weight(spec.weighted)
     emit = cuda_emit(spec.output, spec.mark_visited)
     chunk = block * ITEMS
@@ -69,8 +69,7 @@ def cuda_kernels(hooks, spec, block):
                 e = row_offsets[src] + (r - scanned[i])
                 dst = column_indices[e]
                 w = weight(values, e)
-                if cond_edge(src, dst, e, w, data):
-                    apply_edge(src, dst, e, w, data)
+                if accept(src, dst, e, w, visited, data):
                     emit(out_queue, out_length, visited, dst, e)
 
     return kernel(partition), kernel(expand)
@@ -87,6 +86,7 @@ def cpu_kernel(hooks, spec):
                 counts, nchunks, visited, data):
         # 1. degree scan: scanned[i] = edges before frontier position i, scanned[n] = total
         size = (total + nchunks - 1) // nchunks
+        atomic = nchunks > 1
         for c in prange(nchunks):
             r = np.int64(c) * size
             stop = min(total, r + size)
@@ -101,7 +101,7 @@ def cpu_kernel(hooks, spec):
                     seg_end = min(stop, scanned[i + 1])
                     base = row_offsets[src] - scanned[i]
                     pos = visit(src, base + r, base + seg_end, column_indices, values, tmp, pos,
-                                visited, data)
+                                visited, data, atomic)
                     r = seg_end
                     i += 1
             counts[c] = pos - starts[c]

@@ -20,16 +20,16 @@ import functools
 import numpy as np
 from numba import cuda  # a module global: the simulator swaps it for its fake module
 
-from gunpy.operators.advance.common import cpu_visit, cuda_emit, cuda_weight
+from gunpy.operators.advance.common import cpu_visit, cuda_accept, cuda_emit, cuda_weight
 from gunpy.operators.common import cpu_compact
 
-__all__ = ["cuda_kernel", "cpu_kernel", "execute"]
+__all__ = ["cuda_kernel", "cpu_kernel", "cpu_serial", "execute"]
 
 
 @functools.lru_cache(maxsize=None)
 def cuda_kernel(hooks, spec):
     from gunpy.backends.cuda import kernel
-    cond_edge, apply_edge = hooks.cond_edge, hooks.apply_edge
+    accept = cuda_accept(hooks, spec)
     weight = cuda_weight(spec.weighted)
     emit = cuda_emit(spec.output, spec.mark_visited)
 
@@ -41,8 +41,7 @@ def cuda_kernel(hooks, spec):
             for e in range(row_offsets[src], row_offsets[src + 1]):
                 dst = column_indices[e]
                 w = weight(values, e)
-                if cond_edge(src, dst, e, w, data):
-                    apply_edge(src, dst, e, w, data)
+                if accept(src, dst, e, w, visited, data):
                     emit(out_queue, out_length, visited, dst, e)
 
     return kernel(advance)
@@ -52,12 +51,13 @@ def cuda_kernel(hooks, spec):
 def cpu_kernel(hooks, spec):
     from numba import prange
 
-    from gunpy.backends.cpu import kernel
+    from gunpy.backends.cpu import kernel_pair
     visit = cpu_visit(hooks, spec)
 
     def advance(row_offsets, column_indices, values, in_queue, n, tmp, starts, counts,
                 nchunks, visited, data):
         size = (n + nchunks - 1) // nchunks
+        atomic = nchunks > 1
         # 1. a chunk's output is bounded by its edges: starts[c] = edges before chunk c
         starts[0] = 0
         for c in prange(nchunks):
@@ -74,10 +74,10 @@ def cpu_kernel(hooks, spec):
             for i in range(c * size, min(n, (c + 1) * size)):
                 src = in_queue[i]
                 pos = visit(src, row_offsets[src], row_offsets[src + 1], column_indices, values,
-                            tmp, pos, visited, data)
+                            tmp, pos, visited, data, atomic)
             counts[c] = pos - starts[c]
 
-    return kernel(advance)
+    return kernel_pair(advance)
 
 
 def execute(ctx, dg, frontier, out, hooks, data, *, edges, spec):
@@ -91,10 +91,30 @@ def execute(ctx, dg, frontier, out, hooks, data, *, edges, spec):
                     frontier.queue, frontier.length, out.queue, out.length, visited, data)
         out.touched()
         return
-    nchunks = backend.chunks(n, min_chunk=64)
-    tmp = ctx.scratch("advance.tmp", edges, out.dtype)
+    nchunks = backend.chunks(n, min_chunk=256)
+    if nchunks == 1:
+        cpu_serial(ctx, dg, frontier, out, hooks, data, spec)
+        return
     starts = np.empty(nchunks + 1, dtype=np.int64)
     counts = np.empty(nchunks, dtype=np.int64)
-    cpu_kernel(hooks, spec)(dg.row_offsets, dg.column_indices, dg.values, frontier.queue, n,
-                            tmp, starts, counts, nchunks, visited, data)
+    parallel = cpu_kernel(hooks, spec)[0]
+    tmp = ctx.scratch("advance.tmp", edges, out.dtype)
+    parallel(dg.row_offsets, dg.column_indices, dg.values, frontier.queue, n, tmp, starts,
+             counts, nchunks, visited, data)
     out.set_size(cpu_compact(tmp, starts, counts, nchunks, out.queue))
+
+
+def cpu_serial(ctx, dg, frontier, out, hooks, data, spec):
+    """One serial pass over a thin frontier, straight into ``out`` (reserved for its edges).
+
+    Every CPU strategy cuts the work into chunks; a frontier that fits one
+    chunk gains nothing from the thread pool, whose start and join would cost
+    more than its edges, and needs no compaction. The lone chunk sets visited
+    bits with a plain OR.
+    """
+    n = frontier.size
+    starts = np.empty(2, dtype=np.int64)
+    counts = np.empty(1, dtype=np.int64)
+    cpu_kernel(hooks, spec)[1](dg.row_offsets, dg.column_indices, dg.values, frontier.queue, n,
+                               out.queue, starts, counts, 1, ctx.visited_words(), data)
+    out.set_size(counts[0])

@@ -25,7 +25,7 @@ import functools
 import numpy as np
 from numba import cuda  # a module global: the simulator swaps it for its fake module
 
-from gunpy.operators.advance.common import cpu_visit, cuda_emit, cuda_weight
+from gunpy.operators.advance.common import cpu_visit, cuda_accept, cuda_emit, cuda_weight
 from gunpy.operators.common import cpu_compact
 
 __all__ = ["cuda_kernel", "cpu_kernel", "execute", "CPU_HEAVY"]
@@ -40,7 +40,7 @@ _CPU_EDGE_BLOCK = 2048
 @functools.lru_cache(maxsize=None)
 def cuda_kernel(hooks, spec, block):
     from gunpy.backends.cuda import kernel
-    cond_edge, apply_edge = hooks.cond_edge, hooks.apply_edge
+    accept = cuda_accept(hooks, spec)
     weight = cuda_weight(spec.weighted)
     emit = cuda_emit(spec.output, spec.mark_visited)
     nwarps = max(1, block // 32)
@@ -50,8 +50,7 @@ def cuda_kernel(hooks, spec, block):
               data):
         dst = column_indices[e]
         w = weight(values, e)
-        if cond_edge(src, dst, e, w, data):
-            apply_edge(src, dst, e, w, data)
+        if accept(src, dst, e, w, visited, data):
             emit(out_queue, out_length, visited, dst, e)
 
     def advance(row_offsets, column_indices, values, in_queue, in_length, out_queue, out_length,
@@ -154,6 +153,7 @@ def cpu_kernel(hooks, spec):
     def advance(row_offsets, column_indices, values, in_queue, n, tmp, starts, counts,
                 nchunks, heavy, heavy_first, nheavy_blocks, visited, data):
         size = (n + nchunks - 1) // nchunks
+        atomic = nchunks + nheavy_blocks > 1
         # 1. light vertices in vertex chunks; a chunk's output is bounded by its light edges
         starts[0] = 0
         for c in prange(nchunks):
@@ -175,7 +175,7 @@ def cpu_kernel(hooks, spec):
                 hi = row_offsets[src + 1]
                 if hi - lo >= CPU_HEAVY:
                     continue
-                pos = visit(src, lo, hi, column_indices, values, tmp, pos, visited, data)
+                pos = visit(src, lo, hi, column_indices, values, tmp, pos, visited, data, atomic)
             counts[c] = pos - starts[c]
         # 2. heavy lists cut into fixed edge blocks, shared out over all threads
         for b in prange(nheavy_blocks):
@@ -185,7 +185,7 @@ def cpu_kernel(hooks, spec):
             lo = row_offsets[src] + (b - heavy_first[k]) * _CPU_EDGE_BLOCK
             hi = min(row_offsets[src + 1], lo + _CPU_EDGE_BLOCK)
             out0 = light_total + np.int64(b) * _CPU_EDGE_BLOCK
-            pos = visit(src, lo, hi, column_indices, values, tmp, out0, visited, data)
+            pos = visit(src, lo, hi, column_indices, values, tmp, out0, visited, data, atomic)
             starts[nchunks + 1 + b] = out0
             counts[nchunks + b] = pos - out0
 
@@ -213,7 +213,7 @@ def execute(ctx, dg, frontier, out, hooks, data, *, edges, spec):
     heavy_first = np.zeros(heavy.shape[0] + 1, dtype=np.int64)
     np.cumsum(hblocks, out=heavy_first[1:])
     nheavy_blocks = int(heavy_first[-1])
-    nchunks = backend.chunks(n, min_chunk=64)
+    nchunks = backend.chunks(n, min_chunk=256)
     tmp = ctx.scratch("advance.tmp", edges + nheavy_blocks * _CPU_EDGE_BLOCK, out.dtype)
     # starts: nchunks+1 light bounds, then one start per heavy block (shifted by one)
     starts = np.empty(nchunks + 1 + nheavy_blocks, dtype=np.int64)

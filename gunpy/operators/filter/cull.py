@@ -111,7 +111,7 @@ def cuda_kernel(hooks, block):
 def cpu_kernel(hooks):
     from numba import prange
 
-    from gunpy.backends.cpu import kernel
+    from gunpy.backends.cpu import kernel_pair
     cond_vertex, apply_vertex = hooks.cond_vertex, hooks.apply_vertex
 
     def cull(in_queue, n, tmp, starts, counts, culled, nchunks, visited, data):
@@ -143,7 +143,7 @@ def cpu_kernel(hooks):
             counts[c] = pos - lo
             culled[c] = dropped
 
-    return kernel(cull)
+    return kernel_pair(cull)
 
 
 def execute(ctx, frontier, out, hooks, data, *, visited=None):
@@ -172,10 +172,16 @@ def execute(ctx, frontier, out, hooks, data, *, visited=None):
         predicated.cuda_compact(ctx, frontier, out, flags)
         return int(backend.read(counts, 0))
     nchunks = backend.chunks(n)
-    tmp = ctx.scratch("filter.tmp", n, frontier.dtype)
     starts = np.empty(nchunks, dtype=np.int64)
     counts = np.empty(nchunks, dtype=np.int64)
     culled = np.zeros(nchunks, dtype=np.int64)
-    cpu_kernel(hooks)(frontier.queue, n, tmp, starts, counts, culled, nchunks, visited, data)
+    parallel, serial = cpu_kernel(hooks)
+    if nchunks == 1 or n < backend.serial_below:
+        # one serial pass straight into the output queue: nothing to compact
+        serial(frontier.queue, n, out.queue, starts, counts, culled, 1, visited, data)
+        out.set_size(counts[0])
+        return int(culled[0])
+    tmp = ctx.scratch("filter.tmp", n, frontier.dtype)
+    parallel(frontier.queue, n, tmp, starts, counts, culled, nchunks, visited, data)
     out.set_size(cpu_compact(tmp, starts, counts, nchunks, out.queue))
     return int(culled.sum())

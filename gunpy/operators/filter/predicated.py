@@ -73,7 +73,7 @@ def scatter_kernel():
 def cpu_kernel(hooks, on_edges=False, weighted=False):
     from numba import prange
 
-    from gunpy.backends.cpu import kernel
+    from gunpy.backends.cpu import kernel_pair
     cond_vertex, apply_vertex = hooks.cond_vertex, hooks.apply_vertex
     cond_edge, apply_edge = hooks.cond_edge, hooks.apply_edge
     weight = cpu_weight(weighted)
@@ -103,7 +103,7 @@ def cpu_kernel(hooks, on_edges=False, weighted=False):
             starts[c] = lo
             counts[c] = pos - lo
 
-    return kernel(filter_)
+    return kernel_pair(filter_)
 
 
 def cuda_compact(ctx, frontier, out, flags):
@@ -137,8 +137,14 @@ def execute(ctx, frontier, out, hooks, data):
         cuda_compact(ctx, frontier, out, flags)
         return
     nchunks = backend.chunks(n)
-    tmp = ctx.scratch(f"filter.tmp.{frontier.kind}", n, frontier.dtype)
     starts = np.empty(nchunks, dtype=np.int64)
     counts = np.empty(nchunks, dtype=np.int64)
-    cpu_kernel(hooks, on_edges, weighted)(frontier.queue, n, tmp, starts, counts, nchunks, *args)
+    parallel, serial = cpu_kernel(hooks, on_edges, weighted)
+    if nchunks == 1 or n < backend.serial_below:
+        # one serial pass straight into the output queue: nothing to compact
+        serial(frontier.queue, n, out.queue, starts, counts, 1, *args)
+        out.set_size(counts[0])
+        return
+    tmp = ctx.scratch(f"filter.tmp.{frontier.kind}", n, frontier.dtype)
+    parallel(frontier.queue, n, tmp, starts, counts, nchunks, *args)
     out.set_size(cpu_compact(tmp, starts, counts, nchunks, out.queue))
