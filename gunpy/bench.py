@@ -541,6 +541,8 @@ def strategy_table(args):
     combos = [(lb, d, False) for d in ("push", "pull", "auto") for lb in LOAD_BALANCE_OPTIONS
               if d == "push" or lb == "auto"]
     combos += [(lb, "push", True) for lb in LOAD_BALANCE_OPTIONS]
+    # an A/A control: push+auto run a second time, so the table shows its own noise
+    combos.append(("auto", "push", False))
     for gname in tqdm(graphs, desc="graphs", disable=args.quiet):
         G = _graph(gname, args.seed)
         roots = _roots(G, args.roots, args.seed)
@@ -560,9 +562,10 @@ def strategy_table(args):
                 ms[j].append(st.elapsed_ms)
                 edges[j].append(st.edges_visited)
         base = ms[combos.index(("auto", "push", False))]
-        for (lb, d, idem), t, e in zip(combos, ms, edges):
+        for j, ((lb, d, idem), t, e) in enumerate(zip(combos, ms, edges)):
             rows.append({"graph": gname, "load_balance": lb, "direction": d,
                          "idempotent": idem, "roots": len(roots),
+                         "control": j == len(combos) - 1,
                          "median_ms": statistics.median(t),
                          "edges_visited": statistics.median(e),
                          # per root: push+auto's time over this row's, then the median
@@ -576,14 +579,16 @@ def strategy_markdown(rows, info):
            f"{info.get('cpu', info.get('gpu', ''))}", "",
            "Every root runs every combination in turn (interleaved). `vs push+auto`: the "
            "ratio of medians; `paired`: per root, push+auto's time over the row's, median "
-           "over roots (above 1: faster than push).", "",
+           "over roots (above 1: faster than push). The last row of each graph runs "
+           "push+auto again: how far two identical configurations drift apart here.", "",
            "| graph | load_balance | direction | idempotent | median ms | "
            "edges visited (median) | vs push+auto | paired |", "|---|---|---|---|---|---|---|---|"]
     for g in dict.fromkeys(r["graph"] for r in rows):
         base = next(r for r in rows if r["graph"] == g and r["direction"] == "push"
                     and r["load_balance"] == "auto" and not r["idempotent"])
         for r in (x for x in rows if x["graph"] == g):
-            out.append(f"| {g} | {r['load_balance']} | {r['direction']} | "
+            d = r["direction"] + (" (A/A control)" if r.get("control") else "")
+            out.append(f"| {g} | {r['load_balance']} | {d} | "
                        f"{'yes' if r['idempotent'] else 'no'} | "
                        f"{_fmt_ms(r['median_ms'])} | {int(r['edges_visited']):,} | "
                        f"{base['median_ms'] / r['median_ms']:.2f}x | "

@@ -37,7 +37,8 @@ def test_strategy_table_covers_every_combination(tmp_path):
                        "--out", str(out), "-q"]) == 0
     rows = json.loads((out / "strategies.json").read_text())["rows"]
     combos = {(r["load_balance"], r["direction"], r["idempotent"]) for r in rows}
-    assert len(combos) == len(rows) == 10
+    assert len(combos) == 10 and len(rows) == 11  # the last: push+auto again (A/A control)
+    assert [r["control"] for r in rows].count(True) == 1 and rows[-1]["control"]
     assert ("merge_path", "push", True) in combos and ("auto", "pull", False) in combos
     assert len({r["edges_visited"] for r in rows if r["direction"] == "push"}) == 1
     assert "vs push+auto" in (out / "strategies.md").read_text()

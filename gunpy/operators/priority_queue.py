@@ -79,7 +79,7 @@ def _cuda_kernels(hooks, block):
 def _cpu_kernels(hooks):
     from numba import prange
 
-    from gunpy.backends.cpu import kernel
+    from gunpy.backends.cpu import kernel_pair
     priority = hooks.priority
 
     def split(in_queue, n, level, floor, dedupe, seen, near_tmp, far_tmp, starts, near_counts,
@@ -122,7 +122,8 @@ def _cpu_kernels(hooks):
             best[c] = b
         return best.min()
 
-    return kernel(split), kernel(min_priority)
+    # (parallel, serial) builds of each
+    return kernel_pair(split), kernel_pair(min_priority)
 
 
 class NearFarQueue:
@@ -166,16 +167,23 @@ class NearFarQueue:
             out.touched()
             far_out.touched()
             return
-        k_split, _ = _cpu_kernels(hooks)
+        (k_split, k_split_serial), _ = _cpu_kernels(hooks)
         nchunks = backend.chunks(n)
-        near_tmp = ctx.scratch("pq.near", n, frontier.dtype)
-        far_tmp = ctx.scratch("pq.far", n, frontier.dtype)
         starts = np.empty(nchunks, dtype=np.int64)
         nc = np.empty(nchunks, dtype=np.int64)
         fc = np.empty(nchunks, dtype=np.int64)
+        base = far_out.size
+        if nchunks == 1 or n < backend.serial_below:
+            # one serial pass straight into both outputs: nothing to compact
+            k_split_serial(frontier.queue, n, self.level, float(floor), dedupe, seen, out.queue,
+                           far_out.queue[base:], starts, nc, fc, 1, data)
+            out.set_size(nc[0])
+            far_out.set_size(base + fc[0])
+            return
+        near_tmp = ctx.scratch("pq.near", n, frontier.dtype)
+        far_tmp = ctx.scratch("pq.far", n, frontier.dtype)
         k_split(frontier.queue, n, self.level, float(floor), dedupe, seen, near_tmp, far_tmp, starts, nc, fc,
                 nchunks, data)
-        base = far_out.size
         out.set_size(cpu_compact(near_tmp, starts, nc, nchunks, out.queue))
         added = cpu_compact(far_tmp, starts, fc, nchunks, far_out.queue[base:])
         far_out.set_size(base + added)
@@ -188,8 +196,10 @@ class NearFarQueue:
             backend.run(k_min, self.far.size, self.far.queue, self.far.length, out, data,
                         block_size=backend.block_size)
             return backend.read(out, 0) if not backend.dry_run else self.level
-        _, k_min = _cpu_kernels(hooks)
+        _, (k_min, k_min_serial) = _cpu_kernels(hooks)
         n = self.far.size
+        if n < backend.serial_below:
+            return float(k_min_serial(self.far.queue, n, 1, data))
         return float(k_min(self.far.queue, n, backend.chunks(n), data))
 
     def next(self, frontier, out, hooks, data):
