@@ -58,7 +58,8 @@ def _cuda():
 def _cpu():
     from numba import njit, prange
 
-    @njit(parallel=True, nogil=True)
+    from gunpy.backends.cpu import kernel_pair
+
     def set_bits(queue, n, words):
         for i in prange(n):
             v = queue[i]
@@ -109,7 +110,9 @@ def _cpu():
             s += c
         return s
 
-    return set_bits, or_words, to_queue, popcount
+    # set_bits is a (parallel, serial) pair: a thin frontier (BFS's source) sets its
+    # few bits without starting the thread pool
+    return kernel_pair(set_bits), or_words, to_queue, popcount
 
 
 def queue_to_bitmap(backend, queue, length, n_items, words, *, clear=True):
@@ -121,7 +124,8 @@ def queue_to_bitmap(backend, queue, length, n_items, words, *, clear=True):
     if backend.name == "cuda":
         backend.run(_cuda()[0], n_items, queue, length, words)
     else:
-        _cpu()[0](queue, n_items, words)
+        parallel, serial = _cpu()[0]
+        (serial if n_items < backend.serial_below else parallel)(queue, n_items, words)
 
 
 def or_into(backend, dst, src):

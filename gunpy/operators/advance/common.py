@@ -106,24 +106,14 @@ def cpu_weight(weighted):
     return weight
 
 
-def cpu_emit(output, mark_visited):
-    """``pos = emit(tmp, pos, visited, dst, e, atomic)``: append to a chunk's private slice.
-
-    ``atomic``: other threads may mark bits in the same bitmap word (the kernel
-    runs more than one chunk); a lone chunk sets its bits with a plain OR.
-    """
+def cpu_emit(output):
+    """``pos = emit(tmp, pos, dst, e)``: append to a chunk's private slice."""
     from numba import njit
     as_vertex = output == "vertex"
     as_edge = output == "edge"
 
     @njit(inline="always")
-    def emit(tmp, pos, visited, dst, e, atomic):
-        if mark_visited:
-            bit = np.uint32(1) << np.uint32(dst & 31)
-            if atomic:
-                atomics.or_(visited, dst >> 5, bit)
-            else:
-                visited[dst >> 5] |= bit
+    def emit(tmp, pos, dst, e):
         if as_vertex:
             tmp[pos] = dst
             return pos + 1
@@ -141,23 +131,40 @@ def cpu_visit(hooks, spec):
     Run the functor over ``src``'s edges ``lo..hi-1`` and append the accepted
     items to a chunk's private slice of ``tmp``: the inner loop every CPU push
     strategy shares (they differ only in how they cut the work into chunks).
+
+    ``atomic``: other chunks run at the same time and may mark bits in the same
+    bitmap word, so visited marks are atomic ORs; a lone chunk marks with a
+    plain store, reusing the word it read for the ``skip_visited`` test (no
+    one else writes the bitmap meanwhile: hooks never see it).
     """
     from numba import njit
     cond_edge, apply_edge = hooks.cond_edge, hooks.apply_edge
     weight = cpu_weight(spec.weighted)
-    emit = cpu_emit(spec.output, spec.mark_visited)
+    emit = cpu_emit(spec.output)
     skip = bool(spec.skip_visited)
+    mark = bool(spec.mark_visited)
 
     @njit(inline="always")
     def visit(src, lo, hi, column_indices, values, tmp, pos, visited, data, atomic):
         for e in range(lo, hi):
             dst = column_indices[e]
-            if skip and (visited[dst >> 5] >> np.uint32(dst & 31)) & np.uint32(1):
-                continue
+            bit = np.uint32(1) << np.uint32(dst & 31)
+            word = np.uint32(0)
+            if skip:
+                word = visited[dst >> 5]
+                if word & bit:
+                    continue
             w = weight(values, e)
             if cond_edge(src, dst, e, w, data):
                 apply_edge(src, dst, e, w, data)
-                pos = emit(tmp, pos, visited, dst, e, atomic)
+                if mark:
+                    if atomic:
+                        atomics.or_(visited, dst >> 5, bit)
+                    elif skip:
+                        visited[dst >> 5] = word | bit
+                    else:
+                        visited[dst >> 5] |= bit
+                pos = emit(tmp, pos, dst, e)
         return pos
 
     return visit
