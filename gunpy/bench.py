@@ -551,13 +551,14 @@ def strategy_table(args):
         for o in opts:  # warm-up: compile every combination's kernels first
             for s in roots[:2]:
                 gunpy.bfs(G, s, **o)
-        # interleaved: each root runs every combination in turn (rotating the order), so
-        # that a slow patch of the machine touches all rows alike and the ratios are paired
+        # interleaved: each root runs every combination, in a fresh random order, so that
+        # a slow patch of the machine (or the cold caches a pull run leaves behind) falls
+        # on all rows alike and the per-root ratios are paired
         ms = [[] for _ in combos]
         edges = [[] for _ in combos]
-        for i, s in enumerate(tqdm(roots, desc=gname, leave=False, disable=args.quiet)):
-            for k in range(len(combos)):
-                j = (k + i) % len(combos)
+        order = np.random.default_rng([args.seed, 7])
+        for s in tqdm(roots, desc=gname, leave=False, disable=args.quiet):
+            for j in order.permutation(len(combos)):
                 st = gunpy.bfs(G, s, **opts[j]).stats
                 ms[j].append(st.elapsed_ms)
                 edges[j].append(st.edges_visited)
@@ -577,7 +578,7 @@ def strategy_markdown(rows, info):
     out = ["# BFS: load balancing x direction", "",
            f"{info.get('date')}, backend {info.get('backend')}, commit {info.get('commit')}, "
            f"{info.get('cpu', info.get('gpu', ''))}", "",
-           "Every root runs every combination in turn (interleaved). `vs push+auto`: the "
+           "Every root runs every combination, in a random order per root. `vs push+auto`: the "
            "ratio of medians; `paired`: per root, push+auto's time over the row's, median "
            "over roots (above 1: faster than push). The last row of each graph runs "
            "push+auto again: how far two identical configurations drift apart here.", "",
