@@ -238,8 +238,7 @@ class Enactor:
                 if edges is None:
                     edges = frontier.known_edges = frontier_edges(self, dg, frontier)
                 if edges < self._pull_floor:
-                    u = self._unvisited_edges - edges
-                    self._unvisited_edges = u if u > 0 else 0
+                    self._unvisited_edges -= edges  # clamped at 0 where it is read
                     self._prev_size = frontier.size
                     self._prev_edges = edges
                     return self._push(frontier, functor, hooks, data, dg, edges, output,
@@ -463,7 +462,7 @@ class Enactor:
                 self._prev_size = n_f
                 self._prev_edges = m_f
                 return "push"
-        m_u = self._unvisited_edges
+        m_u = max(self._unvisited_edges, 0)
         growing, shrinking = n_f > self._prev_size, n_f < self._prev_size
         if p.heuristic == "beamer":
             if d == "push" and m_f > m_u / p.alpha and m_f > self._prev_edges and big_enough:
