@@ -489,8 +489,10 @@ class Enactor:
         examined, found, found_edges, mapping = pull_op.execute(
             self, dg, visited, input_bits, next_bits, hooks, data,
             mapping=self.policy.pull_mapping, early_exit=early_exit)
-        # what push would have visited on this frontier: its out-edges (m_f)
-        self._pull_cost = (examined, frontier.known_edges or 0)
+        # an early-exit pull is worth it only if it examines fewer edges than push would
+        # visit (the frontier's out-edges, m_f); one that reads every in-edge (BC's path
+        # counts) trades edges for push's atomics instead, so its edge count decides nothing
+        self._pull_cost = (examined, frontier.known_edges or 0) if early_exit else None
         bitmap_op.or_into(self.backend, visited, next_bits)
         out.set_bitmap(next_bits, found, known_edges=found_edges)
         self._log(edges=examined, direction="pull", strategy=f"pull-{mapping}")

@@ -138,3 +138,52 @@ def test_cpu_heavy_hub_split_across_threads(lb):
     count = p.to_host(p.count)
     assert (count[:20000] == 1).all() and (count[20000:] == 0).all()  # only the hub's edges
     assert np.array_equal(np.sort(e.result.to_numpy()), np.arange(1, 20001))
+
+
+class AllocatingReach(Functor):
+    @staticmethod
+    def cond_edge(src, dst, edge, weight, data):
+        scratch = np.zeros(2, dtype=np.int64)  # needs numba's runtime inside the kernel
+        scratch[0] = data.count[edge] + 1
+        atomics.add(data.count, edge, scratch[0] - data.count[edge])
+        return True
+
+
+def test_a_functor_that_allocates_still_runs_on_the_serial_path(backend, cpu_split):
+    G = GRAPHS["mixed_lists"]
+    p = VisitProblem(G, backend=backend)
+    e = OneStep(p, load_balance="auto")
+    e.start = np.asarray([0, 1])
+    e.output = "vertex"
+    e.loop = lambda frontier: e.advance(frontier, AllocatingReach)
+    e.enact()
+    count = p.to_host(p.count)
+    expect = np.zeros(G.num_edges, dtype=np.int64)
+    expect[G.row_offsets[0]:G.row_offsets[2]] = 1
+    assert np.array_equal(count, expect)
+
+
+def test_faster_of_times_both_builds_then_keeps_the_faster():
+    import time as _time
+    from gunpy.backends.cpu import FasterOf
+    used = []
+
+    def build(name, delay):
+        def run():
+            used.append(name)
+            _time.sleep(delay)
+        return run
+
+    for slow, fast, expect in ((0, 1, 1), (1, 0, 0)):
+        delays = [0.0, 0.0]
+        delays[slow] = 0.003
+        pick = FasterOf((build("parallel", delays[0]), build("serial", delays[1])), samples=3)
+        used.clear()
+        pick.call(lambda b: b(), 10)                  # below `small`: always the serial build
+        assert used == ["serial"] and pick.chosen is None
+        for _ in range(2 + 2 * 3):                    # two untimed compiles, three timed each
+            pick.call(lambda b: b(), 1000)
+        assert pick.chosen == expect
+        used.clear()
+        pick.call(lambda b: b(), 1000)
+        assert used == [("parallel", "serial")[expect]]

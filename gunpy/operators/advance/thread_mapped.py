@@ -104,17 +104,26 @@ def execute(ctx, dg, frontier, out, hooks, data, *, edges, spec):
     out.set_size(cpu_compact(tmp, starts, counts, nchunks, out.queue))
 
 
+@functools.lru_cache(maxsize=None)
+def _thin_chooser(hooks, spec):
+    from gunpy.backends.cpu import FasterOf
+    return FasterOf(cpu_kernel(hooks, spec))
+
+
 def cpu_serial(ctx, dg, frontier, out, hooks, data, spec):
-    """One serial pass over a thin frontier, straight into ``out`` (reserved for its edges).
+    """One pass over a thin frontier as a single chunk, straight into ``out``.
 
     Every CPU strategy cuts the work into chunks; a frontier that fits one
-    chunk gains nothing from the thread pool, whose start and join would cost
-    more than its edges, and needs no compaction. The lone chunk sets visited
-    bits with a plain OR.
+    chunk gains nothing from more, and needs no compaction (``out`` is reserved
+    for its edges). The lone chunk sets visited bits with a plain OR. It runs
+    the serial build (no thread pool) or the parallel build with one chunk,
+    whichever timed faster for this functor (:class:`gunpy.backends.cpu.FasterOf`).
     """
     n = frontier.size
     starts = np.empty(2, dtype=np.int64)
     counts = np.empty(1, dtype=np.int64)
-    cpu_kernel(hooks, spec)[1](dg.row_offsets, dg.column_indices, dg.values, frontier.queue, n,
-                               out.queue, starts, counts, 1, ctx.visited_words(), data)
+    visited = ctx.visited_words()
+    _thin_chooser(hooks, spec).call(
+        lambda k: k(dg.row_offsets, dg.column_indices, dg.values, frontier.queue, n, out.queue,
+                    starts, counts, 1, visited, data), n)
     out.set_size(counts[0])
