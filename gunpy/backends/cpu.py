@@ -44,8 +44,10 @@ class FasterOf:
     ``(parallel, serial)``. Calls of fewer than ``small`` items, which cost
     mostly a fixed overhead, always take the serial build. On larger ones the
     first call of each build compiles it and is not timed; then they alternate
-    for ``samples`` calls each, timed per item, and the one with the lower
-    median serves every later call. Which build is faster depends on the
+    for ``samples`` calls each, timed per item, and the serial build serves
+    every later call unless the parallel one's fastest sample beat the serial
+    one's by ``margin`` (noise only adds time; and a parallel call can pay for
+    waking the thread pool, which a few samples rarely catch). Which build is faster depends on the
     functor: a serial loop that
     hands the ``data`` tuple to the hooks pays numba's reference counting per
     edge when its pruning gives up on the hook's branches (BC's forward
@@ -53,12 +55,13 @@ class FasterOf:
     with one chunk), while BFS's runs serially in two thirds of the time.
     """
 
-    __slots__ = ("builds", "samples", "small", "times", "chosen", "_calls")
+    __slots__ = ("builds", "samples", "small", "margin", "times", "chosen", "_calls")
 
-    def __init__(self, builds, samples=6, small=64):
+    def __init__(self, builds, samples=8, small=64, margin=0.8):
         self.builds = builds
         self.samples = samples
         self.small = small
+        self.margin = margin
         self.times = ([], [])
         self.chosen = None
         self._calls = 0
@@ -76,8 +79,10 @@ class FasterOf:
         result = run(self.builds[k])
         self.times[k].append((time.perf_counter_ns() - t0) / size)
         if len(self.times[1]) >= self.samples:
-            a, b = (float(np.median(t)) for t in self.times)
-            self.chosen = 0 if a < b else 1
+            # the floor of each (noise only ever adds time), and the parallel build
+            # must win clearly: its samples rarely catch the idle pool's wake-up
+            a, b = (min(t) for t in self.times)
+            self.chosen = 0 if a < self.margin * b else 1
         return result
 
 
