@@ -104,10 +104,20 @@ def execute(ctx, dg, frontier, out, hooks, data, *, edges, spec):
     out.set_size(cpu_compact(tmp, starts, counts, nchunks, out.queue))
 
 
-@functools.lru_cache(maxsize=None)
-def _thin_chooser(hooks, spec):
-    from gunpy.backends.cpu import FasterOf
-    return FasterOf(cpu_kernel(hooks, spec))
+def _thin_chooser(graph, hooks, spec):
+    """The graph's :class:`~gunpy.backends.cpu.FasterOf` for this kernel.
+
+    Kept with the graph's backend copy (``Graph.release_device()`` drops it): which
+    build wins depends on the degrees as much as on the functor.
+    """
+    choosers = graph._device.get("cpu.thin")
+    if choosers is None:
+        choosers = graph._device["cpu.thin"] = {}
+    chooser = choosers.get((hooks, spec))
+    if chooser is None:
+        from gunpy.backends.cpu import FasterOf
+        chooser = choosers[(hooks, spec)] = FasterOf(cpu_kernel(hooks, spec))
+    return chooser
 
 
 def cpu_serial(ctx, dg, frontier, out, hooks, data, spec):
@@ -117,13 +127,14 @@ def cpu_serial(ctx, dg, frontier, out, hooks, data, spec):
     chunk gains nothing from more, and needs no compaction (``out`` is reserved
     for its edges). The lone chunk sets visited bits with a plain OR. It runs
     the serial build (no thread pool) or the parallel build with one chunk,
-    whichever timed faster for this functor (:class:`gunpy.backends.cpu.FasterOf`).
+    whichever timed faster for this functor on this graph
+    (:class:`gunpy.backends.cpu.FasterOf`).
     """
     n = frontier.size
     starts = np.empty(2, dtype=np.int64)
     counts = np.empty(1, dtype=np.int64)
     visited = ctx.visited_words()
-    _thin_chooser(hooks, spec).call(
+    _thin_chooser(ctx.graph, hooks, spec).call(
         lambda k: k(dg.row_offsets, dg.column_indices, dg.values, frontier.queue, n, out.queue,
                     starts, counts, 1, visited, data), n)
     out.set_size(counts[0])
