@@ -47,12 +47,13 @@ class FasterOf:
     for ``samples`` calls each, timed per item, and the serial build serves
     every later call unless the parallel one's fastest sample beat the serial
     one's by ``margin`` (noise only adds time; and a parallel call can pay for
-    waking the thread pool, which a few samples rarely catch). Which build is faster depends on the
-    functor: a serial loop that
-    hands the ``data`` tuple to the hooks pays numba's reference counting per
-    edge when its pruning gives up on the hook's branches (BC's forward
-    functor: 42 ms per source serial against 24 ms through the parallel build
-    with one chunk), while BFS's runs serially in two thirds of the time.
+    waking the thread pool, which a few samples rarely catch).
+
+    Which build is faster depends on the functor: a serial loop that hands the
+    ``data`` tuple to the hooks pays numba's reference counting per edge when
+    its pruning gives up on the hook's branches (BC's forward functor: 42 ms
+    per source serial against 24 ms through the parallel build with one
+    chunk), while BFS's runs serially in two thirds of the time.
     """
 
     __slots__ = ("builds", "samples", "small", "margin", "times", "chosen", "_calls")
@@ -89,7 +90,8 @@ class FasterOf:
 class CpuBackend(Backend):
     name = "cpu"
     #: work smaller than this (frontier vertices, or edges for advance) runs as one
-    #: serial pass: the thread pool's start and join would cost more than the work.
+    #: chunk, with no compaction: the serial build (advance: whichever build
+    #: :class:`FasterOf` timed faster), as the pool's start and join would cost more
     serial_below = 4096
     #: when set, overrides every kernel's smallest chunk. Tests set it to 1 (and
     #: ``serial_below`` to 0) so that tiny graphs run the chunked parallel kernels.
