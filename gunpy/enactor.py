@@ -439,13 +439,9 @@ class Enactor:
         return m_f
 
     def _choose_direction(self, frontier):
+        # (advance() keeps the common case, a thin queue frontier in push, off this path)
         m_f = self._account(frontier)
         d = self._current_direction
-        if d == "push" and m_f < self._pull_floor:
-            # the common case on long-diameter graphs: stay in push, cheaply
-            self._prev_size = frontier.size
-            self._prev_edges = m_f
-            return d
         n_f = frontier.size
         p = self.policy
         n = max(self.num_vertices, 1)
