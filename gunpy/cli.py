@@ -5,6 +5,8 @@
     gunpy run bfs --rmat 18 --load-balance merge_path --direction auto
     gunpy datasets list
     gunpy info
+    gunpy warmup                     # compile the built-in kernels into the cache
+    gunpy cache info                 # where the kernel cache is, and what it holds
 
 Bad input ends with a one-line ``gunpy: error: ...`` and exit status 2, never a
 traceback (``--debug`` shows it).
@@ -149,6 +151,39 @@ def cmd_info(args):
     return 0
 
 
+def cmd_warmup(args):
+    from gunpy import _jitcache
+    from gunpy.warmup import warmup
+    t0 = time.perf_counter()
+
+    def report(name, seconds):
+        if not args.quiet:
+            print(f"{name:9s} {seconds:7.2f} s")
+
+    warmup(args.backend, args.primitives, progress=report)
+    c = _jitcache.counters
+    print(f"warm-up done in {time.perf_counter() - t0:.1f} s: {c['misses']} kernels compiled, "
+          f"{c['hits']} loaded from the cache ({_jitcache.cache_dir()})")
+    return 0
+
+
+def cmd_cache(args):
+    from gunpy import _jitcache
+    if args.action == "clear":
+        n = _jitcache.clear()
+        print(f"removed {n} cached kernels from {_jitcache.cache_dir()}")
+        return 0
+    st = _jitcache.info()
+    print(f"kernel cache: {st['path']}")
+    print(f"enabled: {'yes' if st['enabled'] else 'no (GUNPY_KERNEL_CACHE=0)'}")
+    print(f"{st['files']} compiled kernels of {len(st['kernels'])} kernel sources, "
+          f"{st['bytes'] / 2**20:.1f} MiB")
+    if args.verbose:
+        for name, n in st["kernels"].items():
+            print(f"  {n:4d}  {name}")
+    return 0
+
+
 def cmd_datasets(args):
     from gunpy import datasets
     if args.action == "list":
@@ -217,6 +252,23 @@ def build_parser():
     d.add_argument("name", nargs="?")
     d.add_argument("-q", "--quiet", action="store_true")
     d.set_defaults(func=cmd_datasets)
+
+    w = sub.add_parser("warmup", help="compile the built-in primitives' kernels into the cache",
+                       description="Compile (or load) the kernels the built-in primitives use "
+                                   "with their default options, so that later processes start "
+                                   "from the persistent kernel cache (for containers and CI).")
+    w.add_argument("--backend", default="auto", choices=("auto", "cuda", "cpu"))
+    w.add_argument("--primitives", nargs="+", choices=PRIMITIVES, metavar="NAME",
+                   help=f"some of {', '.join(PRIMITIVES)} (default: all)")
+    w.add_argument("-q", "--quiet", action="store_true")
+    w.set_defaults(func=cmd_warmup)
+
+    c = sub.add_parser("cache", help="show or empty the persistent kernel cache",
+                       description="The kernel cache lives in $GUNPY_CACHE_DIR, else "
+                                   "$NUMBA_CACHE_DIR/gunpy, else ~/.cache/gunpy/kernels.")
+    c.add_argument("action", choices=("info", "clear"))
+    c.add_argument("-v", "--verbose", action="store_true", help="list the kernel sources")
+    c.set_defaults(func=cmd_cache)
 
     sub.add_parser("bench", help="benchmark suite with peers side by side (gunpy bench --help)",
                    add_help=False)

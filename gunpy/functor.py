@@ -104,15 +104,20 @@ def _check_functor(functor):
 
 
 @functools.lru_cache(maxsize=None)
-def compile_functor(functor, backend):
-    """Compile a functor's four hooks for ``backend`` (cached per pair)."""
+def compile_functor(functor, backend, *, nrt=True):
+    """Compile a functor's hooks for ``backend`` (cached per pair).
+
+    ``nrt=False`` (CPU only): hooks compiled without numba's reference
+    counting, for the serial builds of :func:`gunpy.backends.cpu.run_thin`.
+    """
     _check_functor(functor)
     compiled = {}
     defaults = {}
     for name in _HOOKS:
         fn = _pyfunc(getattr(functor, name))
         defaults[name] = fn is getattr(Functor, name)
-        compiled[name] = backend.device_function(fn)
+        compiled[name] = backend.device_function(fn) if nrt else \
+            backend.device_function(fn, nrt=False)
     return Hooks(functor, backend.name, compiled["cond_edge"], compiled["apply_edge"],
                  compiled["cond_vertex"], compiled["apply_vertex"], compiled["priority"],
                  compiled["gather_edge"], defaults["cond_edge"], defaults["apply_edge"],

@@ -19,6 +19,7 @@ import networkx as nx
 import numba
 import numpy as np
 
+from gunpy._jitcache import cpu_jit
 from gunpy.graph import Graph
 
 __all__ = ["ON_CUDASIM", "PtxBackend", "check_bfs_tree", "check_sssp_tree",
@@ -144,7 +145,7 @@ def reference_distances(G, source, g=None):
 
 # The checks scan every edge once in compiled loops, so validating a Graph500
 # run costs about as much as the run itself (scale 20: tens of milliseconds).
-@numba.njit(cache=True)
+@cpu_jit
 def _rows_sorted(rows, cols):
     for u in range(rows.size - 1):
         for e in range(rows[u] + 1, rows[u + 1]):
@@ -153,7 +154,7 @@ def _rows_sorted(rows, cols):
     return True
 
 
-@numba.njit(cache=True)
+@cpu_jit
 def _find_edge(rows, cols, is_sorted, u, v):
     """Index of the edge ``u -> v`` in the CSR, or -1."""
     lo, hi = rows[u], rows[u + 1]
@@ -171,7 +172,7 @@ def _find_edge(rows, cols, is_sorted, u, v):
     return -1
 
 
-@numba.njit(cache=True)
+@cpu_jit
 def _first_missing_tree_edge(rows, cols, is_sorted, parent, source):
     """The first reached vertex whose parent edge ``parent[v] -> v`` is not in the graph."""
     for v in range(parent.size):
@@ -181,7 +182,7 @@ def _first_missing_tree_edge(rows, cols, is_sorted, parent, source):
     return -1
 
 
-@numba.njit(cache=True)
+@cpu_jit
 def _first_bad_bfs_edge(rows, cols, depth, directed):
     """(kind, u, v): 1 an out-neighbour of a reached u is unreached, 2 depths too far apart."""
     for u in range(rows.size - 1):
@@ -198,7 +199,7 @@ def _first_bad_bfs_edge(rows, cols, depth, directed):
     return 0, -1, -1
 
 
-@numba.njit(cache=True)
+@cpu_jit
 def _first_bad_sssp_edge(rows, cols, weights, weighted, distance, parent, source, is_sorted,
                          rtol):
     """(kind, u, v): 1 the edge could still relax v, 2 the tree edge does not realise

@@ -163,27 +163,52 @@ def test_a_functor_that_allocates_still_runs_on_the_serial_path(backend, cpu_spl
     assert np.array_equal(count, expect)
 
 
-def test_faster_of_times_both_builds_then_keeps_the_faster():
-    import time as _time
-    from gunpy.backends.cpu import FasterOf
-    used = []
+def _thin_builds(e):
+    return [it.get("build") for it in e.stats.per_iteration]
 
-    def build(name, delay):
-        def run():
-            used.append(name)
-            _time.sleep(delay)
-        return run
 
-    for slow, fast, expect in ((0, 1, 1), (1, 0, 0)):
-        delays = [0.0, 0.0]
-        delays[slow] = 0.003
-        pick = FasterOf((build("parallel", delays[0]), build("serial", delays[1])), samples=3)
-        used.clear()
-        pick.call(lambda b: b(), 10)                  # below `small`: always the serial build
-        assert used == ["serial"] and pick.chosen is None
-        for _ in range(2 + 2 * 3):                    # two untimed compiles, three timed each
-            pick.call(lambda b: b(), 1000)
-        assert pick.chosen == expect
-        used.clear()
-        pick.call(lambda b: b(), 1000)
-        assert used == [("parallel", "serial")[expect]]
+def test_thin_work_runs_the_reference_count_free_build():
+    """A fixed rule, recorded per iteration: same build every run (no timing)."""
+    G = GRAPHS["mixed_lists"]
+    builds = []
+    for _ in range(2):
+        p, e = run_one_step(G, [0, 1], "auto", "vertex", "cpu")
+        builds.append(_thin_builds(e))
+    assert builds == [["nrt_free"], ["nrt_free"]]
+
+
+def test_a_hook_that_allocates_falls_back_to_the_serial_build():
+    G = GRAPHS["mixed_lists"]
+    p = VisitProblem(G, backend="cpu")
+    e = OneStep(p, load_balance="auto")
+    e.start = np.asarray([0, 1])
+    e.output = "vertex"
+    e.loop = lambda frontier: e.advance(frontier, AllocatingReach)
+    e.enact()
+    assert _thin_builds(e) == ["serial"]
+    count = p.to_host(p.count)
+    expect = np.zeros(G.num_edges, dtype=np.int64)
+    expect[G.row_offsets[0]:G.row_offsets[2]] = 1
+    assert np.array_equal(count, expect)  # applied once: the failed build ran nothing
+
+
+@pytest.mark.parametrize("build", ["serial", "parallel", "nrt_free"])
+def test_thin_build_override(build, monkeypatch):
+    from gunpy.backends import get_backend
+    be = get_backend("cpu")
+    monkeypatch.setattr(be, "thin_build", build)
+    G = GRAPHS["mixed_lists"]
+    p, e = run_one_step(G, [0, 1, 2, 3, 10], "auto", "vertex", "cpu")
+    assert _thin_builds(e) == [build]
+    count = p.to_host(p.count)
+    for v in (0, 1, 2, 3, 10):
+        assert np.all(count[G.row_offsets[v]:G.row_offsets[v + 1]] == 1)
+
+
+def test_thin_build_from_the_environment(monkeypatch):
+    from gunpy.backends.cpu import CpuBackend
+    monkeypatch.setenv("GUNPY_CPU_THIN_BUILD", "parallel")
+    assert CpuBackend().thin_build == "parallel"
+    monkeypatch.setenv("GUNPY_CPU_THIN_BUILD", "fastest")
+    with pytest.raises(ValueError, match="nrt_free"):
+        CpuBackend()

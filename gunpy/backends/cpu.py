@@ -7,19 +7,23 @@ become ordinary ``njit`` functions that LLVM inlines; their atomics are real
 ``atomicrmw`` / ``cmpxchg`` instructions (:mod:`gunpy.atomics`).
 """
 
-import time
+import functools
+import os
 
 import numba
 import numpy as np
+from numba.core.errors import NumbaError
 
+from gunpy._jitcache import cpu_jit
 from gunpy.backends.base import Backend
 
-__all__ = ["CpuBackend", "kernel", "serial_kernel", "kernel_pair", "FasterOf"]
+__all__ = ["CpuBackend", "kernel", "serial_kernel", "kernel_pair", "functor_pair", "run_thin",
+           "THIN_BUILDS"]
 
 
 def kernel(pyfunc):
-    """Compile an operator kernel for the CPU target (parallel)."""
-    return numba.njit(parallel=True, nogil=True)(pyfunc)
+    """Compile an operator kernel for the CPU target (parallel), with the persistent cache."""
+    return cpu_jit(pyfunc, parallel=True)
 
 
 def kernel_pair(pyfunc):
@@ -32,67 +36,89 @@ def kernel_pair(pyfunc):
     return kernel(pyfunc), serial_kernel(pyfunc)
 
 
-def serial_kernel(pyfunc):
-    """Compile a helper that must run on one core."""
-    return numba.njit(nogil=True)(pyfunc)
+def serial_kernel(pyfunc, *, nrt=True):
+    """Compile a helper that must run on one core, with the persistent cache.
 
-
-class FasterOf:
-    """Pick the faster of two builds of one kernel by timing both on live calls.
-
-    ``call(run, size)`` runs ``run(build)`` with one of the two builds
-    ``(parallel, serial)``. Calls of fewer than ``small`` items, which cost
-    mostly a fixed overhead, always take the serial build. On larger ones the
-    first call of each build compiles it and is not timed; then they alternate
-    for ``samples`` calls each, timed per item, and the serial build serves
-    every later call unless the parallel one's fastest sample beat the serial
-    one's by ``margin`` (noise only adds time; and a parallel call can pay for
-    waking the thread pool, which a few samples rarely catch).
-
-    Which build is faster depends on the functor: a serial loop that hands the
-    ``data`` tuple to the hooks pays numba's reference counting per edge when
-    its pruning gives up on the hook's branches (BC's forward functor: 42 ms
-    per source serial against 24 ms through the parallel build with one
-    chunk), while BFS's runs serially in two thirds of the time.
+    ``nrt=False`` compiles it without numba's reference counting (see
+    :func:`run_thin`): only for sources that allocate nothing.
     """
+    if nrt:
+        return cpu_jit(pyfunc)
+    return cpu_jit(pyfunc, _nrt=False)
 
-    __slots__ = ("builds", "samples", "small", "margin", "times", "chosen", "_calls")
 
-    def __init__(self, builds, samples=8, small=64, margin=0.8):
-        self.builds = builds
-        self.samples = samples
-        self.small = small
-        self.margin = margin
-        self.times = ([], [])
-        self.chosen = None
-        self._calls = 0
+#: how one-chunk ("thin") work runs on the CPU, see :func:`run_thin`
+THIN_BUILDS = ("nrt_free", "serial", "parallel")
 
-    def call(self, run, size):
-        if size < self.small:
-            return run(self.builds[1])
-        if self.chosen is not None:
-            return run(self.builds[self.chosen])
-        k = self._calls % 2
-        self._calls += 1
-        if self._calls <= 2:  # each build's first call compiles it
-            return run(self.builds[k])
-        t0 = time.perf_counter_ns()
-        result = run(self.builds[k])
-        self.times[k].append((time.perf_counter_ns() - t0) / size)
-        if len(self.times[1]) >= self.samples:
-            # the floor of each (noise only ever adds time), and the parallel build
-            # must win clearly: its samples rarely catch the idle pool's wake-up
-            a, b = (min(t) for t in self.times)
-            self.chosen = 0 if a < self.margin * b else 1
-        return result
+
+@functools.lru_cache(maxsize=None)
+def functor_pair(source, hooks, args):
+    """``kernel_pair(source(hooks, *args))``, built once per (source, hooks, args)."""
+    return kernel_pair(source(hooks, *args))
+
+
+@functools.lru_cache(maxsize=None)
+def _nrt_free(source, hooks, args):
+    from gunpy.backends import get_backend
+    from gunpy.functor import compile_functor
+    free = compile_functor(hooks.functor, get_backend("cpu"), nrt=False)
+    return serial_kernel(source(free, *args), nrt=False)
+
+
+#: (source, hooks, args) whose reference-count-free build did not compile (a hook allocates)
+_needs_nrt = set()
+
+
+def run_thin(backend, source, hooks, args, call):
+    """Run one-chunk work through the build ``backend.thin_build`` names; returns that build.
+
+    ``source(hooks, *args)`` makes the kernel's Python source and ``call(k)``
+    runs it. The builds:
+
+    ``"nrt_free"`` (the default)
+        the serial build compiled without numba's reference counting, with
+        the functor's hooks compiled the same way. A serial loop that hands
+        the ``data`` tuple of arrays to the hooks otherwise pays an atomic
+        increment and decrement per array per edge wherever numba's pruning
+        gives up on the hooks' branches (measured on the road network, 64
+        frontier vertices: BC's forward functor 4.5 us without, 15.7 us with
+        reference counting, 10.6 us through the parallel build with one
+        chunk; BFS 2.0 / 2.5 / 5.1 us). A hook that allocates needs the
+        reference counts: its build fails to compile, which is remembered,
+        and the plain serial build runs instead (recorded as ``"serial"``).
+    ``"serial"``
+        the serial build with reference counting.
+    ``"parallel"``
+        the parallel build with one chunk (starts the thread pool).
+
+    The rule is fixed, so runs are reproducible; the build each level used is
+    in its ``stats.per_iteration`` entry (``"build"``).
+    """
+    build = backend.thin_build
+    if build == "nrt_free":
+        key = (source, hooks, args)
+        if key not in _needs_nrt:
+            k = _nrt_free(source, hooks, args)
+            try:
+                call(k)
+                return "nrt_free"
+            except NumbaError:
+                _needs_nrt.add(key)  # compile-time: nothing ran
+        build = "serial"
+    pair = functor_pair(source, hooks, args)
+    call(pair[0] if build == "parallel" else pair[1])
+    return build
 
 
 class CpuBackend(Backend):
     name = "cpu"
     #: work smaller than this (frontier vertices, or edges for advance) runs as one
-    #: chunk, with no compaction: the serial build (advance: whichever build
-    #: :class:`FasterOf` timed faster), as the pool's start and join would cost more
+    #: chunk, with no compaction, through the build :attr:`thin_build` names (the
+    #: thread pool's start and join would cost more than the work)
     serial_below = 4096
+    #: which build runs one-chunk work: "nrt_free" (default), "serial" or "parallel"
+    #: (see :func:`run_thin`); also set by ``GUNPY_CPU_THIN_BUILD``
+    thin_build = "nrt_free"
     #: when set, overrides every kernel's smallest chunk. Tests set it to 1 (and
     #: ``serial_below`` to 0) so that tiny graphs run the chunked parallel kernels.
     force_min_chunk = None
@@ -136,5 +162,14 @@ class CpuBackend(Backend):
     def head_to_host(self, arr, n):
         return arr[:n].copy()
 
-    def device_function(self, pyfunc):
-        return numba.njit(nogil=True)(pyfunc)
+    def __init__(self):
+        build = os.environ.get("GUNPY_CPU_THIN_BUILD")
+        if build:
+            if build not in THIN_BUILDS:
+                raise ValueError(f"GUNPY_CPU_THIN_BUILD={build!r}; valid: {', '.join(THIN_BUILDS)}")
+            self.thin_build = build
+
+    def device_function(self, pyfunc, *, nrt=True):
+        if nrt:
+            return numba.njit(nogil=True)(pyfunc)
+        return numba.njit(nogil=True, _nrt=False)(pyfunc)

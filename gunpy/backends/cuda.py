@@ -14,6 +14,7 @@ import numba
 import numpy as np
 from numba import cuda
 
+from gunpy._jitcache import cuda_jit
 from gunpy.backends.base import Backend
 
 __all__ = ["CudaBackend", "kernel", "ON_CUDASIM"]
@@ -32,14 +33,19 @@ if ON_CUDASIM:
 
 
 def kernel(pyfunc):
-    """Compile an operator kernel for the CUDA target (lazily, per argument types)."""
-    return cuda.jit(pyfunc)
+    """Compile an operator kernel for the CUDA target (lazily, per argument types).
+
+    Compiled kernels go to the persistent cache (:mod:`gunpy._jitcache`).
+    """
+    return cuda_jit(pyfunc)
 
 
-@cuda.jit
-def _fill_kernel(arr, value, n):
+def _fill(arr, value, n):
     for i in range(cuda.grid(1), n, cuda.gridsize(1)):
         arr[i] = value
+
+
+_fill_kernel = kernel(_fill)
 
 
 class CudaBackend(Backend):

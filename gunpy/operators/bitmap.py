@@ -56,9 +56,9 @@ def _cuda():
 
 @functools.lru_cache(maxsize=None)
 def _cpu():
-    from numba import njit, prange
+    from numba import prange
 
-    from gunpy.backends.cpu import kernel_pair
+    from gunpy.backends.cpu import kernel, serial_kernel
 
     def set_bits(queue, n, words):
         for i in prange(n):
@@ -66,12 +66,10 @@ def _cpu():
             if v >= 0:
                 atomics.or_(words, v >> 5, np.uint32(1) << np.uint32(v & 31))
 
-    @njit(parallel=True, nogil=True)
     def or_words(dst, src, nwords):
         for w in prange(nwords):
             dst[w] |= src[w]
 
-    @njit(parallel=True, nogil=True)
     def to_queue(words, nwords, queue, nchunks):
         size = (nwords + nchunks - 1) // nchunks
         counts = np.zeros(nchunks + 1, dtype=np.int64)
@@ -98,7 +96,6 @@ def _cpu():
                     b += 1
         return counts[nchunks]
 
-    @njit(parallel=True, nogil=True)
     def popcount(words, nwords):
         s = 0
         for w in prange(nwords):
@@ -112,7 +109,8 @@ def _cpu():
 
     # set_bits is a (parallel, serial) pair: a thin frontier (BFS's source) sets its
     # few bits without starting the thread pool
-    return kernel_pair(set_bits), or_words, to_queue, popcount
+    return ((kernel(set_bits), serial_kernel(set_bits, nrt=False)), kernel(or_words),
+            kernel(to_queue), kernel(popcount))
 
 
 def queue_to_bitmap(backend, queue, length, n_items, words, *, clear=True):

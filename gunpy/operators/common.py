@@ -6,12 +6,14 @@ import numpy as np
 
 from gunpy.operators import scan
 
-__all__ = ["frontier_edges", "cpu_compact", "chunk_bounds"]
+__all__ = ["frontier_edges", "degree_sum", "cpu_compact", "chunk_bounds"]
 
 
 @functools.lru_cache(maxsize=None)
 def _cpu_helpers():
-    from numba import njit, prange
+    from numba import prange
+
+    from gunpy.backends.cpu import kernel, serial_kernel
 
     def degree_sum(row_offsets, queue, n):
         s = 0
@@ -20,7 +22,6 @@ def _cpu_helpers():
             s += row_offsets[v + 1] - row_offsets[v]
         return s
 
-    @njit(parallel=True, nogil=True)
     def compact(tmp, starts, counts, nchunks, out):
         # chunk c left counts[c] items at tmp[starts[c]:]; pack them in chunk order
         offsets = np.zeros(nchunks + 1, dtype=np.int64)
@@ -34,19 +35,23 @@ def _cpu_helpers():
         return offsets[nchunks]
 
     # one source, two builds: prange runs as a plain loop when not parallel
-    return njit(parallel=True, nogil=True)(degree_sum), compact, njit(nogil=True)(degree_sum)
+    return kernel(degree_sum), kernel(compact), serial_kernel(degree_sum, nrt=False)
 
 
 def frontier_edges(ctx, dg, frontier):
     """Total out-degree of the frontier's vertices (the push work, Gunrock's m_f)."""
-    n = frontier.size
+    return degree_sum(ctx.backend, dg.row_offsets, frontier.queue, frontier.size)
+
+
+def degree_sum(backend, offsets, queue, n):
+    """``sum(offsets[v + 1] - offsets[v] for v in queue[:n])`` as a Python int."""
     if n == 0:
         return 0
-    if ctx.backend.name == "cpu":
+    if backend.name == "cpu":
         helpers = _cpu_helpers()
-        degree_sum = helpers[2] if n < ctx.backend.serial_below else helpers[0]
-        return int(degree_sum(dg.row_offsets, frontier.queue, n))
-    return scan.total(ctx.backend, "degrees", n, dg.row_offsets, frontier.queue)
+        build = helpers[2] if n < backend.serial_below else helpers[0]
+        return int(build(offsets, queue, n))
+    return scan.total(backend, "degrees", n, offsets, queue)
 
 
 def cpu_compact(tmp, starts, counts, nchunks, out):

@@ -8,7 +8,7 @@ import functools
 
 from numba import cuda  # a module global: the simulator swaps it for its fake module
 
-__all__ = ["cuda_kernel", "cpu_kernel", "execute"]
+__all__ = ["cuda_kernel", "cpu_kernel", "cpu_source", "execute"]
 
 
 @functools.lru_cache(maxsize=None)
@@ -26,11 +26,16 @@ def cuda_kernel(hooks, all_vertices):
     return kernel(compute)
 
 
-@functools.lru_cache(maxsize=None)
 def cpu_kernel(hooks, all_vertices):
+    """``(parallel, serial)`` builds of the CPU kernel."""
+    from gunpy.backends.cpu import functor_pair
+    return functor_pair(cpu_source, hooks, (all_vertices,))
+
+
+def cpu_source(hooks, all_vertices):
+    """The CPU kernel's Python source for ``hooks`` (compiled by the callers)."""
     from numba import prange
 
-    from gunpy.backends.cpu import kernel_pair
     apply_vertex = hooks.apply_vertex
 
     def compute(queue, n, data):
@@ -39,7 +44,7 @@ def cpu_kernel(hooks, all_vertices):
             if v >= 0:
                 apply_vertex(v, data)
 
-    return kernel_pair(compute)
+    return compute
 
 
 def execute(ctx, frontier, hooks, data):
@@ -56,6 +61,9 @@ def execute(ctx, frontier, hooks, data):
         return
     if backend.name == "cuda":
         backend.run(cuda_kernel(hooks, all_vertices), n, queue, length, data)
+    elif n < backend.serial_below:
+        from gunpy.backends.cpu import run_thin
+        ctx._log(build=run_thin(backend, cpu_source, hooks, (all_vertices,),
+                                lambda k: k(queue, n, data)))
     else:
-        parallel, serial = cpu_kernel(hooks, all_vertices)
-        (serial if n < backend.serial_below else parallel)(queue, n, data)
+        cpu_kernel(hooks, all_vertices)[0](queue, n, data)

@@ -19,6 +19,7 @@ import numpy as np
 from numba import cuda  # a module global: the simulator swaps it for its fake module
 
 from gunpy.operators.advance.common import cpu_weight, cuda_weight
+from gunpy.operators.common import degree_sum
 
 __all__ = ["execute", "MAPPINGS", "OPS"]
 
@@ -86,11 +87,16 @@ def cuda_kernel(hooks, weighted, incoming, mapping, op="sum"):
     return kernel(by_warp if mapping == "warp" else by_thread)
 
 
-@functools.lru_cache(maxsize=None)
 def cpu_kernel(hooks, weighted, incoming, op="sum"):
+    """``(parallel, serial)`` builds of the CPU kernel."""
+    from gunpy.backends.cpu import functor_pair
+    return functor_pair(cpu_source, hooks, (weighted, incoming, op))
+
+
+def cpu_source(hooks, weighted, incoming, op):
+    """The CPU kernel's Python source for ``hooks`` (compiled by the callers)."""
     from numba import njit, prange
 
-    from gunpy.backends.cpu import kernel
     gather_edge = hooks.gather_edge
     weight = cpu_weight(weighted)
     combine, ident = _combiner(op, njit(inline="always"))
@@ -109,7 +115,7 @@ def cpu_kernel(hooks, weighted, incoming, op="sum"):
                     acc = combine(acc, gather_edge(v, u, e, w, data))
             out[v] = acc
 
-    return kernel(reduce_)
+    return reduce_
 
 
 def execute(ctx, frontier, hooks, data, out, *, edges="in", mapping="auto", op="sum"):
@@ -142,6 +148,14 @@ def execute(ctx, frontier, hooks, data, out, *, edges="in", mapping="auto", op="
         backend.run(k, items, queue, length, all_vertices, offsets, nbrs, edge_ids, dg.values,
                     out, data)
     else:
-        cpu_kernel(hooks, dg.weighted, incoming, op)(queue, n, all_vertices, offsets, nbrs, edge_ids,
-                                                  dg.values, out, data)
-    return dg.num_edges if all_vertices else 0
+        args = (queue, n, all_vertices, offsets, nbrs, edge_ids, dg.values, out, data)
+        if n < backend.serial_below:
+            from gunpy.backends.cpu import run_thin
+            ctx._log(build=run_thin(backend, cpu_source, hooks, (dg.weighted, incoming, op),
+                                    lambda k: k(*args)))
+        else:
+            cpu_kernel(hooks, dg.weighted, incoming, op)[0](*args)
+    if all_vertices:
+        return dg.num_edges
+    # the edges read: the frontier's in- (or out-) degree sum
+    return degree_sum(backend, offsets, queue, n)

@@ -75,11 +75,9 @@ def _cuda_kernels(hooks, block):
     return kernel(split), kernel(min_priority)
 
 
-@functools.lru_cache(maxsize=None)
-def _cpu_kernels(hooks):
+def _cpu_split_source(hooks):
     from numba import prange
 
-    from gunpy.backends.cpu import kernel_pair
     priority = hooks.priority
 
     def split(in_queue, n, level, floor, dedupe, seen, near_tmp, far_tmp, starts, near_counts,
@@ -110,6 +108,16 @@ def _cpu_kernels(hooks):
             near_counts[c] = a - lo
             far_counts[c] = b - lo
 
+    return split
+
+
+@functools.lru_cache(maxsize=None)
+def _cpu_kernels(hooks):
+    from numba import prange
+
+    from gunpy.backends.cpu import functor_pair, kernel_pair
+    priority = hooks.priority
+
     def min_priority(in_queue, n, nchunks, data):
         size = (n + nchunks - 1) // nchunks
         best = np.full(nchunks, np.inf)
@@ -123,7 +131,7 @@ def _cpu_kernels(hooks):
         return best.min()
 
     # (parallel, serial) builds of each
-    return kernel_pair(split), kernel_pair(min_priority)
+    return functor_pair(_cpu_split_source, hooks, ()), kernel_pair(min_priority)
 
 
 class NearFarQueue:
@@ -167,7 +175,7 @@ class NearFarQueue:
             out.touched()
             far_out.touched()
             return
-        (k_split, k_split_serial), _ = _cpu_kernels(hooks)
+        (k_split, _), _ = _cpu_kernels(hooks)
         nchunks = backend.chunks(n)
         starts = np.empty(nchunks, dtype=np.int64)
         nc = np.empty(nchunks, dtype=np.int64)
@@ -175,8 +183,11 @@ class NearFarQueue:
         base = far_out.size
         if nchunks == 1 or n < backend.serial_below:
             # one serial pass straight into both outputs: nothing to compact
-            k_split_serial(frontier.queue, n, self.level, float(floor), dedupe, seen, out.queue,
-                           far_out.queue[base:], starts, nc, fc, 1, data)
+            from gunpy.backends.cpu import run_thin
+            ctx._log(build=run_thin(
+                backend, _cpu_split_source, hooks, (),
+                lambda k: k(frontier.queue, n, self.level, float(floor), dedupe, seen, out.queue,
+                            far_out.queue[base:], starts, nc, fc, 1, data)))
             out.set_size(nc[0])
             far_out.set_size(base + fc[0])
             return

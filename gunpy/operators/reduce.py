@@ -83,10 +83,15 @@ def _identity(op, is_float):
     return -np.inf if is_float else np.iinfo(np.int64).min
 
 
-@cuda.jit
-def _iota(out, n):
+def _iota_kernel(out, n):
     for i in range(cuda.grid(1), n, cuda.gridsize(1)):
         out[i] = i
+
+
+@functools.lru_cache(maxsize=None)
+def _iota():
+    from gunpy.backends.cuda import kernel
+    return kernel(_iota_kernel)
 
 
 def iota(backend, out, n):
@@ -94,4 +99,4 @@ def iota(backend, out, n):
     if backend.name == "cpu":
         out[:n] = np.arange(n, dtype=out.dtype)
         return
-    backend.run(_iota, n, out, n)
+    backend.run(_iota(), n, out, n)

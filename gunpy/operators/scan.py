@@ -174,9 +174,10 @@ def exclusive_scan(backend, kind, n, a, b, out):
 
 # ----------------------------------------------------------------------------- CPU
 def _cpu_scan_impl():
-    from numba import njit, prange
+    from numba import prange
 
-    @njit(parallel=True, nogil=True)
+    from gunpy.backends.cpu import kernel
+
     def scan(values, n, out, nchunks):
         # 1. chunk sums; 2. serial scan of the sums; 3. chunk-local scans
         size = (n + nchunks - 1) // nchunks
@@ -195,7 +196,7 @@ def _cpu_scan_impl():
                 run += values[i]
         return sums[nchunks]
 
-    return scan
+    return kernel(scan)
 
 
 _cpu_scan = None

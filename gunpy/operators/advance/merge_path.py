@@ -111,15 +111,16 @@ def cpu_kernel(hooks, spec):
 
 @functools.lru_cache(maxsize=None)
 def _cpu_degree_scan():
-    from numba import njit, prange
+    from numba import prange
 
-    @njit(parallel=True, nogil=True)
+    from gunpy.backends.cpu import kernel
+
     def degrees(row_offsets, in_queue, n, out):
         for i in prange(n):
             v = in_queue[i]
             out[i] = row_offsets[v + 1] - row_offsets[v]
 
-    return degrees
+    return kernel(degrees)
 
 
 def execute(ctx, dg, frontier, out, hooks, data, *, edges, spec):

@@ -23,7 +23,7 @@ from numba import cuda  # a module global: the simulator swaps it for its fake m
 from gunpy.operators.advance.common import cpu_visit, cuda_accept, cuda_emit, cuda_weight
 from gunpy.operators.common import cpu_compact
 
-__all__ = ["cuda_kernel", "cpu_kernel", "cpu_serial", "execute"]
+__all__ = ["cuda_kernel", "cpu_source", "cpu_kernel", "cpu_serial", "execute"]
 
 
 @functools.lru_cache(maxsize=None)
@@ -47,11 +47,10 @@ def cuda_kernel(hooks, spec):
     return kernel(advance)
 
 
-@functools.lru_cache(maxsize=None)
-def cpu_kernel(hooks, spec):
+def cpu_source(hooks, spec):
+    """The CPU kernel's Python source for ``hooks`` (compiled by the callers)."""
     from numba import prange
 
-    from gunpy.backends.cpu import kernel_pair
     visit = cpu_visit(hooks, spec)
 
     def advance(row_offsets, column_indices, values, in_queue, n, tmp, starts, counts,
@@ -77,7 +76,13 @@ def cpu_kernel(hooks, spec):
                             tmp, pos, visited, data, atomic)
             counts[c] = pos - starts[c]
 
-    return kernel_pair(advance)
+    return advance
+
+
+def cpu_kernel(hooks, spec):
+    """``(parallel, serial)`` builds of the CPU kernel."""
+    from gunpy.backends.cpu import functor_pair
+    return functor_pair(cpu_source, hooks, (spec,))
 
 
 def execute(ctx, dg, frontier, out, hooks, data, *, edges, spec):
@@ -104,37 +109,21 @@ def execute(ctx, dg, frontier, out, hooks, data, *, edges, spec):
     out.set_size(cpu_compact(tmp, starts, counts, nchunks, out.queue))
 
 
-def _thin_chooser(graph, hooks, spec):
-    """The graph's :class:`~gunpy.backends.cpu.FasterOf` for this kernel.
-
-    Kept with the graph's backend copy (``Graph.release_device()`` drops it): which
-    build wins depends on the degrees as much as on the functor.
-    """
-    choosers = graph._device.get("cpu.thin")
-    if choosers is None:
-        choosers = graph._device["cpu.thin"] = {}
-    chooser = choosers.get((hooks, spec))
-    if chooser is None:
-        from gunpy.backends.cpu import FasterOf
-        chooser = choosers[(hooks, spec)] = FasterOf(cpu_kernel(hooks, spec))
-    return chooser
-
-
 def cpu_serial(ctx, dg, frontier, out, hooks, data, spec):
     """One pass over a thin frontier as a single chunk, straight into ``out``.
 
     Every CPU strategy cuts the work into chunks; a frontier that fits one
     chunk gains nothing from more, and needs no compaction (``out`` is reserved
     for its edges). The lone chunk sets visited bits with a plain OR. It runs
-    the serial build (no thread pool) or the parallel build with one chunk,
-    whichever timed faster for this functor on this graph
-    (:class:`gunpy.backends.cpu.FasterOf`).
+    the build :func:`gunpy.backends.cpu.run_thin` picks by a fixed rule.
     """
+    from gunpy.backends.cpu import run_thin
     n = frontier.size
     starts = np.empty(2, dtype=np.int64)
     counts = np.empty(1, dtype=np.int64)
     visited = ctx.visited_words()
-    _thin_chooser(ctx.graph, hooks, spec).call(
-        lambda k: k(dg.row_offsets, dg.column_indices, dg.values, frontier.queue, n, out.queue,
-                    starts, counts, 1, visited, data), n)
+    build = run_thin(ctx.backend, cpu_source, hooks, (spec,),
+                     lambda k: k(dg.row_offsets, dg.column_indices, dg.values, frontier.queue, n,
+                                 out.queue, starts, counts, 1, visited, data))
     out.set_size(counts[0])
+    ctx._log(build=build)

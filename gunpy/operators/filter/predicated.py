@@ -21,7 +21,7 @@ from gunpy.operators import scan
 from gunpy.operators.advance.common import cpu_weight, cuda_weight
 from gunpy.operators.common import cpu_compact
 
-__all__ = ["cuda_kernel", "scatter_kernel", "cpu_kernel", "execute", "cuda_compact"]
+__all__ = ["cuda_kernel", "scatter_kernel", "cpu_kernel", "cpu_source", "execute", "cuda_compact"]
 
 
 @functools.lru_cache(maxsize=None)
@@ -69,11 +69,16 @@ def scatter_kernel():
     return kernel(scatter)
 
 
-@functools.lru_cache(maxsize=None)
 def cpu_kernel(hooks, on_edges=False, weighted=False):
+    """``(parallel, serial)`` builds of the CPU kernel."""
+    from gunpy.backends.cpu import functor_pair
+    return functor_pair(cpu_source, hooks, (on_edges, weighted))
+
+
+def cpu_source(hooks, on_edges, weighted):
+    """The CPU kernel's Python source for ``hooks`` (compiled by the callers)."""
     from numba import prange
 
-    from gunpy.backends.cpu import kernel_pair
     cond_vertex, apply_vertex = hooks.cond_vertex, hooks.apply_vertex
     cond_edge, apply_edge = hooks.cond_edge, hooks.apply_edge
     weight = cpu_weight(weighted)
@@ -103,7 +108,7 @@ def cpu_kernel(hooks, on_edges=False, weighted=False):
             starts[c] = lo
             counts[c] = pos - lo
 
-    return kernel_pair(filter_)
+    return filter_
 
 
 def cuda_compact(ctx, frontier, out, flags):
@@ -139,12 +144,15 @@ def execute(ctx, frontier, out, hooks, data):
     nchunks = backend.chunks(n)
     starts = np.empty(nchunks, dtype=np.int64)
     counts = np.empty(nchunks, dtype=np.int64)
-    parallel, serial = cpu_kernel(hooks, on_edges, weighted)
     if nchunks == 1 or n < backend.serial_below:
         # one serial pass straight into the output queue: nothing to compact
-        serial(frontier.queue, n, out.queue, starts, counts, 1, *args)
+        from gunpy.backends.cpu import run_thin
+        build = run_thin(backend, cpu_source, hooks, (on_edges, weighted),
+                         lambda k: k(frontier.queue, n, out.queue, starts, counts, 1, *args))
         out.set_size(counts[0])
+        ctx._log(build=build)
         return
+    parallel, _ = cpu_kernel(hooks, on_edges, weighted)
     tmp = ctx.scratch(f"filter.tmp.{frontier.kind}", n, frontier.dtype)
     parallel(frontier.queue, n, tmp, starts, counts, nchunks, *args)
     out.set_size(cpu_compact(tmp, starts, counts, nchunks, out.queue))
