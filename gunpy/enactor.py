@@ -245,6 +245,8 @@ class Enactor:
                                       load_balance)
             direction = self._choose_direction(frontier)
         elif direction == "pull" or self.track_visited:
+            if not self.track_visited:
+                self._start_visited(frontier)
             self._account(frontier)
         if direction == "pull":
             if output != "vertex":
@@ -416,6 +418,23 @@ class Enactor:
         else:
             bitmap_op.or_into(self.backend, words, frontier.bitmap)
 
+    def _start_visited(self, frontier):
+        """Track the visited set from now on (a pull on an enactor built for push).
+
+        Only possible before anything was visited beyond the first frontier: the
+        visited set is then exactly that frontier. Later, the vertices earlier
+        push levels reached are unknown, and a pull would take them for unvisited.
+        """
+        if self.iteration != 0 or self.stats.edges_visited or (
+                self._record is not None and self._record["edges"]):
+            raise ValueError(
+                "advance(direction='pull') needs the visited set, which this enactor does not "
+                "keep (it was built with direction='push'); build it with direction='pull' or "
+                "'auto' (Enactor(problem, direction=...)), or pull from the first iteration on")
+        self.track_visited = True
+        self._mark_in_push = not self.idempotent
+        self.mark_visited(frontier, clear=True)
+
     def _reset_direction_state(self):
         self._current_direction = "push"
         self._prev_size = 0
@@ -508,9 +527,11 @@ class Enactor:
             a, b = self._frontiers
         return b if frontier is a else a
 
-    def _log(self, *, edges=0, direction=None, strategy=None, culled=None):
+    def _log(self, *, edges=0, direction=None, strategy=None, culled=None, build=None):
         if self._record is None:
             return
+        if build is not None:
+            self._record["build"] = build
         self._record["edges"] += int(edges)
         if culled is not None:
             self._record["culled"] = self._record.get("culled", 0) + int(culled)

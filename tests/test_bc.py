@@ -67,3 +67,11 @@ def test_bc_compiles_to_ptx(ptx_backend):
     gunpy.bc(GRAPHS["preferential_hubs"], [0], backend=ptx_backend)
     names = " ".join(ptx_backend.kernel_names())
     assert "advance" in names and "compute" in names
+
+
+def test_stats_count_the_backward_edges(backend):
+    # path 0-1-2-3 from 0: the forward BFS reads 1+2+2+1 edges, the backward
+    # neighbor-reduce reads the out-edges of levels 2 and 1 (2+2)
+    G = gunpy.Graph.from_edges([0, 1, 2], [1, 2, 3], directed=False)
+    r = gunpy.bc(G, [0], direction="push", backend=backend)
+    assert r.stats.edges_visited == 10

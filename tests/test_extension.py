@@ -247,3 +247,42 @@ def test_skip_visited_keeps_visited_destinations_from_the_functor(direction, fun
     # the path's n-1 forward edges, plus (without skipping) the n-1 edges back to a parent
     expect = n - 1 if calls == "forward" else 2 * (n - 1)
     assert int(p.to_host(p.calls)[0]) == expect
+
+
+# The tutorial's "Going further" pull line, on a default (push) enactor: the
+# visited set is started on demand at the first pull (before the fix, a pull on
+# such an enactor read a one-word placeholder and gave thousands of wrong depths).
+class KHopPullEnactor(KHopEnactor):
+    def loop(self, frontier):
+        return self.advance(frontier, KHopFunctor, direction="pull")
+
+
+class KHopPushThenPullEnactor(KHopEnactor):
+    def loop(self, frontier):
+        return self.advance(frontier, KHopFunctor,
+                            direction="push" if self.iteration == 0 else "pull")
+
+
+@pytest.mark.parametrize("k", [1, 3, 50])
+def test_tutorial_pull_on_a_push_enactor(backend, k):
+    G = gunpy.generators.rmat(5 if ON_CUDASIM else 12, seed=4)
+    problem = KHopProblem(G, backend=backend)
+    problem.reset(1, k)
+    KHopPullEnactor(problem).enact()
+    expect = nx.single_source_shortest_path_length(to_nx(G), 1, cutoff=k)
+    got = problem.extract()
+    assert {v: int(h) for v, h in enumerate(got) if h >= 0} == expect
+    # a second run on the same enactor starts from a fresh visited set
+    enactor = KHopPullEnactor(problem)
+    for _ in range(2):
+        problem.reset(1, k)
+        enactor.enact()
+        assert {v: int(h) for v, h in enumerate(problem.extract()) if h >= 0} == expect
+
+
+def test_pull_after_untracked_push_levels_is_an_error(backend):
+    G = gunpy.generators.rmat(5, seed=4)
+    problem = KHopProblem(G, backend=backend)
+    problem.reset(1, 5)
+    with pytest.raises(ValueError, match="needs the visited set"):
+        KHopPushThenPullEnactor(problem).enact()
