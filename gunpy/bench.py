@@ -781,6 +781,10 @@ def build_parser():
     p.add_argument("--quick", action="store_true", help="8 roots, 1 rep, no networkx")
     p.add_argument("--strategies", action="store_true",
                    help="instead: BFS time for every load balance x direction")
+    p.add_argument("--startup", action="store_true",
+                   help="instead: time to first result in new processes, cold and warm "
+                        "kernel cache (import, each primitive, gunpy run)")
+    p.add_argument("--startup-reps", type=int, default=3, help="processes per start-up case")
     p.add_argument("-q", "--quiet", action="store_true")
     return p
 
@@ -795,6 +799,10 @@ def main(args=None):
         args.skip_peers = list(args.skip_peers) + ["networkx"]
     from gunpy import backends
     backend = backends.resolve(args.backend)
+    if args.startup:
+        from gunpy import startup
+        args.startup_backend = backend
+        return startup.main(args)
     if args.strategies:
         rows = strategy_table(args)
         info = machine_info(backend)

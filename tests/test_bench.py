@@ -45,3 +45,15 @@ def test_strategy_table_covers_every_combination(tmp_path):
     base = next(r for r in rows if (r["load_balance"], r["direction"], r["idempotent"])
                 == ("auto", "push", False))
     assert base["paired_speedup"] == 1.0  # push+auto against itself, root by root
+
+
+def test_startup_benchmark_cold_and_warm():
+    from gunpy import startup
+    result = startup.run(dataset="karate", primitives=("bfs",), reps=1, progress=False)
+    rows = {r["kind"]: r for r in result["rows"]}
+    bfs = rows["primitive"]
+    assert bfs["cold"][0]["compiled"] > 0 and bfs["cold"][0]["loaded"] == 0
+    assert bfs["warm"][0]["compiled"] == 0 and bfs["warm"][0]["loaded"] > 0
+    assert bfs["warm"][0]["first_s"] < bfs["cold"][0]["first_s"]
+    md = startup.markdown(result)
+    assert "| bfs |" in md and "`import gunpy`" in md and "gunpy run bfs --dataset karate" in md

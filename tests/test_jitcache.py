@@ -278,3 +278,32 @@ def test_warmup_fills_the_cache_for_default_calls(tmp_path):
     r = _run(code, _env(cache))
     assert r["counters"]["misses"] == 0, r["compiled"]
     assert r["counters"]["hits"] > 0
+
+
+def test_editing_gunpy_itself_is_never_stale(tmp_path):
+    """A copy of gunpy on the path: a change to any of its source files changes every key."""
+    import shutil
+
+    import gunpy
+    import gunpy.primitives
+    pkg = tmp_path / "site" / "gunpy"
+    shutil.copytree(os.path.dirname(gunpy.__file__), pkg,
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.rmtree(pkg / "primitives", ignore_errors=True)
+    shutil.copytree(os.path.dirname(gunpy.primitives.__file__), pkg / "primitives",
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    cache = tmp_path / "kernels"
+    env = _env(cache, PYTHONPATH=str(tmp_path / "site"))
+    # the copy, not this checkout (an editable install maps gunpy here ahead of PYTHONPATH)
+    prefix = ("import sys\nsys.meta_path = [f for f in sys.meta_path\n"
+              "                 if not getattr(f, '__module__', '').startswith('__editable__')]\n")
+    code = prefix + BFS.replace("import json, gunpy", "import json, gunpy\nassert gunpy.__file__"
+                                ".startswith(" + repr(str(tmp_path)) + ")")
+    a = _run(code, env, cwd=tmp_path)
+    assert a["counters"]["misses"] > 0
+    assert _run(code, env, cwd=tmp_path)["counters"]["misses"] == 0
+    target = pkg / "operators" / "advance" / "thread_mapped.py"
+    target.write_text(target.read_text() + "\n# an edit\n")
+    c = _run(code, env, cwd=tmp_path)
+    assert c["counters"]["hits"] == 0 and c["counters"]["misses"] == a["counters"]["misses"]
+    assert c["depth"] == a["depth"]
