@@ -65,8 +65,17 @@ def _nrt_free(source, hooks, args):
     return serial_kernel(source(free, *args), nrt=False)
 
 
-#: (source, hooks, args) whose reference-count-free build did not compile (a hook allocates)
-_needs_nrt = set()
+#: (source, id(hooks), args, thin_build) -> [kernel, build name, hooks]: the resolved thin
+#: kernel, found with one cheap dict look-up per level (hashing a Hooks tuple costs ~1 us,
+#: which thousands of thin levels notice); ``hooks`` is kept so that its id stays its own
+_thin = {}
+
+
+def _resolve_thin(source, hooks, args, build):
+    if build == "nrt_free":
+        return [_nrt_free(source, hooks, args), "nrt_free", hooks]
+    pair = functor_pair(source, hooks, args)
+    return [pair[0] if build == "parallel" else pair[1], build, hooks]
 
 
 def run_thin(backend, source, hooks, args, call):
@@ -94,20 +103,18 @@ def run_thin(backend, source, hooks, args, call):
     The rule is fixed, so runs are reproducible; the build each level used is
     in its ``stats.per_iteration`` entry (``"build"``).
     """
-    build = backend.thin_build
-    if build == "nrt_free":
-        key = (source, hooks, args)
-        if key not in _needs_nrt:
-            k = _nrt_free(source, hooks, args)
-            try:
-                call(k)
-                return "nrt_free"
-            except NumbaError:
-                _needs_nrt.add(key)  # compile-time: nothing ran
-        build = "serial"
-    pair = functor_pair(source, hooks, args)
-    call(pair[0] if build == "parallel" else pair[1])
-    return build
+    key = (source, id(hooks), args, backend.thin_build)
+    entry = _thin.get(key)
+    if entry is None or entry[2] is not hooks:
+        entry = _thin[key] = _resolve_thin(source, hooks, args, backend.thin_build)
+    if entry[1] == "nrt_free":
+        try:
+            call(entry[0])
+            return "nrt_free"
+        except NumbaError:  # compile-time: nothing ran
+            entry[0], entry[1] = functor_pair(source, hooks, args)[1], "serial"
+    call(entry[0])
+    return entry[1]
 
 
 class CpuBackend(Backend):

@@ -5,6 +5,7 @@ Gunrock section 4.4.3). With no frontier it runs over all vertices 0..n-1.
 """
 
 import functools
+from gunpy.backends.cpu import run_thin
 
 from numba import cuda  # a module global: the simulator swaps it for its fake module
 
@@ -62,7 +63,6 @@ def execute(ctx, frontier, hooks, data):
     if backend.name == "cuda":
         backend.run(cuda_kernel(hooks, all_vertices), n, queue, length, data)
     elif n < backend.serial_below:
-        from gunpy.backends.cpu import run_thin
         ctx._log(build=run_thin(backend, cpu_source, hooks, (all_vertices,),
                                 lambda k: k(queue, n, data)))
     else:

@@ -20,6 +20,7 @@ from numba import cuda  # a module global: the simulator swaps it for its fake m
 
 from gunpy.operators.advance.common import cpu_weight, cuda_weight
 from gunpy.operators.common import degree_sum
+from gunpy.backends.cpu import run_thin
 
 __all__ = ["execute", "MAPPINGS", "OPS"]
 
@@ -150,7 +151,6 @@ def execute(ctx, frontier, hooks, data, out, *, edges="in", mapping="auto", op="
     else:
         args = (queue, n, all_vertices, offsets, nbrs, edge_ids, dg.values, out, data)
         if n < backend.serial_below:
-            from gunpy.backends.cpu import run_thin
             ctx._log(build=run_thin(backend, cpu_source, hooks, (dg.weighted, incoming, op),
                                     lambda k: k(*args)))
         else:

@@ -25,6 +25,7 @@ from gunpy.frontier import Frontier
 from gunpy.operators import bitmap
 from gunpy.operators.advance.common import cuda_append
 from gunpy.operators.common import cpu_compact
+from gunpy.backends.cpu import run_thin
 
 __all__ = ["NearFarQueue"]
 
@@ -183,7 +184,6 @@ class NearFarQueue:
         base = far_out.size
         if nchunks == 1 or n < backend.serial_below:
             # one serial pass straight into both outputs: nothing to compact
-            from gunpy.backends.cpu import run_thin
             ctx._log(build=run_thin(
                 backend, _cpu_split_source, hooks, (),
                 lambda k: k(frontier.queue, n, self.level, float(floor), dedupe, seen, out.queue,

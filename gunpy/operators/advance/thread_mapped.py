@@ -22,6 +22,7 @@ from numba import cuda  # a module global: the simulator swaps it for its fake m
 
 from gunpy.operators.advance.common import cpu_visit, cuda_accept, cuda_emit, cuda_weight
 from gunpy.operators.common import cpu_compact
+from gunpy.backends.cpu import run_thin
 
 __all__ = ["cuda_kernel", "cpu_source", "cpu_kernel", "cpu_serial", "execute"]
 
@@ -117,7 +118,6 @@ def cpu_serial(ctx, dg, frontier, out, hooks, data, spec):
     for its edges). The lone chunk sets visited bits with a plain OR. It runs
     the build :func:`gunpy.backends.cpu.run_thin` picks by a fixed rule.
     """
-    from gunpy.backends.cpu import run_thin
     n = frontier.size
     starts = np.empty(2, dtype=np.int64)
     counts = np.empty(1, dtype=np.int64)

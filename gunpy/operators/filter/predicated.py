@@ -20,6 +20,7 @@ from numba import cuda  # a module global: the simulator swaps it for its fake m
 from gunpy.operators import scan
 from gunpy.operators.advance.common import cpu_weight, cuda_weight
 from gunpy.operators.common import cpu_compact
+from gunpy.backends.cpu import run_thin
 
 __all__ = ["cuda_kernel", "scatter_kernel", "cpu_kernel", "cpu_source", "execute", "cuda_compact"]
 
@@ -146,7 +147,6 @@ def execute(ctx, frontier, out, hooks, data):
     counts = np.empty(nchunks, dtype=np.int64)
     if nchunks == 1 or n < backend.serial_below:
         # one serial pass straight into the output queue: nothing to compact
-        from gunpy.backends.cpu import run_thin
         build = run_thin(backend, cpu_source, hooks, (on_edges, weighted),
                          lambda k: k(frontier.queue, n, out.queue, starts, counts, 1, *args))
         out.set_size(counts[0])
