@@ -60,3 +60,17 @@ def test_quickstart_notebook_executes(tmp_path):
     errors = [o for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", [])
               if o.get("output_type") == "error"]
     assert not errors
+
+
+def test_readme_python_blocks_run():
+    """The README's Python examples, in its exact words, with their answers checked."""
+    text = open(os.path.join(ROOT, "README.md")).read()
+    blocks = re.findall(r"```python\n(.*?)```", text, re.S)
+    assert len(blocks) >= 2
+    ns = {}
+    for block in blocks:
+        exec(compile(block, "README.md", "exec"), ns)
+    from gunpy.testing import reference_depths
+    r, G = ns["r"], ns["G"]
+    assert r.depth.tolist() == reference_depths(G, 0).tolist()
+    assert ns["d"] == {v: int(x) for v, x in enumerate(r.depth) if x >= 0}
