@@ -26,14 +26,19 @@ def test_docstring_examples(name):
         assert result.attempted > 0, f"{name} has no runnable examples"
 
 
-def test_tutorial_code_runs():
-    """Every ```python block of docs/tutorial.md, in order, in one namespace."""
-    text = open(os.path.join(DOCS, "tutorial.md")).read()
+def _run_python_blocks(path, at_least):
+    """Every ```python block of a Markdown file, in order, in one namespace."""
+    text = open(path).read()
     blocks = re.findall(r"```python\n(.*?)```", text, re.S)
-    assert len(blocks) >= 6
+    assert len(blocks) >= at_least
     ns = {}
     for block in blocks:
-        exec(compile(block, "tutorial.md", "exec"), ns)
+        exec(compile(block, os.path.basename(path), "exec"), ns)
+    return ns
+
+
+def test_tutorial_code_runs():
+    ns = _run_python_blocks(os.path.join(DOCS, "tutorial.md"), 6)
     assert "khop" in ns
 
 
@@ -64,12 +69,7 @@ def test_quickstart_notebook_executes(tmp_path):
 
 def test_readme_python_blocks_run():
     """The README's Python examples, in its exact words, with their answers checked."""
-    text = open(os.path.join(ROOT, "README.md")).read()
-    blocks = re.findall(r"```python\n(.*?)```", text, re.S)
-    assert len(blocks) >= 2
-    ns = {}
-    for block in blocks:
-        exec(compile(block, "README.md", "exec"), ns)
+    ns = _run_python_blocks(os.path.join(ROOT, "README.md"), 2)
     from gunpy.testing import reference_depths
     r, G = ns["r"], ns["G"]
     assert r.depth.tolist() == reference_depths(G, 0).tolist()
