@@ -533,7 +533,8 @@ def strategy_table(args):
 
     import gunpy
     from gunpy import backends
-    from gunpy.operators.advance import LOAD_BALANCE_OPTIONS
+    from gunpy.operators.advance import load_balance_options
+    LOAD_BALANCE_OPTIONS = load_balance_options()
     backend = backends.resolve(args.backend)
     graphs = args.graphs or ["rmat18", "luxembourg_osm", "delaunay_n16", "grid512"]
     rows = []

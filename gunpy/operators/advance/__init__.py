@@ -5,20 +5,24 @@ maps the option names to them and picks one for ``load_balance="auto"``.
 Push strategies share :class:`~gunpy.operators.advance.common.PushSpec`.
 """
 
+import inspect
+
 from gunpy.operators.advance import merge_path, thread_mapped, twc
 from gunpy.operators.advance.common import OUTPUTS, PushSpec
 from gunpy.operators.common import frontier_edges
 
-__all__ = ["STRATEGIES", "LOAD_BALANCE_OPTIONS", "check_load_balance", "execute", "choose",
-           "AUTO_THRESHOLD"]
+__all__ = ["STRATEGIES", "LOAD_BALANCE_OPTIONS", "register_strategy", "load_balance_options",
+           "check_load_balance", "execute", "choose", "AUTO_THRESHOLD"]
 
-#: option name -> strategy module (each exports ``cuda_kernel``, ``cpu_kernel``, ``execute``)
+#: option name -> strategy module (each exports ``execute``; the built-in ones also
+#: ``cuda_kernel`` / ``cpu_kernel``). Add to it with :func:`register_strategy`.
 STRATEGIES = {
     "thread_mapped": thread_mapped,
     "twc": twc,
     "merge_path": merge_path,
 }
 
+#: the valid ``load_balance`` values (kept up to date by :func:`register_strategy`)
 LOAD_BALANCE_OPTIONS = tuple(STRATEGIES) + ("auto",)
 
 #: ``auto`` switches from the fine-grained mapping to merge-path when the
@@ -26,10 +30,59 @@ LOAD_BALANCE_OPTIONS = tuple(STRATEGIES) + ("auto",)
 AUTO_THRESHOLD = 4096
 
 
+def register_strategy(name, module, *, replace=False):
+    """Make ``module`` the push-advance strategy called ``name`` (``load_balance=name``).
+
+    ``module`` needs an ``execute(ctx, dg, frontier, out, hooks, data, *, edges,
+    spec)`` that push-advances ``frontier`` into ``out`` (see
+    :mod:`gunpy.operators.advance.thread_mapped` for the shape): ``ctx`` gives
+    the backend, ``ctx.scratch`` and ``ctx.visited_words()``; ``dg`` is the
+    backend's :class:`~gunpy.backends.base.DeviceGraph`; ``hooks`` the compiled
+    functor; ``spec`` a :class:`~gunpy.operators.advance.common.PushSpec`.
+    On the CPU a frontier with fewer than ``CpuBackend.serial_below`` edges
+    runs as one thin pass whatever the strategy.
+
+    Raises ``ValueError`` for a bad name or an already-registered one (unless
+    ``replace``) and ``TypeError`` for a module without that interface.
+    """
+    global LOAD_BALANCE_OPTIONS
+    if not isinstance(name, str) or not name.isidentifier() or name == "auto":
+        raise ValueError(f"a strategy name must be an identifier other than 'auto', "
+                         f"got {name!r}")
+    if name in STRATEGIES and not replace:
+        raise ValueError(f"load_balance {name!r} is already registered "
+                         "(register_strategy(..., replace=True) to replace it)")
+    run = getattr(module, "execute", None)
+    if not callable(run):
+        raise TypeError(f"strategy {name!r}: {module!r} has no callable execute()")
+    try:
+        params = inspect.signature(run).parameters
+    except (TypeError, ValueError):
+        params = None
+    if params is not None:
+        positional = [p for p in params.values()
+                      if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+        var_kw = any(p.kind == p.VAR_KEYWORD for p in params.values())
+        missing = [k for k in ("edges", "spec") if k not in params and not var_kw]
+        if len(positional) < 6 and not any(p.kind == p.VAR_POSITIONAL
+                                           for p in params.values()) or missing:
+            raise TypeError(f"strategy {name!r}: execute must take (ctx, dg, frontier, out, "
+                            f"hooks, data, *, edges, spec); it takes {inspect.signature(run)}")
+    STRATEGIES[name] = module
+    LOAD_BALANCE_OPTIONS = tuple(STRATEGIES) + ("auto",)
+    return module
+
+
+def load_balance_options():
+    """The valid ``load_balance`` values now (registered strategies included)."""
+    return tuple(STRATEGIES) + ("auto",)
+
+
 def check_load_balance(name):
-    if name not in LOAD_BALANCE_OPTIONS:
+    options = load_balance_options()
+    if name not in options:
         raise ValueError(f"unknown load_balance {name!r}; valid options are "
-                         f"{', '.join(repr(o) for o in LOAD_BALANCE_OPTIONS)}")
+                         f"{', '.join(repr(o) for o in options)}")
     return name
 
 

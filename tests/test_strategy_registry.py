@@ -1,0 +1,114 @@
+"""A new load-balancing strategy registered from a test file runs BFS (issue 8: one registry).
+
+``reverse_mapped`` gives each frontier vertex's list to one thread, walking the
+frontier from its end: built only from gunpy's public pieces (the inline
+``accept``/``emit``/``visit`` helpers every push strategy shares), with a CUDA
+kernel and a CPU kernel.
+"""
+
+import functools
+import types
+
+import numpy as np
+import pytest
+from numba import cuda
+
+import gunpy
+from gunpy.operators import advance
+from gunpy.operators.advance.common import cpu_visit, cuda_accept, cuda_emit, cuda_weight
+from gunpy.testing import check_bfs_tree, nasty_graphs, reference_depths
+
+calls = []
+
+
+@functools.lru_cache(maxsize=None)
+def _cuda_kernel(hooks, spec):
+    from gunpy.backends.cuda import kernel
+    accept = cuda_accept(hooks, spec)
+    weight = cuda_weight(spec.weighted)
+    emit = cuda_emit(spec.output, spec.mark_visited)
+
+    def reverse_advance(row_offsets, column_indices, values, in_queue, in_length, out_queue,
+                        out_length, visited, data):
+        n = in_length[0]
+        for i in range(cuda.grid(1), n, cuda.gridsize(1)):
+            src = in_queue[n - 1 - i]
+            for e in range(row_offsets[src], row_offsets[src + 1]):
+                dst = column_indices[e]
+                if accept(src, dst, e, weight(values, e), visited, data):
+                    emit(out_queue, out_length, visited, dst, e)
+
+    return kernel(reverse_advance)
+
+
+@functools.lru_cache(maxsize=None)
+def _cpu_kernel(hooks, spec):
+    from gunpy.backends.cpu import serial_kernel
+    visit = cpu_visit(hooks, spec)
+
+    def reverse_advance(row_offsets, column_indices, values, in_queue, n, out, visited, data):
+        pos = 0
+        for i in range(n - 1, -1, -1):
+            src = in_queue[i]
+            pos = visit(src, row_offsets[src], row_offsets[src + 1], column_indices, values,
+                        out, pos, visited, data, True)
+        return pos
+
+    return serial_kernel(reverse_advance)
+
+
+def execute(ctx, dg, frontier, out, hooks, data, *, edges, spec):
+    calls.append(frontier.size)
+    visited = ctx.visited_words()
+    if ctx.backend.name == "cuda":
+        out.clear()
+        ctx.backend.run(_cuda_kernel(hooks, spec), frontier.size, dg.row_offsets,
+                        dg.column_indices, dg.values, frontier.queue, frontier.length, out.queue,
+                        out.length, visited, data)
+        out.touched()
+        return
+    out.set_size(_cpu_kernel(hooks, spec)(dg.row_offsets, dg.column_indices, dg.values,
+                                          frontier.queue, frontier.size, out.queue, visited,
+                                          data))
+
+
+reverse_mapped = types.SimpleNamespace(execute=execute)
+
+
+@pytest.fixture
+def registered(monkeypatch):
+    monkeypatch.setattr(advance, "STRATEGIES", dict(advance.STRATEGIES))
+    monkeypatch.setattr(advance, "LOAD_BALANCE_OPTIONS", advance.LOAD_BALANCE_OPTIONS)
+    advance.register_strategy("reverse_mapped", reverse_mapped)
+    calls.clear()
+    yield
+
+
+@pytest.mark.parametrize("direction", ["push", "auto"])
+@pytest.mark.parametrize("name", ["star_hub", "random_directed", "disconnected"])
+def test_bfs_with_a_registered_strategy(registered, backend, cpu_split, direction, name):
+    G = nasty_graphs()[name]
+    r = gunpy.bfs(G, 0, load_balance="reverse_mapped", direction=direction, backend=backend)
+    check_bfs_tree(G, 0, r.depth, r.parent, reference=reference_depths(G, 0))
+    if direction == "push" and (backend == "cuda" or cpu_split == "chunked"):
+        assert calls, "the registered strategy never ran"  # (auto may pull every level)
+    assert "reverse_mapped" in advance.load_balance_options()
+
+
+def test_registry_validates(registered):
+    with pytest.raises(ValueError, match="already registered"):
+        advance.register_strategy("reverse_mapped", reverse_mapped)
+    with pytest.raises(ValueError, match="identifier"):
+        advance.register_strategy("auto", reverse_mapped)
+    with pytest.raises(TypeError, match="execute"):
+        advance.register_strategy("nothing", types.SimpleNamespace())
+    with pytest.raises(TypeError, match="edges, spec"):
+        advance.register_strategy("wrong", types.SimpleNamespace(execute=lambda ctx: None))
+    with pytest.raises(ValueError, match="reverse_mapped"):  # the error lists it
+        gunpy.bfs(gunpy.Graph.from_edges([0], [1]), 0, load_balance="nope", backend="cpu")
+
+
+def test_unregistered_names_are_refused():
+    with pytest.raises(ValueError, match="unknown load_balance 'reverse_mapped'"):
+        gunpy.bfs(gunpy.Graph.from_edges([0], [1]), 0, load_balance="reverse_mapped",
+                  backend="cpu")
