@@ -1,6 +1,8 @@
 """Helpers for gunpy's tests and for users testing their own primitives.
 
 * :data:`ON_CUDASIM`: whether numba's CUDA simulator is active.
+* :func:`install_simulator_shims`: the warp intrinsics numba's simulator lacks
+  (explicit: nothing in gunpy installs them on import).
 * :class:`PtxBackend`: a "cuda" backend that compiles every kernel it is asked
   to launch to PTX (``compile_ptx(..., cc=(9, 0))``) instead of running it, on
   a machine with no GPU or driver. Its ``read`` never returns 0, so a primitive
@@ -14,6 +16,7 @@ if you want the simulator.
 """
 
 import math
+import sys
 
 import networkx as nx
 import numba
@@ -22,11 +25,54 @@ import numpy as np
 from gunpy._jitcache import cpu_jit
 from gunpy.graph import Graph
 
-__all__ = ["ON_CUDASIM", "PtxBackend", "check_bfs_tree", "check_sssp_tree",
+__all__ = ["ON_CUDASIM", "install_simulator_shims", "PtxBackend", "check_bfs_tree", "check_sssp_tree",
            "reference_depths", "reference_distances", "nasty_graphs", "to_nx", "graph_names",
            "SIM_GRAPHS"]
 
 ON_CUDASIM = bool(numba.config.ENABLE_CUDASIM)
+
+
+# ----------------------------------------------------------------------------- simulator
+def install_simulator_shims(*, switch_interval=None):
+    """Make numba's CUDA simulator able to run gunpy's kernels (and yours). Test use only.
+
+    numba's simulator (``NUMBA_ENABLE_CUDASIM=1``) has no warp-level
+    intrinsics, so a kernel that uses one fails with ``AttributeError:
+    'FakeCUDAModule' object has no attribute 'shfl_sync'``, and gunpy's
+    ``CudaBackend()`` refuses to start there until this has been called. It
+    installs :mod:`gunpy.backends.simwarp` (see its docstring for the model),
+    which monkeypatches numba's simulator for the rest of the process:
+
+    * adds ``syncwarp``, ``activemask``, ``lanemask_lt``, ``ballot_sync``,
+      ``all_sync``, ``any_sync``, ``eq_sync``, the four ``shfl_*_sync`` and
+      ``match_any_sync``/``match_all_sync`` to the fake ``cuda`` module kernels
+      see, and replaces its ``popc``, ``ffs``, ``clz`` and ``brev`` with
+      two's-complement, width-aware versions (as on the device);
+    * wraps the simulator's ``BlockManager.__init__``, ``BlockThread.run`` and
+      ``BlockThread.syncthreads`` to keep per-warp state, and puts a lock around
+      ``FakeCUDAShared.array``'s get-or-create (it races) when that version of
+      numba-cuda still has the unlocked one.
+
+    ``switch_interval``: if given (seconds), also calls
+    ``sys.setswitchinterval(switch_interval)``, which changes the GIL switch
+    interval of the **whole process**. Each simulated thread is a Python thread
+    and every barrier a hand-off of the GIL, so a short interval (gunpy's test
+    suite uses ``5e-4``) makes barrier-heavy kernels several times faster and
+    exposes more interleavings. Left at ``None`` (the default), the interval is
+    not touched; nothing in gunpy changes it otherwise.
+
+    A no-op when the simulator is off (``NUMBA_ENABLE_CUDASIM`` was not set
+    before numba was first imported): nothing is patched, the switch interval
+    is not touched, and it returns False. Returns True when the shims are
+    installed (now or by an earlier call). Idempotent.
+    """
+    from gunpy.backends import simwarp
+
+    if not simwarp.install():
+        return False
+    if switch_interval is not None:
+        sys.setswitchinterval(switch_interval)
+    return True
 
 
 # ----------------------------------------------------------------------------- PTX

@@ -52,7 +52,12 @@ def pytest_configure(config):
         raise pytest.UsageError("numba was imported before conftest could set "
                                 "NUMBA_ENABLE_CUDASIM; run the modes in separate processes")
     if mode == "sim":
-        import gunpy.backends.cuda  # noqa: F401 - installs the warp-intrinsic shim
+        # the simulator's missing warp intrinsics, and a short GIL switch interval
+        # (every simulated thread is a Python thread, every barrier a GIL hand-off:
+        # ~4x faster barriers, more interleavings). Test machinery only: gunpy
+        # itself installs neither.
+        from gunpy.testing import install_simulator_shims
+        install_simulator_shims(switch_interval=5e-4)
     if mode == "gpu":
         from numba import cuda
         if not cuda.is_available():

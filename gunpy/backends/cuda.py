@@ -8,6 +8,10 @@ and its functors compile to PTX for any compute capability without a driver
 Every kernel is a grid-stride loop, so a launch may use fewer threads than
 items. Under the simulator each simulated thread costs about 0.2 ms, so the
 launch configuration there is tiny (one or two blocks of 32-64 threads).
+
+The simulator has no warp intrinsics: call
+:func:`gunpy.testing.install_simulator_shims` before constructing the backend
+there (``CudaBackend()`` raises a ``RuntimeError`` saying so otherwise).
 """
 
 import numba
@@ -21,15 +25,27 @@ __all__ = ["CudaBackend", "kernel", "ON_CUDASIM"]
 
 ON_CUDASIM = bool(numba.config.ENABLE_CUDASIM)
 
-if ON_CUDASIM:
-    import sys
+# Warp intrinsics gunpy's kernels call. numba's simulator has none of them; they
+# come from the test shim (gunpy.testing.install_simulator_shims), which this
+# module never installs: importing gunpy changes nothing in numba or the process.
+_WARP_INTRINSICS = ("activemask", "lanemask_lt", "ballot_sync", "any_sync", "shfl_sync",
+                    "shfl_xor_sync")
 
-    # warp intrinsics (ballot, shuffles, votes) are missing from the simulator
-    from gunpy.backends import simwarp
-    simwarp.install()
-    # each simulated thread is a Python thread and every barrier a hand-off of the
-    # GIL: a short switch interval makes barriers ~4x faster (and exposes races)
-    sys.setswitchinterval(min(sys.getswitchinterval(), 5e-4))
+
+def _check_simulator_shims():
+    """Raise a clear RuntimeError if the simulator lacks the warp intrinsics.
+
+    Without it, the first kernel that uses one fails deep inside a simulated
+    thread with ``AttributeError: 'FakeCUDAModule' object has no attribute ...``.
+    """
+    from numba.cuda.simulator import kernelapi
+
+    missing = [n for n in _WARP_INTRINSICS if not hasattr(kernelapi.FakeCUDAModule, n)]
+    if missing:
+        raise RuntimeError(
+            "gunpy's CUDA backend under numba's CUDA simulator (NUMBA_ENABLE_CUDASIM=1) needs "
+            "warp intrinsics the simulator does not have (cuda." + ", cuda.".join(missing)
+            + "); call gunpy.testing.install_simulator_shims() before using backend='cuda'")
 
 
 def kernel(pyfunc):
@@ -53,6 +69,7 @@ class CudaBackend(Backend):
 
     def __init__(self):
         if ON_CUDASIM:
+            _check_simulator_shims()
             self.block_size = 32
             self.max_blocks = 2
             self.num_sms = 1

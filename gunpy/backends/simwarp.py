@@ -1,5 +1,10 @@
 """Warp intrinsics for numba's CUDA simulator. For testing only.
 
+Installed only on request: :func:`gunpy.testing.install_simulator_shims` (or
+:func:`install` here). Importing gunpy, including ``gunpy.backends.cuda``, never
+imports this module or patches numba; gunpy's CUDA backend under the simulator
+refuses to start until the intrinsics are there.
+
 numba's simulator (``NUMBA_ENABLE_CUDASIM=1``) runs every CUDA thread of a
 block as a Python thread. It has ``syncthreads`` but no warp-level intrinsics,
 so a kernel that uses a ballot or a shuffle fails there with
@@ -187,7 +192,7 @@ def _me():
     block = getattr(getattr(t, "_manager", None), "_simwarp", None)
     if block is None:
         raise RuntimeError("warp intrinsics work only inside a kernel launched after "
-                           "gunpy.backends.simwarp.install()")
+                           "gunpy.testing.install_simulator_shims()")
     tid = t.thread_id
     return t, block.warps[tid // WARP_SIZE], tid % WARP_SIZE
 

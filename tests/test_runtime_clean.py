@@ -1,0 +1,144 @@
+"""Test machinery stays out of the runtime (issue 8).
+
+Importing gunpy, even ``gunpy.backends.cuda`` under numba's CUDA simulator,
+must not patch numba or change the process's GIL switch interval; the warp
+intrinsic shim comes only from an explicit
+``gunpy.testing.install_simulator_shims()``, and gunpy's CUDA backend says so
+clearly when it is missing.
+
+``NUMBA_ENABLE_CUDASIM`` is read when numba is first imported, so every check
+runs in a fresh ``python -c`` subprocess. This module imports neither numba nor
+gunpy, and its tests are unmarked and do not use the ``backend`` fixture, so
+they run in the default cpu mode (and in gpu mode).
+"""
+
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+TIMEOUT = 300  # seconds per script
+
+# An interval nothing would pick, set before gunpy is imported: any change shows.
+ODD_INTERVAL = 0.0123
+
+# What simwarp adds or replaces in the simulator; none of it may be there after a
+# plain import.
+CHECK_CLEAN = '''
+from numba.cuda.simulator import kernel as sim_kernel, kernelapi
+fake = kernelapi.FakeCUDAModule
+for name in ("shfl_sync", "ballot_sync", "activemask", "syncwarp", "any_sync"):
+    assert not hasattr(fake, name), f"cuda.{name} was added to the simulator"
+assert fake.popc.__module__ == kernelapi.__name__, fake.popc.__module__
+assert kernelapi.FakeCUDAShared.array.__module__ == kernelapi.__name__
+assert sim_kernel.BlockManager.__init__.__module__ == sim_kernel.__name__
+assert sim_kernel.BlockThread.run.__module__ == sim_kernel.__name__
+assert sim_kernel.BlockThread.syncthreads.__module__ == sim_kernel.__name__
+assert "gunpy.backends.simwarp" not in sys.modules, "simwarp was imported"
+assert sys.getswitchinterval() == ODD, sys.getswitchinterval()
+'''
+
+
+def run_script(*parts, sim=True, timeout=TIMEOUT):
+    """Run the (dedented) parts in a fresh interpreter (simulator on or off); fail unless
+    it prints OK."""
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(
+        [str(ROOT)] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p])}
+    if sim:
+        env["NUMBA_ENABLE_CUDASIM"] = "1"
+    else:
+        env.pop("NUMBA_ENABLE_CUDASIM", None)
+    code = (f"import sys\nODD = {ODD_INTERVAL!r}\nsys.setswitchinterval(ODD)\n"
+            + "".join(textwrap.dedent(p) for p in parts))
+    proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True,
+                          text=True, timeout=timeout)
+    if proc.returncode != 0 or "OK" not in proc.stdout.split():
+        pytest.fail(f"script failed (rc={proc.returncode})\n--- stdout\n{proc.stdout[-4000:]}"
+                    f"\n--- stderr\n{proc.stderr[-6000:]}")
+    return proc.stdout
+
+
+def test_importing_gunpy_under_the_simulator_changes_nothing():
+    run_script('''
+        import numba
+        assert numba.config.ENABLE_CUDASIM
+        import gunpy
+        import gunpy.backends.cuda
+        import gunpy.testing            # importing the test helpers installs nothing either
+        from gunpy.operators.advance import common  # noqa: F401 - a module with warp code
+    ''', CHECK_CLEAN, '''
+        print("OK")
+    ''')
+
+
+def test_cuda_backend_without_shims_raises_a_clear_error():
+    run_script('''
+        import numpy as np
+        import gunpy
+        from gunpy.backends import get_backend
+        from gunpy.backends.cuda import CudaBackend
+
+        def expect_clear_error(call):
+            try:
+                call()
+            except RuntimeError as e:
+                msg = str(e)
+                assert "gunpy.testing.install_simulator_shims()" in msg, msg
+                assert "shfl_sync" in msg, msg
+                return
+            raise AssertionError(f"{call} did not raise")
+
+        expect_clear_error(CudaBackend)
+        expect_clear_error(lambda: get_backend("cuda"))
+        G = gunpy.Graph.from_edges(np.array([0, 1]), np.array([1, 2]), num_vertices=3)
+        expect_clear_error(lambda: gunpy.bfs(G, 0, backend="cuda"))
+    ''', CHECK_CLEAN, '''
+        print("OK")
+    ''')
+
+
+def test_install_simulator_shims_then_bfs_on_the_simulator():
+    run_script('''
+        import numpy as np
+        import gunpy
+        import gunpy.backends.cuda
+        from gunpy.testing import install_simulator_shims, reference_depths, check_bfs_tree
+        from numba.cuda.simulator import kernelapi
+
+        assert install_simulator_shims() is True
+        assert sys.getswitchinterval() == ODD, "switch interval changed without being asked"
+        assert hasattr(kernelapi.FakeCUDAModule, "shfl_sync")
+        assert install_simulator_shims(switch_interval=5e-4) is True      # idempotent
+        assert sys.getswitchinterval() == 5e-4
+
+        # 0 -> 1 -> 2 -> 3, 0 -> 4 -> 3, 5 isolated; 6 -> 0 (not reachable from 0)
+        src = np.array([0, 1, 2, 0, 4, 6])
+        dst = np.array([1, 2, 3, 4, 3, 0])
+        G = gunpy.Graph.from_edges(src, dst, num_vertices=7)
+        for direction in ("push", "auto"):
+            r = gunpy.bfs(G, 0, backend="cuda", direction=direction)
+            assert r.stats.backend == "cuda"
+            depth = r.depth.tolist()
+            assert depth[:5] == [0, 1, 2, 2, 1], depth
+            assert depth[5] < 0 and depth[6] < 0, depth
+            check_bfs_tree(G, 0, r.depth, r.parent, reference=reference_depths(G, 0))
+        print("OK")
+    ''')
+
+
+def test_install_simulator_shims_is_a_noop_without_the_simulator():
+    run_script('''
+        from gunpy.testing import install_simulator_shims
+        assert install_simulator_shims(switch_interval=5e-4) is False
+        assert sys.getswitchinterval() == ODD
+        assert "gunpy.backends.simwarp" in sys.modules     # imported, but it did nothing
+        from gunpy.backends import simwarp
+        assert not simwarp.installed() and simwarp.patches() == []
+        assert "numba.cuda.simulator.kernelapi" not in sys.modules or not hasattr(
+            sys.modules["numba.cuda.simulator.kernelapi"].FakeCUDAModule, "shfl_sync")
+        print("OK")
+    ''', sim=False)
