@@ -21,7 +21,7 @@ functions on CUDA, ``njit`` functions on the CPU), once per (functor, backend).
 import functools
 from collections import namedtuple
 
-__all__ = ["Functor", "compile_functor", "Hooks"]
+__all__ = ["Functor", "compile_functor", "Hooks", "hooks_cache"]
 
 
 class Functor:
@@ -75,11 +75,47 @@ class Functor:
         return 0.0
 
 
-#: A functor compiled for one backend, plus which hooks were left at their default.
-Hooks = namedtuple("Hooks", "functor backend cond_edge apply_edge cond_vertex apply_vertex "
-                            "priority gather_edge "
-                            "default_cond_edge default_apply_edge default_cond_vertex "
-                            "default_apply_vertex")
+class Hooks:
+    """A functor compiled for one backend, plus which hooks were left at their default.
+
+    It also owns the kernels built from it (``kernels``, filled by
+    :func:`hooks_cache`), and the functor class owns it: kernels live as long as
+    their functor class does, and go with it.
+    """
+
+    __slots__ = ("functor", "backend", "cond_edge", "apply_edge", "cond_vertex",
+                 "apply_vertex", "priority", "gather_edge", "default_cond_edge",
+                 "default_apply_edge", "default_cond_vertex", "default_apply_vertex", "kernels")
+
+    def __init__(self, functor, backend, compiled, defaults):
+        self.functor = functor
+        self.backend = backend
+        for name in _HOOKS:
+            setattr(self, name, compiled[name])
+        for name in ("cond_edge", "apply_edge", "cond_vertex", "apply_vertex"):
+            setattr(self, "default_" + name, defaults[name])
+        self.kernels = {}
+
+    def __repr__(self):
+        return f"<Hooks of {self.functor.__qualname__} for {self.backend}>"
+
+
+def hooks_cache(factory):
+    """Memoise a kernel factory ``factory(hooks, *args)`` in ``hooks.kernels``.
+
+    Replaces a process-wide ``lru_cache``, which would keep every functor class
+    (and its kernels) alive forever.
+    """
+    @functools.wraps(factory)
+    def cached(hooks, *args, **kwargs):
+        key = (factory, args, tuple(sorted(kwargs.items())))
+        kernel = hooks.kernels.get(key)
+        if kernel is None:
+            kernel = hooks.kernels[key] = factory(hooks, *args, **kwargs)
+        return kernel
+
+    return cached
+
 
 _HOOKS = ("cond_edge", "apply_edge", "cond_vertex", "apply_vertex", "priority", "gather_edge")
 
@@ -103,13 +139,17 @@ def _check_functor(functor):
                             f"(hooks take (src, dst, edge, weight, data) or (v, data))")
 
 
-@functools.lru_cache(maxsize=None)
 def compile_functor(functor, backend, *, nrt=True):
-    """Compile a functor's hooks for ``backend`` (cached per pair).
+    """Compile a functor's hooks for ``backend`` (once per pair, kept on the functor class).
 
     ``nrt=False`` (CPU only): hooks compiled without numba's reference
     counting, for the serial builds of :func:`gunpy.backends.cpu.run_thin`.
     """
+    store = functor.__dict__.get("_gunpy_hooks") if isinstance(functor, type) else None
+    if store is not None:
+        hooks = store.get((backend, nrt))
+        if hooks is not None:
+            return hooks
     _check_functor(functor)
     compiled = {}
     defaults = {}
@@ -118,7 +158,10 @@ def compile_functor(functor, backend, *, nrt=True):
         defaults[name] = fn is getattr(Functor, name)
         compiled[name] = backend.device_function(fn) if nrt else \
             backend.device_function(fn, nrt=False)
-    return Hooks(functor, backend.name, compiled["cond_edge"], compiled["apply_edge"],
-                 compiled["cond_vertex"], compiled["apply_vertex"], compiled["priority"],
-                 compiled["gather_edge"], defaults["cond_edge"], defaults["apply_edge"],
-                 defaults["cond_vertex"], defaults["apply_vertex"])
+    hooks = Hooks(functor, backend.name, compiled, defaults)
+    if store is None:
+        # on the class itself (a cycle the garbage collector frees with the class)
+        store = {}
+        type.__setattr__(functor, "_gunpy_hooks", store)
+    store[(backend, nrt)] = hooks
+    return hooks

@@ -286,3 +286,34 @@ def test_pull_after_untracked_push_levels_is_an_error(backend):
     problem.reset(1, 5)
     with pytest.raises(ValueError, match="needs the visited set"):
         KHopPushThenPullEnactor(problem).enact()
+
+
+def test_kernels_go_with_their_functor_class():
+    """Compiled hooks and kernels are kept by the functor class, not by a global cache."""
+    import gc
+    import weakref
+
+    def make():
+        class Temporary(Functor):
+            @staticmethod
+            def cond_edge(src, dst, edge, weight, data):
+                return atomics.cas(data.hops, dst, INVALID, data.hops[src] + 1) == INVALID
+        return Temporary
+
+    class TempEnactor(KHopEnactor):
+        def loop(self, frontier):
+            return self.advance(frontier, self.functor)
+
+    G = gunpy.generators.rmat(6, seed=2)
+    F = make()
+    problem = KHopProblem(G, backend="cpu")
+    problem.reset(1, 3)
+    e = TempEnactor(problem)
+    e.functor = F
+    e.enact()
+    assert {v: int(h) for v, h in enumerate(problem.extract()) if h >= 0} == \
+        nx.single_source_shortest_path_length(to_nx(G), 1, cutoff=3)
+    ref = weakref.ref(F)
+    del F, e
+    gc.collect()
+    assert ref() is None

@@ -7,7 +7,6 @@ become ordinary ``njit`` functions that LLVM inlines; their atomics are real
 ``atomicrmw`` / ``cmpxchg`` instructions (:mod:`gunpy.atomics`).
 """
 
-import functools
 import os
 
 import numba
@@ -51,31 +50,34 @@ def serial_kernel(pyfunc, *, nrt=True):
 THIN_BUILDS = ("nrt_free", "serial", "parallel")
 
 
-@functools.lru_cache(maxsize=None)
 def functor_pair(source, hooks, args):
-    """``kernel_pair(source(hooks, *args))``, built once per (source, hooks, args)."""
-    return kernel_pair(source(hooks, *args))
+    """``kernel_pair(source(hooks, *args))``, built once per (source, hooks, args).
+
+    Kept in ``hooks.kernels``, so the kernels go with their functor class.
+    """
+    key = (functor_pair, source, args)
+    pair = hooks.kernels.get(key)
+    if pair is None:
+        pair = hooks.kernels[key] = kernel_pair(source(hooks, *args))
+    return pair
 
 
-@functools.lru_cache(maxsize=None)
 def _nrt_free(source, hooks, args):
-    from gunpy.backends import get_backend
-    from gunpy.functor import compile_functor
-    free = compile_functor(hooks.functor, get_backend("cpu"), nrt=False)
-    return serial_kernel(source(free, *args), nrt=False)
-
-
-#: (source, id(hooks), args, thin_build) -> [kernel, build name, hooks]: the resolved thin
-#: kernel, found with one cheap dict look-up per level (hashing a Hooks tuple costs ~1 us,
-#: which thousands of thin levels notice); ``hooks`` is kept so that its id stays its own
-_thin = {}
+    key = (_nrt_free, source, args)
+    k = hooks.kernels.get(key)
+    if k is None:
+        from gunpy.backends import get_backend
+        from gunpy.functor import compile_functor
+        free = compile_functor(hooks.functor, get_backend("cpu"), nrt=False)
+        k = hooks.kernels[key] = serial_kernel(source(free, *args), nrt=False)
+    return k
 
 
 def _resolve_thin(source, hooks, args, build):
     if build == "nrt_free":
-        return [_nrt_free(source, hooks, args), "nrt_free", hooks]
+        return [_nrt_free(source, hooks, args), "nrt_free"]
     pair = functor_pair(source, hooks, args)
-    return [pair[0] if build == "parallel" else pair[1], build, hooks]
+    return [pair[0] if build == "parallel" else pair[1], build]
 
 
 def run_thin(backend, source, hooks, args, call):
@@ -103,10 +105,12 @@ def run_thin(backend, source, hooks, args, call):
     The rule is fixed, so runs are reproducible; the build each level used is
     in its ``stats.per_iteration`` entry (``"build"``).
     """
-    key = (source, id(hooks), args, backend.thin_build)
-    entry = _thin.get(key)
-    if entry is None or entry[2] is not hooks:
-        entry = _thin[key] = _resolve_thin(source, hooks, args, backend.thin_build)
+    # [kernel, build name], found with one cheap look-up per level in the hooks' own
+    # kernel store (hashing the hooks with their dispatchers would cost ~1 us a level)
+    key = (run_thin, source, args, backend.thin_build)
+    entry = hooks.kernels.get(key)
+    if entry is None:
+        entry = hooks.kernels[key] = _resolve_thin(source, hooks, args, backend.thin_build)
     if entry[1] == "nrt_free":
         try:
             call(entry[0])

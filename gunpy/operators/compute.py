@@ -4,15 +4,15 @@ Also what a filter becomes when it would remove nothing (filter bypass,
 Gunrock section 4.4.3). With no frontier it runs over all vertices 0..n-1.
 """
 
-import functools
 from gunpy.backends.cpu import run_thin
+from gunpy.functor import hooks_cache
 
 from numba import cuda  # a module global: the simulator swaps it for its fake module
 
 __all__ = ["cuda_kernel", "cpu_kernel", "cpu_source", "execute"]
 
 
-@functools.lru_cache(maxsize=None)
+@hooks_cache
 def cuda_kernel(hooks, all_vertices):
     from gunpy.backends.cuda import kernel
     apply_vertex = hooks.apply_vertex

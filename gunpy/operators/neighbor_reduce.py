@@ -13,14 +13,13 @@ reduction for long lists (chosen by average degree, or ``mapping=``).
 CPU: a ``prange`` over vertices.
 """
 
-import functools
-
 import numpy as np
 from numba import cuda  # a module global: the simulator swaps it for its fake module
 
 from gunpy.operators.advance.common import cpu_weight, cuda_weight
 from gunpy.operators.common import degree_sum
 from gunpy.backends.cpu import run_thin
+from gunpy.functor import hooks_cache
 
 __all__ = ["execute", "MAPPINGS", "OPS"]
 
@@ -44,7 +43,7 @@ def _combiner(op, jit):
 _FULL = 0xFFFFFFFF
 
 
-@functools.lru_cache(maxsize=None)
+@hooks_cache
 def cuda_kernel(hooks, weighted, incoming, mapping, op="sum"):
     from gunpy.backends.cuda import kernel
     gather_edge = hooks.gather_edge

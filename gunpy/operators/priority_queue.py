@@ -14,7 +14,6 @@ CPU: chunks fill private slices of a near and a far buffer; a packing pass
 appends them.
 """
 
-import functools
 import math
 
 import numpy as np
@@ -26,11 +25,12 @@ from gunpy.operators import bitmap
 from gunpy.operators.advance.common import cuda_append
 from gunpy.operators.common import cpu_compact
 from gunpy.backends.cpu import run_thin
+from gunpy.functor import hooks_cache
 
 __all__ = ["NearFarQueue"]
 
 
-@functools.lru_cache(maxsize=None)
+@hooks_cache
 def _cuda_kernels(hooks, block):
     from gunpy.backends.cuda import kernel
     priority = hooks.priority
@@ -112,7 +112,7 @@ def _cpu_split_source(hooks):
     return split
 
 
-@functools.lru_cache(maxsize=None)
+@hooks_cache
 def _cpu_kernels(hooks):
     from numba import prange
 

@@ -21,7 +21,7 @@ import numpy as np
 
 from numba import cuda  # a module global: the simulator swaps it for its fake module
 
-__all__ = ["LOADERS", "exclusive_scan", "total", "cpu_exclusive_scan"]
+__all__ = ["LOADERS", "exclusive_scan", "total", "cpu_exclusive_scan", "block_inclusive_scan"]
 
 #: What a scan reads: ``array`` -> a[i]; ``degrees`` -> degree of vertex b[i]
 #: given row offsets a; ``nonzero`` -> 1 if a[i] != 0 else 0; ``popcount`` ->
@@ -29,6 +29,23 @@ __all__ = ["LOADERS", "exclusive_scan", "total", "cpu_exclusive_scan"]
 LOADERS = ("array", "degrees", "nonzero", "popcount")
 
 ITEMS = 4
+
+
+@cuda.jit(device=True, inline="always")
+def block_inclusive_scan(sh, tid, block):
+    """Hillis-Steele inclusive scan of the int64 shared array ``sh[0:block]``, in place.
+
+    Every thread of the block calls it (it synchronises the block); ``tid`` is
+    the thread's index. The one block scan of gunpy's kernels: the scan passes
+    below and twc's thread phase use it.
+    """
+    offset = 1
+    while offset < block:
+        v = sh[tid - offset] if tid >= offset else np.int64(0)
+        cuda.syncthreads()
+        sh[tid] += v
+        cuda.syncthreads()
+        offset *= 2
 
 
 def _loader(kind):
@@ -95,13 +112,7 @@ def _cuda_kernels(kind, block):
             x = sums[i] if i < ntiles else np.int64(0)
             sh[tid] = x
             cuda.syncthreads()
-            offset = 1
-            while offset < block:
-                t = sh[tid - offset] if tid >= offset else np.int64(0)
-                cuda.syncthreads()
-                sh[tid] += t
-                cuda.syncthreads()
-                offset *= 2
+            block_inclusive_scan(sh, tid, block)
             if i < ntiles:
                 sums[i] = carry + sh[tid] - x
             chunk_total = sh[block - 1]
@@ -124,13 +135,7 @@ def _cuda_kernels(kind, block):
             sh[tid] = s
             cuda.syncthreads()
             # 2. Hillis-Steele inclusive scan of the per-thread sums
-            offset = 1
-            while offset < block:
-                v = sh[tid - offset] if tid >= offset else np.int64(0)
-                cuda.syncthreads()
-                sh[tid] += v
-                cuda.syncthreads()
-                offset *= 2
+            block_inclusive_scan(sh, tid, block)
             # 3. write exclusive prefixes: tile offset + threads before + items before
             run = sums[t] + sh[tid] - s
             for k in range(ITEMS):

@@ -22,6 +22,7 @@ from numba import cuda  # a module global: the simulator swaps it for its fake m
 from gunpy.operators import scan
 from gunpy.operators.advance.common import cpu_visit, cuda_accept, cuda_emit, cuda_weight
 from gunpy.operators.common import cpu_compact
+from gunpy.functor import hooks_cache
 
 __all__ = ["cuda_kernels", "cpu_kernel", "execute", "ITEMS"]
 
@@ -41,7 +42,7 @@ def _owner(scanned, lo, hi, r):
     return lo - 1
 
 
-@functools.lru_cache(maxsize=None)
+@hooks_cache
 def cuda_kernels(hooks, spec, block):
     from gunpy.backends.cuda import kernel
     accept = cuda_accept(hooks, spec)
@@ -75,7 +76,7 @@ def cuda_kernels(hooks, spec, block):
     return kernel(partition), kernel(expand)
 
 
-@functools.lru_cache(maxsize=None)
+@hooks_cache
 def cpu_kernel(hooks, spec):
     from numba import prange
 

@@ -26,13 +26,12 @@ out-degree sum of the vertices found (the next frontier's push work, for the
 direction heuristic).
 """
 
-import functools
-
 import numpy as np
 from numba import cuda  # a module global: the simulator swaps it for its fake module
 
 from gunpy import atomics
 from gunpy.operators.advance.common import cpu_weight, cuda_weight
+from gunpy.functor import hooks_cache
 
 __all__ = ["MAPPINGS", "cuda_kernel", "cpu_kernel", "execute", "choose_mapping"]
 
@@ -56,7 +55,7 @@ def _warp_sum(x):
     return x
 
 
-@functools.lru_cache(maxsize=None)
+@hooks_cache
 def cuda_kernel(hooks, weighted, mapping, early_exit):
     from gunpy.backends.cuda import kernel
     cond_edge, apply_edge = hooks.cond_edge, hooks.apply_edge
@@ -166,7 +165,7 @@ def cuda_kernel(hooks, weighted, mapping, early_exit):
     return kernel(pull_warp if mapping == "warp" else pull_thread)
 
 
-@functools.lru_cache(maxsize=None)
+@hooks_cache
 def cpu_kernel(hooks, weighted, early_exit):
     from numba import prange
 

@@ -15,19 +15,18 @@ Every push strategy module has this shape: ``cuda_kernel(hooks, spec)``,
 *, edges, spec)``, where ``spec`` is an :class:`~gunpy.operators.advance.common.PushSpec`.
 """
 
-import functools
-
 import numpy as np
 from numba import cuda  # a module global: the simulator swaps it for its fake module
 
 from gunpy.operators.advance.common import cpu_visit, cuda_accept, cuda_emit, cuda_weight
 from gunpy.operators.common import cpu_compact
 from gunpy.backends.cpu import run_thin
+from gunpy.functor import hooks_cache
 
 __all__ = ["cuda_kernel", "cpu_source", "cpu_kernel", "cpu_serial", "execute"]
 
 
-@functools.lru_cache(maxsize=None)
+@hooks_cache
 def cuda_kernel(hooks, spec):
     from gunpy.backends.cuda import kernel
     accept = cuda_accept(hooks, spec)

@@ -20,13 +20,13 @@ least :data:`CPU_HEAVY`) are split into fixed blocks of edges shared out over
 all threads, so one hub never serialises a task.
 """
 
-import functools
-
 import numpy as np
 from numba import cuda  # a module global: the simulator swaps it for its fake module
 
 from gunpy.operators.advance.common import cpu_visit, cuda_accept, cuda_emit, cuda_weight
+from gunpy.operators.scan import block_inclusive_scan
 from gunpy.operators.common import cpu_compact
+from gunpy.functor import hooks_cache
 
 __all__ = ["cuda_kernel", "cpu_kernel", "execute", "CPU_HEAVY"]
 
@@ -37,7 +37,7 @@ CPU_HEAVY = 4096
 _CPU_EDGE_BLOCK = 2048
 
 
-@functools.lru_cache(maxsize=None)
+@hooks_cache
 def cuda_kernel(hooks, spec, block):
     from gunpy.backends.cuda import kernel
     accept = cuda_accept(hooks, spec)
@@ -116,13 +116,7 @@ def cuda_kernel(hooks, spec, block):
             small_src[tid] = src
             small_start[tid] = start
             cuda.syncthreads()
-            offset = 1
-            while offset < block:
-                v = scan[tid - offset] if tid >= offset else np.int64(0)
-                cuda.syncthreads()
-                scan[tid] += v
-                cuda.syncthreads()
-                offset *= 2
+            block_inclusive_scan(scan, tid, block)
             total = scan[block - 1]
             # ... then the block visits the flattened edges, each finding its owner
             for r in range(tid, total, block):
@@ -143,7 +137,7 @@ def cuda_kernel(hooks, spec, block):
     return kernel(advance)
 
 
-@functools.lru_cache(maxsize=None)
+@hooks_cache
 def cpu_kernel(hooks, spec):
     from numba import prange
 

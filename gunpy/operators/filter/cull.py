@@ -24,14 +24,13 @@ CPU analogue: each task keeps a private history table (there are no warps) and
 tests-and-sets the bitmask with an atomic OR.
 """
 
-import functools
-
 import numpy as np
 from numba import cuda  # a module global: the simulator swaps it for its fake module
 
 from gunpy import atomics
 from gunpy.operators.common import cpu_compact
 from gunpy.operators.filter import predicated
+from gunpy.functor import hooks_cache
 
 __all__ = ["cuda_kernel", "cpu_kernel", "execute", "WARP_HASH", "HISTORY"]
 
@@ -40,7 +39,7 @@ WARP_HASH = 128
 HISTORY = 512
 
 
-@functools.lru_cache(maxsize=None)
+@hooks_cache
 def cuda_kernel(hooks, block):
     from gunpy.backends.cuda import kernel
     cond_vertex, apply_vertex = hooks.cond_vertex, hooks.apply_vertex
@@ -107,7 +106,7 @@ def cuda_kernel(hooks, block):
     return kernel(cull)
 
 
-@functools.lru_cache(maxsize=None)
+@hooks_cache
 def cpu_kernel(hooks):
     from numba import prange
 

@@ -21,11 +21,12 @@ from gunpy.operators import scan
 from gunpy.operators.advance.common import cpu_weight, cuda_weight
 from gunpy.operators.common import cpu_compact
 from gunpy.backends.cpu import run_thin
+from gunpy.functor import hooks_cache
 
 __all__ = ["cuda_kernel", "scatter_kernel", "cpu_kernel", "cpu_source", "execute", "cuda_compact"]
 
 
-@functools.lru_cache(maxsize=None)
+@hooks_cache
 def cuda_kernel(hooks, on_edges=False, weighted=False):
     from gunpy.backends.cuda import kernel
     cond_vertex, apply_vertex = hooks.cond_vertex, hooks.apply_vertex
