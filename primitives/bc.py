@@ -71,6 +71,23 @@ class BCProblem(Problem):
 
 
 class BCEnactor(Enactor):
+    """Brandes's two phases from the problem's source, adding to its ``centrality``.
+
+    Parameters
+    ----------
+    problem : BCProblem
+        Reset with a source before each :meth:`enact`; the centralities of
+        successive runs add up (unscaled: see :func:`bc` for networkx's scaling).
+    direction : {"auto", "push", "pull"}, default "auto"
+        Forward phase traversal direction (pull gathers from all parents).
+    load_balance : {"auto", "thread_mapped", "twc", "merge_path"}, default "auto"
+    **kw
+        Other :class:`gunpy.Enactor` options (``direction_policy``, ``auto_threshold``).
+    """
+
+    def __init__(self, problem, *, direction="auto", load_balance="auto", **kw):
+        super().__init__(problem, direction=direction, load_balance=load_balance, **kw)
+
     def prepare_frontier(self, frontier):
         frontier.push(self.problem.source)
         self.forward = True

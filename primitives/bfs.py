@@ -64,9 +64,30 @@ class BFSProblem(Problem):
 
 
 class BFSEnactor(Enactor):
+    """The BFS loop: advance to unvisited neighbours, then filter them into the next frontier.
+
+    Parameters
+    ----------
+    problem : BFSProblem
+        Reset with the source before :meth:`enact`.
+    direction : {"auto", "push", "pull"}, default "auto"
+        Direction-optimised BFS by default (see :class:`gunpy.enactor.DirectionPolicy`).
+    load_balance : {"auto", "thread_mapped", "twc", "merge_path"}, default "auto"
+    idempotent : bool, default False
+        Discover without atomics; the filter culls the duplicates.
+    direction_policy : gunpy.enactor.DirectionPolicy, optional
+    **kw
+        Other :class:`gunpy.Enactor` options (``max_iterations``, ``auto_threshold``).
+    """
+
+    def __init__(self, problem, *, direction="auto", load_balance="auto", idempotent=False,
+                 direction_policy=None, **kw):
+        super().__init__(problem, direction=direction, load_balance=load_balance,
+                         idempotent=idempotent, direction_policy=direction_policy, **kw)
+        self.functor = IdempotentBFSFunctor if self.idempotent else BFSFunctor
+
     def prepare_frontier(self, frontier):
         frontier.push(self.problem.source)
-        self.functor = IdempotentBFSFunctor if self.idempotent else BFSFunctor
 
     def loop(self, frontier):
         frontier = self.advance(frontier, self.functor)

@@ -95,6 +95,9 @@ class CCProblem(Problem):
         self.row_offsets = self.backend.graph(self.graph).row_offsets
 
     def reset(self, sample=2):
+        """Every vertex its own tree; Afforest hooks the first ``sample`` edges first (0: all)."""
+        if isinstance(sample, bool) or int(sample) != sample or sample < 0:
+            raise ValueError(f"sample must be a non-negative integer, got {sample!r}")
         from gunpy.operators.reduce import iota
         iota(self.backend, self.labels, self.num_vertices)
         self.backend.fill(self.smallest, self.num_vertices)
@@ -108,6 +111,21 @@ class CCProblem(Problem):
 
 
 class CCEnactor(Enactor):
+    """The CC loop: hook the edges that remain, jump pointers, until no edge is left.
+
+    Parameters
+    ----------
+    problem : CCProblem
+        Reset (with its Afforest ``sample``) before :meth:`enact`.
+    load_balance : {"auto", "thread_mapped", "twc", "merge_path"}, default "auto"
+        Accepted for symmetry with the traversals (hooking filters an edge frontier).
+    **kw
+        Other :class:`gunpy.Enactor` options (``max_iterations``, ``auto_threshold``).
+    """
+
+    def __init__(self, problem, *, load_balance="auto", **kw):
+        super().__init__(problem, load_balance=load_balance, **kw)
+
     def prepare_frontier(self, frontier):
         self.edges = self.full_frontier("edge")
         self.vertices = self.full_frontier("vertex")
@@ -185,8 +203,6 @@ def cc(G, *, sample=2, load_balance="auto", backend="auto"):
     >>> r.labels.tolist(), r.num_components
     ([0, 0, 2, 3, 3], 3)
     """
-    if isinstance(sample, bool) or int(sample) != sample or sample < 0:
-        raise ValueError(f"sample must be a non-negative integer, got {sample!r}")
     problem = CCProblem(G, backend=backend)
     problem.reset(sample=sample)
     enactor = CCEnactor(problem, load_balance=load_balance)

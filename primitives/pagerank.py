@@ -75,7 +75,10 @@ class PageRankProblem(Problem):
         for name in ("rank", "received", "contrib", "dangling", "change", "out_weight"):
             setattr(self, name, self.vertex_array(np.float64, fill=0.0))
 
-    def reset(self, alpha):
+    def reset(self, alpha=0.85):
+        """Start from the uniform rank with damping factor ``alpha`` (in [0, 1])."""
+        if not 0.0 <= alpha <= 1.0:
+            raise ValueError(f"alpha must be in [0, 1], got {alpha!r}")
         n = max(self.num_vertices, 1)
         self.alpha = float(alpha)
         self.base = 0.0
@@ -87,6 +90,45 @@ class PageRankProblem(Problem):
 
 
 class PageRankEnactor(Enactor):
+    """The power iteration: contribute, push or pull, update, until the L1 change is small.
+
+    Parameters
+    ----------
+    problem : PageRankProblem
+        Reset with the damping factor before :meth:`enact`.
+    tol : float, default 1e-6
+        Stop when the L1 change of the ranks is below ``n * tol``; 0 runs ``max_iter`` iterations.
+    max_iter : int, default 100
+    direction : {"pull", "push"}, default "pull"
+        Gather over in-edges (no atomics) or scatter over out-edges (atomic adds).
+    load_balance : {"auto", "thread_mapped", "twc", "merge_path"}, default "auto"
+        Push advance mapping.
+    **kw
+        Other :class:`gunpy.Enactor` options (``auto_threshold``).
+    """
+
+    def __init__(self, problem, *, tol=1e-6, max_iter=100, direction="pull", load_balance="auto",
+                 **kw):
+        if direction not in DIRECTIONS:
+            raise ValueError(f"unknown PageRank direction {direction!r}; valid: "
+                             f"{', '.join(map(repr, DIRECTIONS))}")
+        if not (tol >= 0.0):
+            raise ValueError(f"tol must be >= 0, got {tol!r}")
+        if int(max_iter) != max_iter or max_iter < 0:
+            raise ValueError(f"max_iter must be a non-negative integer, got {max_iter!r}")
+        # the push variant advances over every vertex: a push traversal for the base class
+        super().__init__(problem, load_balance=load_balance, direction="push", **kw)
+        self.pagerank_direction = direction
+        self.tol = float(tol)
+        self.max_iter = int(max_iter)
+        #: the last iteration's L1 change of the ranks
+        self.error = np.inf
+
+    @property
+    def converged(self):
+        """True when the last run's L1 change fell below ``n * tol`` (always on no vertices)."""
+        return bool(self.num_vertices == 0 or self.error < self.num_vertices * self.tol)
+
     def prepare_frontier(self, frontier):
         self.vertices = self.full_frontier("vertex")
         self.neighbor_reduce(None, OutWeight, self.problem.out_weight, edges="out")
@@ -109,6 +151,9 @@ class PageRankEnactor(Enactor):
         if self.iteration >= self.max_iter or self.num_vertices == 0:
             return True
         return self.error < self.num_vertices * self.tol
+
+    def finalize(self):
+        self.stats.direction = self.pagerank_direction
 
 
 class PageRankResult(Result):
@@ -156,26 +201,12 @@ def pagerank(G, *, alpha=0.85, tol=1e-6, max_iter=100, direction="pull", load_ba
     >>> r.rank.round(4).tolist(), r.converged
     ([0.3333, 0.3333, 0.3333], True)
     """
-    if direction not in DIRECTIONS:
-        raise ValueError(f"unknown PageRank direction {direction!r}; valid: "
-                         f"{', '.join(map(repr, DIRECTIONS))}")
-    if not 0.0 <= alpha <= 1.0:
-        raise ValueError(f"alpha must be in [0, 1], got {alpha!r}")
-    if not (tol >= 0.0):
-        raise ValueError(f"tol must be >= 0, got {tol!r}")
-    if int(max_iter) != max_iter or max_iter < 0:
-        raise ValueError(f"max_iter must be a non-negative integer, got {max_iter!r}")
     problem = PageRankProblem(G, backend=backend)
+    enactor = PageRankEnactor(problem, tol=tol, max_iter=max_iter, direction=direction,
+                              load_balance=load_balance)
     problem.reset(alpha)
-    enactor = PageRankEnactor(problem, load_balance=load_balance, direction="push")
-    enactor.pagerank_direction = direction
-    enactor.tol = float(tol)
-    enactor.max_iter = int(max_iter)
     stats = enactor.enact()
-    rank = problem.extract()
-    converged = bool(G.num_vertices == 0 or enactor.error < G.num_vertices * tol)
-    stats.direction = direction
-    result = PageRankResult(G, stats, rank=rank)
+    result = PageRankResult(G, stats, rank=problem.extract())
     result.iterations = stats.iterations
-    result.converged = converged
+    result.converged = enactor.converged
     return result

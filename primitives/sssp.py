@@ -75,7 +75,12 @@ class SSSPProblem(Problem):
         self.parent = self.vertex_array(np.int32)
         self.tight = self.vertex_array(np.float64)
 
-    def reset(self, source, delta):
+    def reset(self, source, delta=None):
+        """Start from ``source``, near band ``delta`` wide (default: :func:`default_delta`)."""
+        if delta is None:
+            delta = default_delta(self.graph)
+        if not (np.isfinite(delta) and delta > 0):
+            raise ValueError(f"delta must be a positive number, got {delta!r}")
         self.source = self.check_source(source)
         self.delta = float(delta)
         self.backend.fill(self.distance, np.inf)
@@ -88,6 +93,38 @@ class SSSPProblem(Problem):
 
 
 class SSSPEnactor(Enactor):
+    """The SSSP loop: relax, drop repeats, keep the near band; then pick parents.
+
+    Parameters
+    ----------
+    problem : SSSPProblem
+        Weights in ``problem.graph.values`` must be non-negative and finite (an
+        unweighted graph uses 1). Reset with the source before :meth:`enact`.
+    method : {"near_far", "bellman_ford"}, default "near_far"
+        Delta-stepping order with the near/far queue, or every improved vertex
+        in the next frontier.
+    load_balance : {"auto", "thread_mapped", "twc", "merge_path"}, default "auto"
+    **kw
+        Other :class:`gunpy.Enactor` options (``max_iterations``, ``auto_threshold``).
+    """
+
+    def __init__(self, problem, *, method="near_far", load_balance="auto", **kw):
+        if method not in METHODS:
+            raise ValueError(f"unknown SSSP method {method!r}; valid: "
+                             f"{', '.join(map(repr, METHODS))}")
+        G = problem.graph
+        if G.values is not None and G.values.size:
+            bad = ~np.isfinite(G.values) | (G.values < 0)
+            if bad.any():
+                e = int(np.flatnonzero(bad)[0])
+                u = int(np.searchsorted(G.row_offsets, e, side="right") - 1)
+                raise ValueError(f"SSSP needs non-negative finite weights; edge {u}->"
+                                 f"{int(G.column_indices[e])} has weight {G.values[e]!r}")
+        super().__init__(problem, load_balance=load_balance, **kw)
+        self.method = method
+        #: no zero weights: the tight edges form a DAG (parents by one neighbor-reduce)
+        self.positive_weights = G.values is None or G.num_edges == 0 or bool(G.values.min() > 0)
+
     def prepare_frontier(self, frontier):
         frontier.push(self.problem.source)
 
@@ -99,6 +136,7 @@ class SSSPEnactor(Enactor):
         return frontier
 
     def finalize(self):
+        self.stats.extra["method"] = self.method
         # distances are final: pick each vertex's parent among its tight in-edges
         if self.positive_weights:
             self.neighbor_reduce(None, TightParent, self.problem.tight, edges="in", op="min")
@@ -181,25 +219,9 @@ def sssp(G, source, *, delta=None, method="near_far", load_balance="auto", backe
     >>> r.distance.tolist(), r.parent.tolist()
     ([0.0, 4.0, 1.0], [0, 0, 0])
     """
-    if method not in METHODS:
-        raise ValueError(f"unknown SSSP method {method!r}; valid: {', '.join(map(repr, METHODS))}")
-    if G.values is not None and G.values.size:
-        bad = ~np.isfinite(G.values) | (G.values < 0)
-        if bad.any():
-            e = int(np.flatnonzero(bad)[0])
-            u = int(np.searchsorted(G.row_offsets, e, side="right") - 1)
-            raise ValueError(f"SSSP needs non-negative finite weights; edge {u}->"
-                             f"{int(G.column_indices[e])} has weight {G.values[e]!r}")
-    if delta is None:
-        delta = default_delta(G)
-    if not (np.isfinite(delta) and delta > 0):
-        raise ValueError(f"delta must be a positive number, got {delta!r}")
     problem = SSSPProblem(G, backend=backend)
+    enactor = SSSPEnactor(problem, method=method, load_balance=load_balance)
     problem.reset(source, delta)
-    enactor = SSSPEnactor(problem, load_balance=load_balance)
-    enactor.method = method
-    enactor.positive_weights = G.values is None or G.num_edges == 0 or bool(G.values.min() > 0)
     stats = enactor.enact()
-    stats.extra["method"] = method
     distance, parent = problem.extract()
     return SSSPResult(G, stats, distance=distance, parent=parent)

@@ -75,3 +75,33 @@ def test_stats_count_the_backward_edges(backend):
     G = gunpy.Graph.from_edges([0, 1, 2], [1, 2, 3], directed=False)
     r = gunpy.bc(G, [0], direction="push", backend=backend)
     assert r.stats.edges_visited == 10
+
+
+# --------------------------------------------------------------------- the enactor built directly
+from gunpy.primitives.bc import BCEnactor, BCProblem  # noqa: E402
+
+
+@pytest.mark.parametrize("name", ["disconnected", "directed_cycle", "self_loops_duplicates",
+                                  "star_directed_in"])
+def test_bc_enactor_with_its_defaults(name, backend, small):
+    # a user's own loop: Problem + Enactor(problem), one reset and enact per source
+    G = GRAPHS[name]
+    if small and G.num_vertices > 20:
+        pytest.skip("one traversal per vertex: too slow in the simulator")
+    problem = BCProblem(G, backend=backend)
+    enactor = BCEnactor(problem)
+    assert enactor.direction == "auto"  # bc()'s default
+    for s in range(G.num_vertices):
+        problem.reset(s)
+        enactor.enact()
+    raw = problem.extract()  # unscaled: networkx halves undirected values
+    expect = as_array(nx.betweenness_centrality(to_nx(G), normalized=False), G.num_vertices)
+    np.testing.assert_allclose(raw if G.directed else raw / 2, expect, rtol=1e-10, atol=1e-12)
+
+
+def test_bc_enactor_rejects_bad_options():
+    problem = BCProblem(GRAPHS["path_directed"], backend="cpu")
+    with pytest.raises(ValueError, match="direction"):
+        BCEnactor(problem, direction="sideways")
+    with pytest.raises(ValueError, match="load_balance"):
+        BCEnactor(problem, load_balance="nope")

@@ -227,3 +227,31 @@ def test_auto_visits_a_fraction_of_push_edges_on_rmat():
         ratios.append(auto.stats.edges_visited / push.stats.edges_visited)
     # the issue's bar: direction optimisation visits at most a quarter of push's edges
     assert max(ratios) <= 0.25, ratios
+
+
+# --------------------------------------------------------------------- the enactor built directly
+from gunpy.primitives.bfs import BFSEnactor, BFSProblem  # noqa: E402
+
+TINY = nasty_graphs(small=True)  # at most 41 vertices
+
+
+@pytest.mark.parametrize("name", ["random_directed", "random_undirected", "star_hub",
+                                  "disconnected", "edgeless", "single_vertex"])
+def test_bfs_enactor_with_its_defaults(name, backend):
+    # a user's own loop: Problem + Enactor(problem), with no attribute set afterwards
+    G = TINY[name]
+    problem = BFSProblem(G, backend=backend)
+    problem.reset(0)
+    enactor = BFSEnactor(problem)
+    assert enactor.direction == "auto" and not enactor.idempotent  # bfs()'s defaults
+    enactor.enact()
+    depth, parent = problem.extract()
+    check_bfs_tree(G, 0, depth, parent, reference=reference_depths(G, 0))
+
+
+def test_bfs_enactor_rejects_bad_options():
+    problem = BFSProblem(TINY["path_directed"], backend="cpu")
+    with pytest.raises(ValueError, match="direction"):
+        BFSEnactor(problem, direction="sideways")
+    with pytest.raises(ValueError, match="load_balance"):
+        BFSEnactor(problem, load_balance="nope")

@@ -77,3 +77,28 @@ def test_cc_compiles_to_ptx(ptx_backend):
     gunpy.cc(GRAPHS["random_directed"], backend=ptx_backend)
     names = " ".join(ptx_backend.kernel_names())
     assert "flag" in names and "compute" in names and "_iota" in names
+
+
+# --------------------------------------------------------------------- the enactor built directly
+from gunpy.primitives.cc import CCEnactor, CCProblem  # noqa: E402
+
+TINY = nasty_graphs(small=True)  # at most 41 vertices
+
+
+@pytest.mark.parametrize("name", ["random_directed", "random_undirected", "disconnected",
+                                  "grid", "edgeless", "single_vertex"])
+def test_cc_enactor_with_its_defaults(name, backend):
+    # a user's own loop: Problem + Enactor(problem), with no attribute set afterwards
+    G = TINY[name]
+    problem = CCProblem(G, backend=backend)
+    problem.reset()  # Afforest's sample=2, as in cc()
+    CCEnactor(problem).enact()
+    assert np.array_equal(problem.extract(), expected_labels(G))
+
+
+def test_cc_enactor_rejects_bad_options():
+    problem = CCProblem(TINY["path_directed"], backend="cpu")
+    with pytest.raises(ValueError, match="load_balance"):
+        CCEnactor(problem, load_balance="nope")
+    with pytest.raises(ValueError, match="sample"):
+        problem.reset(sample=-1)

@@ -105,3 +105,35 @@ def test_pagerank_compiles_to_ptx(direction, ptx_backend):
     names = " ".join(ptx_backend.kernel_names())
     assert "red" in names and "compute" in names
     assert ("by_" in names) if direction == "pull" else ("advance" in names)
+
+
+# --------------------------------------------------------------------- the enactor built directly
+from gunpy.primitives.pagerank import PageRankEnactor, PageRankProblem  # noqa: E402
+
+TINY = nasty_graphs(small=True)  # at most 41 vertices
+
+
+@pytest.mark.parametrize("name", ["random_directed", "preferential_hubs", "star_directed_in",
+                                  "disconnected", "single_vertex"])
+def test_pagerank_enactor_with_its_defaults(name, backend):
+    # a user's own loop: Problem + Enactor(problem), with no attribute set afterwards
+    G = TINY[name]
+    problem = PageRankProblem(G, backend=backend)
+    problem.reset(0.85)
+    enactor = PageRankEnactor(problem)
+    assert (enactor.pagerank_direction, enactor.tol, enactor.max_iter) == ("pull", 1e-6, 100)
+    stats = enactor.enact()
+    np.testing.assert_allclose(problem.extract(), nx_reference(G), rtol=1e-9, atol=1e-12)
+    assert stats.iterations == scipy_iterations(G)[0] and enactor.converged
+    assert stats.direction == "pull"
+
+
+@pytest.mark.parametrize("option", [{"direction": "sideways"}, {"tol": -1.0},
+                                    {"max_iter": -1}, {"max_iter": 2.5},
+                                    {"load_balance": "nope"}])
+def test_pagerank_enactor_rejects_bad_options(option):
+    problem = PageRankProblem(TINY["path_directed"], backend="cpu")
+    with pytest.raises(ValueError, match=next(iter(option))):
+        PageRankEnactor(problem, **option)
+    with pytest.raises(ValueError, match="alpha"):
+        problem.reset(1.5)

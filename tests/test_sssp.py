@@ -102,3 +102,42 @@ def test_sssp_compiles_to_ptx(method, ptx_backend):
     assert "advance" in names and "cull" in names
     if method == "near_far":
         assert "split" in names and "min_priority" in names
+
+
+# --------------------------------------------------------------------- the enactor built directly
+from gunpy.primitives.sssp import SSSPEnactor, SSSPProblem  # noqa: E402
+
+TINY = nasty_graphs(small=True)  # at most 41 vertices
+
+
+@pytest.mark.parametrize("kind", ["int", "zeros"])
+@pytest.mark.parametrize("name", ["random_directed", "preferential_hubs", "disconnected",
+                                  "single_vertex"])
+def test_sssp_enactor_with_its_defaults(name, kind, backend):
+    # a user's own loop: Problem + Enactor(problem), with no attribute set afterwards
+    G = weighted(TINY[name], kind, seed=3)
+    problem = SSSPProblem(G, backend=backend)
+    problem.reset(0)  # delta defaults to default_delta(G), as in sssp()
+    enactor = SSSPEnactor(problem)
+    assert enactor.method == "near_far"
+    # derived from the graph: zero weights need the tight-edge BFS for parents
+    assert enactor.positive_weights == (G.num_edges == 0 or bool(G.values.min() > 0))
+    stats = enactor.enact()
+    assert stats.extra["method"] == "near_far"
+    distance, parent = problem.extract()
+    ref = reference_distances(G, 0)
+    assert np.array_equal(distance, ref)
+    check_sssp_tree(G, 0, distance, parent, reference=ref)
+
+
+def test_sssp_enactor_rejects_bad_options():
+    problem = SSSPProblem(weighted(TINY["path_directed"], "int"), backend="cpu")
+    with pytest.raises(ValueError, match="method.*'near_far', 'bellman_ford'"):
+        SSSPEnactor(problem, method="dijkstra")
+    with pytest.raises(ValueError, match="load_balance"):
+        SSSPEnactor(problem, load_balance="nope")
+    with pytest.raises(ValueError, match="delta"):
+        problem.reset(0, delta=-1.0)
+    G = gunpy.Graph.from_edges([0, 1], [1, 2], [1.0, -2.0], directed=True)
+    with pytest.raises(ValueError, match="non-negative finite"):
+        SSSPEnactor(SSSPProblem(G, backend="cpu"))
