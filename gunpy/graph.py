@@ -3,7 +3,8 @@
 A :class:`Graph` holds Gunrock's CSR arrays (``row_offsets`` int64,
 ``column_indices`` int32 where the vertex count allows, optional ``values``),
 builds its reverse (CSC) view on demand for pull traversal, and caches one copy
-of its arrays per backend so repeated runs pay the host-to-device copy once.
+of its arrays per backend object so repeated runs pay the host-to-device copy
+once. The arrays are read-only; rebinding one drops every cached copy.
 """
 
 from collections import namedtuple
@@ -64,6 +65,39 @@ def _as_weights(weights, m):
     return w.astype(np.float64, copy=True)
 
 
+def _frozen(arr):
+    """``arr`` made read-only (arrays the graph owns: never a caller's array)."""
+    if arr is not None:
+        arr.flags.writeable = False
+    return arr
+
+
+def _check_csr(row_offsets, column_indices):
+    """Validate CSR arrays (already 1-D NumPy arrays of integers)."""
+    n = row_offsets.shape[0] - 1
+    if row_offsets[0] != 0 or np.any(np.diff(row_offsets) < 0):
+        raise ValueError("row_offsets must start at 0 and never decrease")
+    if row_offsets[-1] != column_indices.shape[0]:
+        raise ValueError(f"row_offsets[-1] = {row_offsets[-1]} but there are "
+                         f"{column_indices.shape[0]} column indices")
+    if column_indices.size and (column_indices.min() < 0 or column_indices.max() >= n):
+        raise ValueError(f"column_indices must lie in 0..{n - 1}")
+
+
+def _as_row_offsets(a):
+    ro = np.asarray(a)
+    if ro.ndim != 1 or ro.shape[0] < 1:
+        raise ValueError("row_offsets must be a 1-D array of length num_vertices + 1")
+    return ro.astype(np.int64, copy=True)
+
+
+def _as_column_indices(a, n):
+    ci = np.asarray(a)
+    if ci.ndim != 1:
+        raise ValueError(f"column_indices must be one-dimensional, got shape {ci.shape}")
+    return np.array(ci, dtype=_index_dtype(n), copy=True)
+
+
 class Graph:
     """A graph in CSR form (Gunrock's ``row_offsets`` / ``column_indices`` / ``values``).
 
@@ -82,30 +116,38 @@ class Graph:
         Edge weights, ``None`` for an unweighted graph.
     node_labels : list or ndarray or None
         Original node labels (networkx nodes, file ids) when they are not 0..n-1.
+
+    Notes
+    -----
+    The graph copies the arrays it is given (it never aliases or changes the
+    caller's) and keeps ``row_offsets``, ``column_indices`` and ``values``
+    read-only, as well as the arrays :meth:`csc` and :meth:`out_degrees`
+    return: ``G.values[0] = 2.0`` raises ``ValueError: assignment destination
+    is read-only``. Each backend copies the arrays on first use and keeps the
+    copy (on the GPU for ``"cuda"``), so an edit in place would not reach the
+    next run. To change the weights (or the structure), assign a new array:
+    ``G.values = new_weights`` (validated and copied like the constructor's;
+    ``None`` makes the graph unweighted) drops every backend's copy, the reverse
+    view and the degrees, and the next run uses the new arrays. A structural
+    change must keep ``row_offsets[-1] == len(column_indices)``, so changing the
+    edge count means building a new graph. :meth:`release_device` drops the
+    backend copies without changing anything.
     """
 
     def __init__(self, row_offsets, column_indices, values=None, *, directed=True,
                  node_labels=None, _trusted=False):
+        # _trusted: arrays gunpy has just built (build_csr, a loaded .npz), owned by nobody else
         row_offsets = np.asarray(row_offsets)
         column_indices = np.asarray(column_indices)
         if not _trusted:
-            row_offsets = row_offsets.astype(np.int64, copy=True)
-            if row_offsets.ndim != 1 or row_offsets.shape[0] < 1:
-                raise ValueError("row_offsets must be a 1-D array of length num_vertices + 1")
-            n = row_offsets.shape[0] - 1
-            column_indices = np.array(column_indices, dtype=_index_dtype(n), copy=True)
-            if row_offsets[0] != 0 or np.any(np.diff(row_offsets) < 0):
-                raise ValueError("row_offsets must start at 0 and never decrease")
-            if row_offsets[-1] != column_indices.shape[0]:
-                raise ValueError(f"row_offsets[-1] = {row_offsets[-1]} but there are "
-                                 f"{column_indices.shape[0]} column indices")
-            if column_indices.size and (column_indices.min() < 0 or column_indices.max() >= n):
-                raise ValueError(f"column_indices must lie in 0..{n - 1}")
+            row_offsets = _as_row_offsets(row_offsets)
+            column_indices = _as_column_indices(column_indices, row_offsets.shape[0] - 1)
+            _check_csr(row_offsets, column_indices)
             if values is not None:
                 values = _as_weights(values, column_indices.shape[0])
-        self.row_offsets = row_offsets
-        self.column_indices = column_indices
-        self.values = values
+        self._row_offsets = _frozen(row_offsets)
+        self._column_indices = _frozen(column_indices)
+        self._values = _frozen(values)
         self.directed = bool(directed)
         self.node_labels = node_labels
         self._csc = None
@@ -257,6 +299,63 @@ class Graph:
             return list(range(self.num_vertices))
         return list(self.node_labels)
 
+    # ----------------------------------------------------------------- arrays
+    # Read-only; assigning a new array validates and copies it, then drops what
+    # was derived from the old one (backend copies, the reverse view, degrees).
+    @property
+    def row_offsets(self):
+        return self._row_offsets
+
+    @row_offsets.setter
+    def row_offsets(self, a):
+        ro = _as_row_offsets(a)
+        n = ro.shape[0] - 1
+        ci = self._column_indices
+        if ci.dtype != _index_dtype(n):
+            ci = ci.astype(_index_dtype(n))
+        _check_csr(ro, ci)
+        if self.node_labels is not None and len(self.node_labels) != n:
+            raise ValueError(f"node_labels has {len(self.node_labels)} entries for {n} vertices")
+        self._row_offsets, self._column_indices = _frozen(ro), _frozen(ci)
+        self._invalidate()
+
+    @property
+    def column_indices(self):
+        return self._column_indices
+
+    @column_indices.setter
+    def column_indices(self, a):
+        ci = _as_column_indices(a, self.num_vertices)
+        _check_csr(self._row_offsets, ci)
+        self._column_indices = _frozen(ci)
+        self._invalidate()
+
+    @property
+    def values(self):
+        return self._values
+
+    @values.setter
+    def values(self, a):
+        self._values = None if a is None else _frozen(_as_weights(a, self.num_edges))
+        self._invalidate()
+
+    def _invalidate(self):
+        self._device.clear()
+        self._csc = None
+        self._degrees = None
+
+    # pickle / copy.deepcopy: the host arrays only (backend copies are per process)
+    def __getstate__(self):
+        state = self.__dict__.copy()
+        state.update(_device=None, _csc=None, _degrees=None)
+        return state
+
+    def __setstate__(self, state):
+        self.__dict__.update(state)
+        for name in ("_row_offsets", "_column_indices", "_values"):
+            _frozen(getattr(self, name))
+        self._device = {}
+
     # ------------------------------------------------------------- properties
     @property
     def num_vertices(self):
@@ -273,7 +372,7 @@ class Graph:
     def out_degrees(self):
         """Out-degree of every vertex (int64)."""
         if self._degrees is None:
-            self._degrees = np.diff(self.row_offsets)
+            self._degrees = _frozen(np.diff(self.row_offsets))
         return self._degrees
 
     def in_degrees(self):
@@ -284,14 +383,17 @@ class Graph:
         """The reverse (in-edge) view, built once on first use (pull needs it)."""
         if self._csc is None:
             if self.directed:
-                self._csc = CSC(*transpose_csr(self.row_offsets, self.column_indices,
-                                               self.num_vertices))
+                c = CSC(*transpose_csr(self.row_offsets, self.column_indices,
+                                       self.num_vertices))
             else:
                 # the graph is its own reverse; edge ids still map to the CSR edge u->v
                 io, ii, eid = transpose_csr(self.row_offsets, self.column_indices,
                                             self.num_vertices)
-                self._csc = CSC(self.row_offsets, self.column_indices, eid)
+                c = CSC(self.row_offsets, self.column_indices, eid)
                 assert np.array_equal(io, self.row_offsets)
+            for arr in c:
+                _frozen(arr)
+            self._csc = c
         return self._csc
 
     def nbytes(self, *, with_csc=False):
@@ -308,8 +410,14 @@ class Graph:
 
         A backend copies the graph once, on first use, and keeps it (with the
         reverse graph and the all-edges id array that CC's edge frontier
-        starts from) so that later runs start at once; this frees them. They
-        are rebuilt when needed.
+        starts from) so that later runs start at once; this frees them, for
+        every backend object. They are rebuilt when needed.
+
+        The copies never go stale: the graph's arrays are read-only, and
+        assigning a new ``row_offsets``, ``column_indices`` or ``values``
+        drops them (and the reverse view) by itself. Copies are keyed by
+        the backend object (two backends of one name never share one) and
+        held as long as the graph is.
         """
         self._device.clear()
 

@@ -54,7 +54,7 @@ def test_user_arrays_not_mutated_or_aliased():
     G = Graph.from_edges(src, dst, w, directed=False)
     gunpy.bfs(G, 0, backend="cpu")
     for a, b in zip((src, dst, w), copies):
-        assert np.array_equal(a, b)
+        assert np.array_equal(a, b) and a.flags.writeable  # the graph's own arrays are read-only
     assert not np.shares_memory(G.column_indices, dst)
     ro = np.array([0, 1, 2])
     H = Graph(ro, np.array([1, 0]))
@@ -127,7 +127,18 @@ def test_backend_copies_are_kept_then_released():
     G = Graph.from_edges([0, 1, 2], [1, 2, 0], directed=False)
     first = gunpy.cc(G, backend="cpu").labels
     assert len(G._device) >= 2  # the CSR copy and the all-edges ids CC starts from
+    assert gunpy.backends.get_backend("cpu") in G._device  # keyed by the backend object
     assert np.array_equal(gunpy.cc(G, backend="cpu").labels, first)
     G.release_device()
     assert G._device == {}
     assert np.array_equal(gunpy.cc(G, backend="cpu").labels, first)
+
+
+def test_graph_arrays_are_read_only_and_rebinding_drops_copies():
+    G = Graph.from_edges([0, 1], [1, 2], [1.0, 2.0])
+    assert gunpy.sssp(G, 0, backend="cpu").distance.tolist() == [0.0, 1.0, 3.0]
+    with pytest.raises(ValueError, match="read-only"):
+        G.values[1] = 5.0
+    G.values = [1.0, 5.0]
+    assert len(G._device) == 0
+    assert gunpy.sssp(G, 0, backend="cpu").distance.tolist() == [0.0, 1.0, 6.0]

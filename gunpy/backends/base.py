@@ -72,9 +72,13 @@ class Backend:
         """The backend's (cached) copy of ``G``.
 
         ``csc=True`` adds the reverse view (pull), ``coo=True`` the source of
-        every edge (edge frontiers). Each is copied once and kept.
+        every edge (edge frontiers). Each is copied once and kept in
+        ``G._device``, keyed by this backend object (never its name: two
+        backends called "cuda" get separate copies). The graph drops the copy
+        when its arrays are rebound (they are read-only in place) or on
+        :meth:`~gunpy.Graph.release_device`.
         """
-        cached = G._device.get(self.name)
+        cached = G._device.get(self)
         if cached is not None and (cached.has_csc or not csc) and (cached.has_coo or not coo):
             return cached
         try:
@@ -144,7 +148,7 @@ class Backend:
             es = self.asarray(dummy_i)
         dg = DeviceGraph(G.num_vertices, G.num_edges, G.values is not None, ro, ci, vals,
                          io, ii, ie, nie, csc, es, coo)
-        G._device[self.name] = dg
+        G._device[self] = dg
         return dg
 
     # -- compilation ------------------------------------------------------------
