@@ -356,7 +356,7 @@ class Enactor:
         """
         n = self.num_vertices if kind == "vertex" else self.graph.num_edges
         dtype = np.dtype(self.problem.index_dtype if kind == "vertex" else np.int64)
-        key = ("all", kind, dtype.str, id(self.backend))
+        key = ("all", kind, dtype.str, self.backend)  # the object: never another backend's ids
         ids = self.graph._device.get(key)
         if ids is None:
             ids = self.backend.empty(max(n, 1), dtype)
