@@ -25,8 +25,8 @@ only stable name would be its address) makes the kernel uncacheable: it is
 compiled as before, never reused by mistake.
 
 Where it lives: ``$GUNPY_CACHE_DIR``, else ``$NUMBA_CACHE_DIR/gunpy``, else
-``~/.cache/gunpy/kernels`` (``$XDG_CACHE_HOME`` respected). One file per
-compiled kernel, named by a hash of its key and written to a temporary name
+``~/.cache/gunpy/kernels`` (``$XDG_CACHE_HOME`` respected), in a sub-folder
+per environment (:func:`environment_folder`). One file per compiled kernel, named by a hash of its key and written to a temporary name
 then renamed, so processes running at once (pytest-xdist workers, MPI ranks)
 share it safely: two writers of one key write equivalent files, and a reader
 sees a whole file or none. A file that cannot be read or unpickled, or whose
@@ -49,7 +49,8 @@ import weakref
 
 import numpy as np
 
-__all__ = ["cpu_jit", "cuda_jit", "cache_dir", "enabled", "fingerprint", "info", "clear",
+__all__ = ["cpu_jit", "cuda_jit", "cache_dir", "environment_folder", "enabled", "fingerprint",
+           "info", "clear",
            "counters", "reset_counters"]
 
 _SUFFIX = ".gpk"
@@ -313,7 +314,7 @@ class _KernelCache:
     # numba's _Cache interface
     @property
     def cache_path(self):
-        return os.path.join(cache_dir(), self._folder)
+        return os.path.join(cache_dir(), environment_folder(), self._folder)
 
     def enable(self):
         self._enabled = True
@@ -453,50 +454,77 @@ def cuda_jit(pyfunc, **options):
 
 
 # ----------------------------------------------------------------------------- housekeeping
-def info():
-    """``{"path", "enabled", "kernels", "files", "bytes"}`` of the cache folder."""
-    root = cache_dir()
-    files = nbytes = 0
-    kernels = {}
-    if os.path.isdir(root):
-        for name in sorted(os.listdir(root)):
-            sub = os.path.join(root, name)
-            if not os.path.isdir(sub):
-                continue
-            n = 0
-            for f in os.listdir(sub):
-                if f.endswith(_SUFFIX):
-                    n += 1
-                    try:
-                        nbytes += os.path.getsize(os.path.join(sub, f))
-                    except OSError:
-                        pass
-            if n:
-                kernels[name] = n
-                files += n
-    return {"path": root, "enabled": enabled(), "kernels": kernels, "files": files,
-            "bytes": nbytes}
+def environment_folder():
+    """The cache's sub-folder for this environment (gunpy source and version, numba, ...).
+
+    Entries of other environments (an older gunpy, another numba) sit in other
+    sub-folders, which ``gunpy cache clear --stale`` removes.
+    """
+    return "env-" + hashlib.sha256(environment_key().encode()).hexdigest()[:16]
 
 
-def clear():
-    """Delete every cached kernel; returns how many files were removed."""
-    root = cache_dir()
-    removed = 0
+def _walk(root):
+    """``(env folder, kernel folder, [entry files])`` for every kernel folder under ``root``."""
     if not os.path.isdir(root):
-        return 0
-    for name in os.listdir(root):
-        sub = os.path.join(root, name)
-        if not os.path.isdir(sub):
+        return
+    for env in sorted(os.listdir(root)):
+        env_dir = os.path.join(root, env)
+        if not (env.startswith("env-") and os.path.isdir(env_dir)):
             continue
-        for f in os.listdir(sub):
-            if f.endswith(_SUFFIX) or ".tmp." in f:
-                try:
-                    os.unlink(os.path.join(sub, f))
-                    removed += 1
-                except OSError:
-                    pass
-        try:
-            os.rmdir(sub)
-        except OSError:
-            pass
+        for name in sorted(os.listdir(env_dir)):
+            sub = os.path.join(env_dir, name)
+            if os.path.isdir(sub):
+                yield env, sub, [f for f in os.listdir(sub) if f.endswith(_SUFFIX) or ".tmp." in f]
+
+
+def _size(path):
+    try:
+        return os.path.getsize(path)
+    except OSError:
+        return 0
+
+
+def info():
+    """What the cache folder holds for this environment, and for others (``stale_*``).
+
+    Returns ``{"path", "environment", "enabled", "kernels" ({kernel source: entries}),
+    "files", "bytes", "stale_files", "stale_bytes"}``.
+    """
+    root = cache_dir()
+    here = environment_folder()
+    out = {"path": root, "environment": here, "enabled": enabled(), "kernels": {}, "files": 0,
+           "bytes": 0, "stale_files": 0, "stale_bytes": 0}
+    for env, sub, files in _walk(root):
+        entries = [f for f in files if f.endswith(_SUFFIX)]
+        nbytes = sum(_size(os.path.join(sub, f)) for f in entries)
+        if env == here:
+            if entries:
+                out["kernels"][os.path.basename(sub)] = len(entries)
+            out["files"] += len(entries)
+            out["bytes"] += nbytes
+        else:
+            out["stale_files"] += len(entries)
+            out["stale_bytes"] += nbytes
+    return out
+
+
+def clear(*, stale_only=False):
+    """Delete cached kernels (``stale_only``: only other environments'); returns how many."""
+    root = cache_dir()
+    here = environment_folder()
+    removed = 0
+    for env, sub, files in list(_walk(root)):
+        if stale_only and env == here:
+            continue
+        for f in files:
+            try:
+                os.unlink(os.path.join(sub, f))
+                removed += f.endswith(_SUFFIX)
+            except OSError:
+                pass
+        for d in (sub, os.path.dirname(sub)):
+            try:
+                os.rmdir(d)
+            except OSError:  # not empty (another process wrote meanwhile), or gone
+                pass
     return removed

@@ -174,14 +174,17 @@ def cmd_warmup(args):
 def cmd_cache(args):
     from gunpy import _jitcache
     if args.action == "clear":
-        n = _jitcache.clear()
-        print(f"removed {n} cached kernels from {_jitcache.cache_dir()}")
+        n = _jitcache.clear(stale_only=args.stale)
+        what = "kernels of other environments" if args.stale else "cached kernels"
+        print(f"removed {n} {what} from {_jitcache.cache_dir()}")
         return 0
     st = _jitcache.info()
     print(f"kernel cache: {st['path']}")
     print(f"enabled: {'yes' if st['enabled'] else 'no (GUNPY_KERNEL_CACHE=0)'}")
-    print(f"{st['files']} compiled kernels of {len(st['kernels'])} kernel sources, "
-          f"{st['bytes'] / 2**20:.1f} MiB")
+    print(f"{st['files']} compiled kernels of {len(st['kernels'])} kernel sources for this "
+          f"environment ({st['environment']}), {st['bytes'] / 2**20:.1f} MiB")
+    print(f"{st['stale_files']} kernels of other gunpy / numba versions or sources, "
+          f"{st['stale_bytes'] / 2**20:.1f} MiB (gunpy cache clear --stale removes them)")
     if args.verbose:
         for name, n in st["kernels"].items():
             print(f"  {n:4d}  {name}")
@@ -272,6 +275,9 @@ def build_parser():
                                    "$NUMBA_CACHE_DIR/gunpy, else ~/.cache/gunpy/kernels.")
     c.add_argument("action", choices=("info", "clear"))
     c.add_argument("-v", "--verbose", action="store_true", help="list the kernel sources")
+    c.add_argument("--stale", action="store_true",
+                   help="clear: only the kernels of other environments (older gunpy or numba "
+                        "versions, other gunpy sources)")
     c.set_defaults(func=cmd_cache)
 
     sub.add_parser("bench", help="benchmark suite with peers side by side (gunpy bench --help)",

@@ -307,3 +307,21 @@ def test_editing_gunpy_itself_is_never_stale(tmp_path):
     c = _run(code, env, cwd=tmp_path)
     assert c["counters"]["hits"] == 0 and c["counters"]["misses"] == a["counters"]["misses"]
     assert c["depth"] == a["depth"]
+
+
+def test_clear_stale_keeps_this_environments_kernels(tmp_path):
+    cache = tmp_path / "kernels"
+    _run(BFS, _env(cache))
+    stale = cache / "env-0000000000000000" / "old.kernel"
+    stale.mkdir(parents=True)
+    (stale / "abc.gpk").write_bytes(b"from an older gunpy")
+    gunpy_cli = [sys.executable, "-m", "gunpy.cli", "cache"]
+    info = subprocess.run(gunpy_cli + ["info"], env=_env(cache), capture_output=True, text=True,
+                          timeout=120)
+    assert "1 kernels of other gunpy" in info.stdout, info.stdout
+    out = subprocess.run(gunpy_cli + ["clear", "--stale"], env=_env(cache), capture_output=True,
+                         text=True, timeout=120)
+    assert "removed 1 kernels of other environments" in out.stdout, out.stdout + out.stderr
+    assert not stale.exists()
+    again = _run(BFS, _env(cache))
+    assert again["counters"]["misses"] == 0 and again["counters"]["hits"] > 0
