@@ -12,15 +12,10 @@ gunpy, and its tests are unmarked and do not use the ``backend`` fixture, so
 they run in the default cpu mode (and in gpu mode).
 """
 
-import os
-import subprocess
-import sys
 import textwrap
-from pathlib import Path
 
-import pytest
+from test_simwarp import run_sim  # the fresh-interpreter runner both files use
 
-ROOT = Path(__file__).resolve().parents[1]
 TIMEOUT = 300  # seconds per script
 
 # An interval nothing would pick, set before gunpy is imported: any change shows.
@@ -44,22 +39,11 @@ assert sys.getswitchinterval() == ODD, sys.getswitchinterval()
 
 
 def run_script(*parts, sim=True, timeout=TIMEOUT):
-    """Run the (dedented) parts in a fresh interpreter (simulator on or off); fail unless
-    it prints OK."""
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(
-        [str(ROOT)] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p])}
-    if sim:
-        env["NUMBA_ENABLE_CUDASIM"] = "1"
-    else:
-        env.pop("NUMBA_ENABLE_CUDASIM", None)
+    """Run the (dedented) parts in a fresh interpreter (simulator on or off), after setting
+    an odd GIL switch interval that nothing may change; fail unless it prints OK."""
     code = (f"import sys\nODD = {ODD_INTERVAL!r}\nsys.setswitchinterval(ODD)\n"
             + "".join(textwrap.dedent(p) for p in parts))
-    proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True,
-                          text=True, timeout=timeout)
-    if proc.returncode != 0 or "OK" not in proc.stdout.split():
-        pytest.fail(f"script failed (rc={proc.returncode})\n--- stdout\n{proc.stdout[-4000:]}"
-                    f"\n--- stderr\n{proc.stderr[-6000:]}")
-    return proc.stdout
+    return run_sim(code, sim=sim, prelude=False, timeout=timeout)
 
 
 def test_importing_gunpy_under_the_simulator_changes_nothing():
