@@ -4,10 +4,10 @@ Also what a filter becomes when it would remove nothing (filter bypass,
 Gunrock section 4.4.3). With no frontier it runs over all vertices 0..n-1.
 """
 
-from gunpy.backends.cpu import run_thin
-from gunpy.functor import hooks_cache
-
 from numba import cuda  # a module global: the simulator swaps it for its fake module
+
+from gunpy.backends.cpu import functor_pair, run_thin
+from gunpy.functor import hooks_cache
 
 __all__ = ["cuda_kernel", "cpu_kernel", "cpu_source", "execute"]
 
@@ -29,7 +29,6 @@ def cuda_kernel(hooks, all_vertices):
 
 def cpu_kernel(hooks, all_vertices):
     """``(parallel, serial)`` builds of the CPU kernel."""
-    from gunpy.backends.cpu import functor_pair
     return functor_pair(cpu_source, hooks, (all_vertices,))
 
 

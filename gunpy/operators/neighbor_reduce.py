@@ -16,10 +16,10 @@ CPU: a ``prange`` over vertices.
 import numpy as np
 from numba import cuda  # a module global: the simulator swaps it for its fake module
 
+from gunpy.backends.cpu import functor_pair, run_thin
+from gunpy.functor import hooks_cache
 from gunpy.operators.advance.common import cpu_weight, cuda_weight
 from gunpy.operators.common import degree_sum
-from gunpy.backends.cpu import run_thin
-from gunpy.functor import hooks_cache
 
 __all__ = ["execute", "MAPPINGS", "OPS"]
 
@@ -89,7 +89,6 @@ def cuda_kernel(hooks, weighted, incoming, mapping, op="sum"):
 
 def cpu_kernel(hooks, weighted, incoming, op="sum"):
     """``(parallel, serial)`` builds of the CPU kernel."""
-    from gunpy.backends.cpu import functor_pair
     return functor_pair(cpu_source, hooks, (weighted, incoming, op))
 
 

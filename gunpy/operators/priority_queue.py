@@ -20,12 +20,12 @@ import numpy as np
 from numba import cuda  # a module global: the simulator swaps it for its fake module
 
 from gunpy import atomics
+from gunpy.backends.cpu import functor_pair, run_thin
 from gunpy.frontier import Frontier
+from gunpy.functor import hooks_cache
 from gunpy.operators import bitmap
 from gunpy.operators.advance.common import cuda_append
 from gunpy.operators.common import cpu_compact
-from gunpy.backends.cpu import run_thin
-from gunpy.functor import hooks_cache
 
 __all__ = ["NearFarQueue"]
 
@@ -116,7 +116,7 @@ def _cpu_split_source(hooks):
 def _cpu_kernels(hooks):
     from numba import prange
 
-    from gunpy.backends.cpu import functor_pair, kernel_pair
+    from gunpy.backends.cpu import kernel_pair
     priority = hooks.priority
 
     def min_priority(in_queue, n, nchunks, data):

@@ -19,10 +19,10 @@ import functools
 import numpy as np
 from numba import cuda  # a module global: the simulator swaps it for its fake module
 
+from gunpy.functor import hooks_cache
 from gunpy.operators import scan
 from gunpy.operators.advance.common import cpu_visit, cuda_accept, cuda_emit, cuda_weight
 from gunpy.operators.common import cpu_compact
-from gunpy.functor import hooks_cache
 
 __all__ = ["cuda_kernels", "cpu_kernel", "execute", "ITEMS"]
 

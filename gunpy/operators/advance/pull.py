@@ -30,8 +30,8 @@ import numpy as np
 from numba import cuda  # a module global: the simulator swaps it for its fake module
 
 from gunpy import atomics
-from gunpy.operators.advance.common import cpu_weight, cuda_weight
 from gunpy.functor import hooks_cache
+from gunpy.operators.advance.common import cpu_weight, cuda_weight
 
 __all__ = ["MAPPINGS", "cuda_kernel", "cpu_kernel", "execute", "choose_mapping"]
 

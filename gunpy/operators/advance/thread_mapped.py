@@ -18,10 +18,10 @@ Every push strategy module has this shape: ``cuda_kernel(hooks, spec)``,
 import numpy as np
 from numba import cuda  # a module global: the simulator swaps it for its fake module
 
+from gunpy.backends.cpu import functor_pair, run_thin
+from gunpy.functor import hooks_cache
 from gunpy.operators.advance.common import cpu_visit, cuda_accept, cuda_emit, cuda_weight
 from gunpy.operators.common import cpu_compact
-from gunpy.backends.cpu import run_thin
-from gunpy.functor import hooks_cache
 
 __all__ = ["cuda_kernel", "cpu_source", "cpu_kernel", "cpu_serial", "execute"]
 
@@ -81,7 +81,6 @@ def cpu_source(hooks, spec):
 
 def cpu_kernel(hooks, spec):
     """``(parallel, serial)`` builds of the CPU kernel."""
-    from gunpy.backends.cpu import functor_pair
     return functor_pair(cpu_source, hooks, (spec,))
 
 

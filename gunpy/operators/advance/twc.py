@@ -23,10 +23,10 @@ all threads, so one hub never serialises a task.
 import numpy as np
 from numba import cuda  # a module global: the simulator swaps it for its fake module
 
-from gunpy.operators.advance.common import cpu_visit, cuda_accept, cuda_emit, cuda_weight
-from gunpy.operators.scan import block_inclusive_scan
-from gunpy.operators.common import cpu_compact
 from gunpy.functor import hooks_cache
+from gunpy.operators.advance.common import cpu_visit, cuda_accept, cuda_emit, cuda_weight
+from gunpy.operators.common import cpu_compact
+from gunpy.operators.scan import block_inclusive_scan
 
 __all__ = ["cuda_kernel", "cpu_kernel", "execute", "CPU_HEAVY"]
 

@@ -28,9 +28,9 @@ import numpy as np
 from numba import cuda  # a module global: the simulator swaps it for its fake module
 
 from gunpy import atomics
+from gunpy.functor import hooks_cache
 from gunpy.operators.common import cpu_compact
 from gunpy.operators.filter import predicated
-from gunpy.functor import hooks_cache
 
 __all__ = ["cuda_kernel", "cpu_kernel", "execute", "WARP_HASH", "HISTORY"]
 

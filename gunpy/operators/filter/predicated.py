@@ -17,11 +17,11 @@ import functools
 import numpy as np
 from numba import cuda  # a module global: the simulator swaps it for its fake module
 
+from gunpy.backends.cpu import functor_pair, run_thin
+from gunpy.functor import hooks_cache
 from gunpy.operators import scan
 from gunpy.operators.advance.common import cpu_weight, cuda_weight
 from gunpy.operators.common import cpu_compact
-from gunpy.backends.cpu import run_thin
-from gunpy.functor import hooks_cache
 
 __all__ = ["cuda_kernel", "scatter_kernel", "cpu_kernel", "cpu_source", "execute", "cuda_compact"]
 
@@ -73,7 +73,6 @@ def scatter_kernel():
 
 def cpu_kernel(hooks, on_edges=False, weighted=False):
     """``(parallel, serial)`` builds of the CPU kernel."""
-    from gunpy.backends.cpu import functor_pair
     return functor_pair(cpu_source, hooks, (on_edges, weighted))
 
 
