@@ -10,7 +10,13 @@ import sys
 
 import gunpy
 from gunpy import atomics, datasets, enactor, generators
+from gunpy import operators as ops
 from gunpy.frontier import Frontier
+from gunpy.operators.advance import advance, register_strategy
+from gunpy.operators.compute import compute
+from gunpy.operators.filter import filter as filter_
+from gunpy.operators.neighbor_reduce import neighbor_reduce
+from gunpy.operators.reduce import reduce
 
 SECTIONS = [
     ("Graphs", [gunpy.Graph, gunpy.Graph.from_edges, gunpy.Graph.from_scipy,
@@ -31,6 +37,9 @@ SECTIONS = [
                             gunpy.Enactor.reduce, gunpy.Enactor.full_frontier,
                             gunpy.Enactor.save_frontier, gunpy.Enactor.saved_frontier,
                             gunpy.Enactor.filter_until_empty, enactor.DirectionPolicy, Frontier]),
+    ("Operators on their own", [ops.Context, ops.Context.frontier, ops.Context.new_bitmap,
+                                advance, filter_, compute, neighbor_reduce, reduce,
+                                register_strategy]),
     ("Atomics", [atomics.cas, atomics.min, atomics.max, atomics.add, atomics.or_,
                  atomics.and_, atomics.exch]),
 ]

@@ -16,7 +16,7 @@ import numpy as np
 
 from gunpy.operators import bitmap as bitmap_op
 
-__all__ = ["Frontier"]
+__all__ = ["Frontier", "FrontierStore"]
 
 
 class Frontier:
@@ -184,3 +184,45 @@ class Frontier:
         size = "?" if self._size is None else self._size
         form = "+".join(f for f, h in (("queue", self.has_queue), ("bitmap", self.has_bitmap)) if h)
         return f"<Frontier {self.kind} {self.name} {form} size={size} capacity={self.capacity}>"
+
+
+class FrontierStore:
+    """Copies of frontiers kept in one growing array (Gunrock's frontier storage, 4.4.3).
+
+    :meth:`save` appends a frontier's ids; :meth:`get` returns the ``i``-th as a
+    view (no copy). BC's backward phase walks its BFS levels this way.
+    """
+
+    def __init__(self, backend, num_vertices):
+        self.backend = backend
+        self.num_vertices = int(num_vertices)
+        self._store = None
+        self._offsets = [0]
+
+    def clear(self):
+        self._offsets = [0]
+
+    def __len__(self):
+        return len(self._offsets) - 1
+
+    def save(self, frontier, scratch):
+        """Append a copy of ``frontier`` (queue form); returns its index."""
+        frontier.ensure_queue(scratch)
+        n = frontier.size
+        used = self._offsets[-1]
+        store = self._store
+        if store is None or store.shape[0] < used + n:
+            grown = self.backend.empty(max(used + n, self.num_vertices, 1), frontier.dtype)
+            if store is not None and used:
+                self.backend.copy(store, grown, used)
+            self._store = store = grown
+        if n:
+            self.backend.copy(frontier.queue, store[used:], n)
+        self._offsets.append(used + n)
+        return len(self._offsets) - 2
+
+    def get(self, i):
+        """The ``i``-th saved frontier (a view on the storage, not a copy)."""
+        lo, hi = self._offsets[i], self._offsets[i + 1]
+        return Frontier.view(self.backend, self._store[lo:max(hi, lo + 1)], hi - lo,
+                             name=f"saved{i}", num_vertices=self.num_vertices)

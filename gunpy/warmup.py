@@ -70,17 +70,7 @@ def warmup(backend="auto", primitives=None, *, scale=10, progress=None):
     times = {}
     for name in names:
         t0 = time.perf_counter()
-        if be.name == "cpu":
-            # every level as one thin chunk, then every level cut into as many chunks
-            # as possible: a default call's kernels are among those of the two runs
-            saved = be.serial_below, be.force_min_chunk
-            try:
-                for setting in ((2**62, None), (0, 1)):
-                    be.serial_below, be.force_min_chunk = setting
-                    calls[name](be)
-            finally:
-                be.serial_below, be.force_min_chunk = saved
-        else:
+        for _ in be.work_splits():
             calls[name](be)
         times[name] = time.perf_counter() - t0
         if progress is not None:

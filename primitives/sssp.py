@@ -142,13 +142,9 @@ class SSSPEnactor(Enactor):
             self.neighbor_reduce(None, TightParent, self.problem.tight, edges="in", op="min")
             self.compute(None, TightParent)
             return
-        frontier = self._frontiers[0]
-        frontier.clear()
-        frontier.push(self.problem.source)
-        rounds = 0
-        while frontier.size and not (self.backend.dry_run and rounds):
+        frontier = self.start_frontier().push(self.problem.source)
+        while frontier.size:
             frontier = self.advance(frontier, TightEdgeFunctor)
-            rounds += 1
 
 
 class SSSPResult(Result):

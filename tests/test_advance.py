@@ -121,13 +121,24 @@ def test_idempotent_bfs_every_strategy(lb, backend, cpu_split):
         check_bfs_tree(G, 0, r.depth, r.parent, reference=reference_depths(G, 0))
 
 
-def test_auto_picks_merge_path_for_big_frontiers():
+def test_auto_picks_merge_path_for_big_uneven_frontiers():
     G = gunpy.generators.star(5000)
     r = gunpy.bfs(G, 0, direction="push", backend="cpu")
-    assert r.stats.per_iteration[0]["strategy"] == "merge_path"
-    assert r.stats.per_iteration[1]["strategy"] == "merge_path"  # 5000 leaves x 1 edge each
+    assert r.stats.per_iteration[0]["strategy"] == "merge_path"  # one hub of 5000 edges
+    # 5000 leaves x 1 edge each: even already, no scan needed
+    assert r.stats.per_iteration[1]["strategy"] == "thread_mapped"
     small = gunpy.bfs(GRAPHS["path_directed"], 0, direction="push", backend="cpu")
     assert {it["strategy"] for it in small.stats.per_iteration} == {"thread_mapped"}
+
+
+def test_choose_uses_edges_and_frontier_size():
+    from gunpy.operators.advance import choose
+    assert choose("auto", 4000, 10) == "thread_mapped"     # few edges
+    assert choose("auto", 5000, 10) == "merge_path"        # many, on few vertices
+    assert choose("auto", 5000, 2500) == "thread_mapped"   # two per vertex: even
+    assert choose("auto", 5001, 2500) == "merge_path"
+    assert choose("auto", 100, 10, threshold=50) == "merge_path"
+    assert choose("twc", 10**6, 1) == "twc"
 
 
 @pytest.mark.large

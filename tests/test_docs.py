@@ -13,7 +13,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DOCS = os.path.join(ROOT, "docs")
 
 MODULES = ["gunpy.graph", "gunpy.io", "gunpy.generators", "gunpy.datasets", "gunpy.atomics",
-           "gunpy.functor", "gunpy.primitives.bfs", "gunpy.primitives.sssp",
+           "gunpy.functor", "gunpy.operators.context", "gunpy.operators.advance",
+           "gunpy.primitives.bfs", "gunpy.primitives.sssp",
            "gunpy.primitives.bc", "gunpy.primitives.cc", "gunpy.primitives.pagerank"]
 
 

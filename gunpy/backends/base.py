@@ -1,10 +1,44 @@
 """What every backend provides to the operators."""
 
+import importlib
 from collections import namedtuple
 
 import numpy as np
 
-__all__ = ["Backend", "DeviceGraph"]
+__all__ = ["Backend", "DeviceGraph", "operator_table", "OPERATORS"]
+
+#: every operator gunpy's framework calls, and where gunpy's own backends implement it:
+#: ``{}`` is the backend's prefix (``"cpu"``, ``"cuda"``). A backend's
+#: :attr:`Backend.operators` maps each name to ``"module:function"``.
+OPERATORS = {
+    "advance.thread_mapped": "gunpy.operators.advance.thread_mapped:{}_execute",
+    "advance.twc": "gunpy.operators.advance.twc:{}_execute",
+    "advance.merge_path": "gunpy.operators.advance.merge_path:{}_execute",
+    "advance.pull": "gunpy.operators.advance.pull:{}_execute",
+    "filter.predicated": "gunpy.operators.filter.predicated:{}_execute",
+    "filter.cull": "gunpy.operators.filter.cull:{}_execute",
+    "compute": "gunpy.operators.compute:{}_execute",
+    "neighbor_reduce": "gunpy.operators.neighbor_reduce:{}_execute",
+    "near_far.split": "gunpy.operators.priority_queue:{}_split",
+    "near_far.min_priority": "gunpy.operators.priority_queue:{}_min_priority",
+    "bitmap.queue_to_bitmap": "gunpy.operators.bitmap:{}_queue_to_bitmap",
+    "bitmap.bitmap_to_queue": "gunpy.operators.bitmap:{}_bitmap_to_queue",
+    "bitmap.or_into": "gunpy.operators.bitmap:{}_or_into",
+    "bitmap.popcount": "gunpy.operators.bitmap:{}_popcount",
+    "degree_sum": "gunpy.operators.common:{}_degree_sum",
+    "reduce": "gunpy.operators.reduce:{}_reduce",
+    "iota": "gunpy.operators.reduce:{}_iota",
+}
+
+
+def operator_table(prefix, **extra):
+    """gunpy's own implementations for backend ``prefix`` (plus ``extra``), as a backend's table."""
+    table = {name: where.format(prefix) for name, where in OPERATORS.items()}
+    table.update(extra)
+    return table
+
+
+_resolved = {}
 
 #: The arrays of a graph as one backend sees them. ``values`` is a one-element
 #: dummy when the graph is unweighted (kernels are specialised on ``weighted``).
@@ -20,9 +54,37 @@ DeviceGraph = namedtuple(
 
 
 class Backend:
-    """Arrays, launch configuration and kernel compilation for one target."""
+    """Arrays, launch configuration and kernel compilation for one target.
+
+    A backend also says how it runs each operator: :attr:`operators` maps an
+    operator name (the keys of :data:`OPERATORS`) to ``"module:function"``,
+    imported on first use by :meth:`operator`. The operators never ask which
+    backend they are on; a new backend is one module with its array methods
+    and its table (an operator it leaves out raises ``NotImplementedError``).
+    """
 
     name = None
+    #: operator name -> ``"module:function"`` (see :func:`operator_table`)
+    operators = {}
+
+    def operator(self, name, default=None):
+        """This backend's implementation of operator ``name``.
+
+        ``default``: returned when the table has no entry (``None`` raises
+        ``NotImplementedError`` naming the backend and the operator).
+        """
+        key = (type(self), name)
+        fn = _resolved.get(key)
+        if fn is None:
+            where = self.operators.get(name)
+            if where is None:
+                if default is not None:
+                    return default
+                raise NotImplementedError(f"the {self.name!r} backend does not implement "
+                                          f"operator {name!r}")
+            module, _, attr = where.partition(":")
+            fn = _resolved[key] = getattr(importlib.import_module(module), attr)
+        return fn
 
     # -- arrays -----------------------------------------------------------------
     def asarray(self, host):
@@ -63,9 +125,14 @@ class Backend:
     def synchronize(self):
         pass
 
-    #: True for a backend that compiles kernels without running them (PTX checks);
-    #: its ``read`` never returns 0 so that every operator path is exercised.
-    dry_run = False
+    def work_splits(self):
+        """Yield once per way this backend can cut work (warm-up runs a call under each),
+        so that the kernels of any default call are among those compiled."""
+        yield
+
+    def copy(self, src, dst, n):
+        """``dst[:n] = src[:n]`` between two arrays of this backend."""
+        raise NotImplementedError
 
     # -- graphs -----------------------------------------------------------------
     def graph(self, G, *, csc=False, coo=False):

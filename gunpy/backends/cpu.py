@@ -14,7 +14,7 @@ import numpy as np
 from numba.core.errors import NumbaError
 
 from gunpy._jitcache import cpu_jit
-from gunpy.backends.base import Backend
+from gunpy.backends.base import Backend, operator_table
 
 __all__ = ["CpuBackend", "kernel", "serial_kernel", "kernel_pair", "functor_pair", "run_thin",
            "THIN_BUILDS"]
@@ -123,6 +123,10 @@ def run_thin(backend, source, hooks, args, call):
 
 class CpuBackend(Backend):
     name = "cpu"
+    #: a push advance over fewer than :attr:`serial_below` edges is one thin pass
+    #: whatever the strategy ("advance.thin" returns True when it ran)
+    operators = operator_table(
+        "cpu", **{"advance.thin": "gunpy.operators.advance.thread_mapped:cpu_thin"})
     #: work smaller than this (frontier vertices, or edges for advance) runs as one
     #: chunk, with no compaction, through the build :attr:`thin_build` names (the
     #: thread pool's start and join would cost more than the work)
@@ -172,6 +176,20 @@ class CpuBackend(Backend):
 
     def head_to_host(self, arr, n):
         return arr[:n].copy()
+
+    def copy(self, src, dst, n):
+        dst[:n] = src[:n]
+
+    def work_splits(self):
+        # every level as one thin chunk, then every level cut into as many chunks as
+        # possible: a default call's kernels are among those of the two runs
+        saved = self.serial_below, self.force_min_chunk
+        try:
+            for setting in ((2**62, None), (0, 1)):
+                self.serial_below, self.force_min_chunk = setting
+                yield setting
+        finally:
+            self.serial_below, self.force_min_chunk = saved
 
     def __init__(self):
         build = os.environ.get("GUNPY_CPU_THIN_BUILD")

@@ -19,7 +19,7 @@ import numpy as np
 from numba import cuda
 
 from gunpy._jitcache import cuda_jit
-from gunpy.backends.base import Backend
+from gunpy.backends.base import Backend, operator_table
 
 __all__ = ["CudaBackend", "kernel", "ON_CUDASIM"]
 
@@ -66,6 +66,7 @@ _fill_kernel = kernel(_fill)
 
 class CudaBackend(Backend):
     name = "cuda"
+    operators = operator_table("cuda")
 
     def __init__(self):
         if ON_CUDASIM:
@@ -155,6 +156,10 @@ class CudaBackend(Backend):
 
     def synchronize(self):
         cuda.synchronize()
+
+    def copy(self, src, dst, n):
+        if n:
+            dst[:n].copy_to_device(src[:n])
 
     def device_function(self, pyfunc):
         return cuda.jit(device=True, inline="always")(pyfunc)

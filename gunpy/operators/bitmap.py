@@ -119,20 +119,12 @@ def queue_to_bitmap(backend, queue, length, n_items, words, *, clear=True):
         backend.fill(words, 0)
     if n_items == 0:
         return
-    if backend.name == "cuda":
-        backend.run(_cuda()[0], n_items, queue, length, words)
-    else:
-        parallel, serial = _cpu()[0]
-        (serial if n_items < backend.serial_below else parallel)(queue, n_items, words)
+    backend.operator("bitmap.queue_to_bitmap")(backend, queue, length, n_items, words)
 
 
 def or_into(backend, dst, src):
     """``dst |= src`` word by word."""
-    nwords = dst.shape[0]
-    if backend.name == "cuda":
-        backend.run(_cuda()[1], nwords, dst, src, nwords)
-    else:
-        _cpu()[1](dst, src, nwords)
+    backend.operator("bitmap.or_into")(backend, dst, src)
 
 
 def bitmap_to_queue(backend, words, queue, length, scratch):
@@ -140,20 +132,52 @@ def bitmap_to_queue(backend, words, queue, length, scratch):
 
     ``scratch(name, n, dtype)`` supplies work arrays.
     """
+    return backend.operator("bitmap.bitmap_to_queue")(backend, words, queue, length, scratch)
+
+
+def popcount(backend, words):
+    """Number of set bits."""
+    return backend.operator("bitmap.popcount")(backend, words)
+
+
+# -- the backends' implementations (named in their operator tables) --------------------
+def cuda_queue_to_bitmap(backend, queue, length, n_items, words):
+    backend.run(_cuda()[0], n_items, queue, length, words)
+
+
+def cpu_queue_to_bitmap(backend, queue, length, n_items, words):
+    parallel, serial = _cpu()[0]
+    (serial if n_items < backend.serial_below else parallel)(queue, n_items, words)
+
+
+def cuda_or_into(backend, dst, src):
+    nwords = dst.shape[0]
+    backend.run(_cuda()[1], nwords, dst, src, nwords)
+
+
+def cpu_or_into(backend, dst, src):
+    _cpu()[1](dst, src, dst.shape[0])
+
+
+def cuda_bitmap_to_queue(backend, words, queue, length, scratch):
     nwords = words.shape[0]
-    if backend.name == "cuda":
-        offsets = scratch("bitmap.offsets", nwords, np.int64)
-        total = scan.exclusive_scan(backend, "popcount", nwords, words, words, offsets)
-        backend.run(_cuda()[2], nwords, words, nwords, offsets, queue, length, np.int64(total))
-        return total
+    offsets = scratch("bitmap.offsets", nwords, np.int64)
+    total = scan.exclusive_scan(backend, "popcount", nwords, words, words, offsets)
+    backend.run(_cuda()[2], nwords, words, nwords, offsets, queue, length, np.int64(total))
+    return total
+
+
+def cpu_bitmap_to_queue(backend, words, queue, length, scratch):
+    nwords = words.shape[0]
     total = int(_cpu()[2](words, nwords, queue, backend.chunks(nwords, min_chunk=1024)))
     length[0] = total
     return total
 
 
-def popcount(backend, words):
-    """Number of set bits."""
+def cuda_popcount(backend, words):
     nwords = words.shape[0]
-    if backend.name == "cuda":
-        return scan.total(backend, "popcount", nwords, words, words)
-    return int(_cpu()[3](words, nwords))
+    return scan.total(backend, "popcount", nwords, words, words)
+
+
+def cpu_popcount(backend, words):
+    return int(_cpu()[3](words, words.shape[0]))

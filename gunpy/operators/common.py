@@ -6,7 +6,7 @@ import numpy as np
 
 from gunpy.operators import scan
 
-__all__ = ["frontier_edges", "degree_sum", "cpu_compact", "chunk_bounds"]
+__all__ = ["frontier_edges", "degree_sum", "cpu_compact", "chunk_bounds", "problem_data"]
 
 
 @functools.lru_cache(maxsize=None)
@@ -47,10 +47,16 @@ def degree_sum(backend, offsets, queue, n):
     """``sum(offsets[v + 1] - offsets[v] for v in queue[:n])`` as a Python int."""
     if n == 0:
         return 0
-    if backend.name == "cpu":
-        helpers = _cpu_helpers()
-        build = helpers[2] if n < backend.serial_below else helpers[0]
-        return int(build(offsets, queue, n))
+    return backend.operator("degree_sum")(backend, offsets, queue, n)
+
+
+def cpu_degree_sum(backend, offsets, queue, n):
+    helpers = _cpu_helpers()
+    build = helpers[2] if n < backend.serial_below else helpers[0]
+    return int(build(offsets, queue, n))
+
+
+def cuda_degree_sum(backend, offsets, queue, n):
     return scan.total(backend, "degrees", n, offsets, queue)
 
 
@@ -62,3 +68,13 @@ def cpu_compact(tmp, starts, counts, nchunks, out):
 def chunk_bounds(n, nchunks):
     """Chunk size so that ``nchunks`` chunks cover ``n`` items."""
     return (n + nchunks - 1) // max(nchunks, 1)
+
+
+def problem_data(data):
+    """The functors' ``data``: ``data`` itself, or a Problem's ``data()``."""
+    fields = getattr(data, "data", None)
+    if callable(fields) and not isinstance(data, tuple):
+        return fields()
+    if data is None:
+        return ()
+    return data

@@ -7,9 +7,11 @@ Gunrock section 4.4.3). With no frontier it runs over all vertices 0..n-1.
 from numba import cuda  # a module global: the simulator swaps it for its fake module
 
 from gunpy.backends.cpu import functor_pair, run_thin
-from gunpy.functor import hooks_cache
+from gunpy.functor import compile_functor, hooks_cache
+from gunpy.operators.common import problem_data
+from gunpy.operators.context import callable_module, context_for
 
-__all__ = ["cuda_kernel", "cpu_kernel", "cpu_source", "execute"]
+__all__ = ["compute", "cuda_kernel", "cpu_kernel", "cpu_source", "execute", "cuda_execute", "cpu_execute"]
 
 
 @hooks_cache
@@ -59,10 +61,32 @@ def execute(ctx, frontier, hooks, data):
         queue, length = frontier.queue, frontier.length
     if n == 0:
         return
-    if backend.name == "cuda":
-        backend.run(cuda_kernel(hooks, all_vertices), n, queue, length, data)
-    elif n < backend.serial_below:
-        ctx._log(build=run_thin(backend, cpu_source, hooks, (all_vertices,),
-                                lambda k: k(queue, n, data)))
+    backend.operator("compute")(ctx, hooks, data, queue, length, n, all_vertices)
+
+
+def cuda_execute(ctx, hooks, data, queue, length, n, all_vertices):
+    ctx.backend.run(cuda_kernel(hooks, all_vertices), n, queue, length, data)
+
+
+def cpu_execute(ctx, hooks, data, queue, length, n, all_vertices):
+    backend = ctx.backend
+    if n < backend.serial_below:
+        ctx.log(build=run_thin(backend, cpu_source, hooks, (all_vertices,),
+                               lambda k: k(queue, n, data)))
     else:
         cpu_kernel(hooks, all_vertices)[0](queue, n, data)
+
+
+def compute(graph, frontier, functor, data=None, *, context=None):
+    """Run ``functor.apply_vertex`` on every item of ``frontier`` (``None``: every vertex).
+
+    Returns ``frontier``. ``context``: see :func:`gunpy.operators.advance`.
+    """
+    ctx = context_for(graph, frontier, context)
+    if frontier is not None:
+        frontier.ensure_queue(ctx.scratch)
+    execute(ctx, frontier, compile_functor(functor, ctx.backend), problem_data(data))
+    return frontier
+
+
+callable_module(__name__, compute)

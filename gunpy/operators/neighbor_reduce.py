@@ -17,11 +17,12 @@ import numpy as np
 from numba import cuda  # a module global: the simulator swaps it for its fake module
 
 from gunpy.backends.cpu import functor_pair, run_thin
-from gunpy.functor import hooks_cache
+from gunpy.functor import compile_functor, hooks_cache
 from gunpy.operators.advance.common import cpu_weight, cuda_weight
-from gunpy.operators.common import degree_sum
+from gunpy.operators.common import degree_sum, problem_data
+from gunpy.operators.context import callable_module, context_for
 
-__all__ = ["execute", "MAPPINGS", "OPS"]
+__all__ = ["neighbor_reduce", "execute", "cuda_execute", "cpu_execute", "MAPPINGS", "OPS"]
 
 MAPPINGS = ("thread", "warp", "auto")
 OPS = ("sum", "min", "max")
@@ -139,21 +140,58 @@ def execute(ctx, frontier, hooks, data, out, *, edges="in", mapping="auto", op="
         queue, length, n = frontier.queue, frontier.length, frontier.size
     if n == 0:
         return 0
-    if backend.name == "cuda":
-        if mapping == "auto":
-            mapping = "warp" if dg.num_edges >= 16 * max(dg.num_vertices, 1) else "thread"
-        k = cuda_kernel(hooks, dg.weighted, incoming, mapping, op)
-        items = n * 32 if mapping == "warp" else n
-        backend.run(k, items, queue, length, all_vertices, offsets, nbrs, edge_ids, dg.values,
-                    out, data)
-    else:
-        args = (queue, n, all_vertices, offsets, nbrs, edge_ids, dg.values, out, data)
-        if n < backend.serial_below:
-            ctx._log(build=run_thin(backend, cpu_source, hooks, (dg.weighted, incoming, op),
-                                    lambda k: k(*args)))
-        else:
-            cpu_kernel(hooks, dg.weighted, incoming, op)[0](*args)
+    backend.operator("neighbor_reduce")(ctx, dg, hooks, data, out, queue, length, n,
+                                        all_vertices, incoming, mapping, op)
     if all_vertices:
         return dg.num_edges
     # the edges read: the frontier's in- (or out-) degree sum
     return degree_sum(backend, offsets, queue, n)
+
+
+def _arrays(dg, incoming):
+    if incoming:
+        return dg.in_offsets, dg.in_indices, dg.in_edge_ids
+    return dg.row_offsets, dg.column_indices, dg.in_edge_ids
+
+
+def cuda_execute(ctx, dg, hooks, data, out, queue, length, n, all_vertices, incoming, mapping,
+                 op):
+    offsets, nbrs, edge_ids = _arrays(dg, incoming)
+    if mapping == "auto":
+        mapping = "warp" if dg.num_edges >= 16 * max(dg.num_vertices, 1) else "thread"
+    k = cuda_kernel(hooks, dg.weighted, incoming, mapping, op)
+    items = n * 32 if mapping == "warp" else n
+    ctx.backend.run(k, items, queue, length, all_vertices, offsets, nbrs, edge_ids, dg.values,
+                    out, data)
+
+
+def cpu_execute(ctx, dg, hooks, data, out, queue, length, n, all_vertices, incoming, mapping,
+                op):
+    backend = ctx.backend
+    offsets, nbrs, edge_ids = _arrays(dg, incoming)
+    args = (queue, n, all_vertices, offsets, nbrs, edge_ids, dg.values, out, data)
+    if n < backend.serial_below:
+        ctx.log(build=run_thin(backend, cpu_source, hooks, (dg.weighted, incoming, op),
+                               lambda k: k(*args)))
+    else:
+        cpu_kernel(hooks, dg.weighted, incoming, op)[0](*args)
+
+
+def neighbor_reduce(graph, frontier, functor, data, out, *, edges="in", mapping="auto", op="sum",
+                    context=None):
+    """``out[v] = op of functor.gather_edge`` over ``v``'s in- (or out-) edges.
+
+    For the vertices of ``frontier`` (``None``: every vertex); ``out`` is a
+    float64 device array with a slot per vertex; the others keep their values.
+    Returns ``out``; the edges read are logged in the context's record.
+    """
+    ctx = context_for(graph, frontier, context)
+    if frontier is not None:
+        frontier.ensure_queue(ctx.scratch)
+    edges_read = execute(ctx, frontier, compile_functor(functor, ctx.backend),
+                         problem_data(data), out, edges=edges, mapping=mapping, op=op)
+    ctx.log(edges=edges_read, direction="pull", strategy="neighbor_reduce")
+    return out
+
+
+callable_module(__name__, neighbor_reduce)

@@ -147,7 +147,7 @@ class NearFarQueue:
         self.level = float(initial_level)
         # two far piles: a refill splits one into the near slice and the other
         self._piles = [Frontier(self.backend, max(ctx.num_vertices, 1),
-                                dtype=ctx.problem.index_dtype, name=f"far{i}",
+                                dtype=ctx.index_dtype, name=f"far{i}",
                                 num_vertices=ctx.num_vertices) for i in range(2)]
         self.far = self._piles[0]
         self.refills = 0
@@ -168,50 +168,11 @@ class NearFarQueue:
             ctx.scratch("pq.seen", bitmap.num_words(ctx.num_vertices), np.uint32)
         if dedupe:
             backend.fill(seen, 0)
-        if backend.name == "cuda":
-            k_split, _ = _cuda_kernels(hooks, backend.block_size)
-            out.clear()
-            backend.run(k_split, n, frontier.queue, frontier.length, np.float64(self.level),
-                        np.float64(floor), dedupe, seen, out.queue, out.length, far_out.queue, far_out.length, data)
-            out.touched()
-            far_out.touched()
-            return
-        (k_split, _), _ = _cpu_kernels(hooks)
-        nchunks = backend.chunks(n)
-        starts = np.empty(nchunks, dtype=np.int64)
-        nc = np.empty(nchunks, dtype=np.int64)
-        fc = np.empty(nchunks, dtype=np.int64)
-        base = far_out.size
-        if nchunks == 1 or n < backend.serial_below:
-            # one serial pass straight into both outputs: nothing to compact
-            ctx._log(build=run_thin(
-                backend, _cpu_split_source, hooks, (),
-                lambda k: k(frontier.queue, n, self.level, float(floor), dedupe, seen, out.queue,
-                            far_out.queue[base:], starts, nc, fc, 1, data)))
-            out.set_size(nc[0])
-            far_out.set_size(base + fc[0])
-            return
-        near_tmp = ctx.scratch("pq.near", n, frontier.dtype)
-        far_tmp = ctx.scratch("pq.far", n, frontier.dtype)
-        k_split(frontier.queue, n, self.level, float(floor), dedupe, seen, near_tmp, far_tmp, starts, nc, fc,
-                nchunks, data)
-        out.set_size(cpu_compact(near_tmp, starts, nc, nchunks, out.queue))
-        added = cpu_compact(far_tmp, starts, fc, nchunks, far_out.queue[base:])
-        far_out.set_size(base + added)
+        backend.operator("near_far.split")(ctx, frontier, out, far_out, hooks, data, self.level,
+                                           float(floor), dedupe, seen)
 
     def _min_far_priority(self, hooks, data):
-        backend = self.backend
-        if backend.name == "cuda":
-            _, k_min = _cuda_kernels(hooks, backend.block_size)
-            out = backend.full(1, np.inf, np.float64)
-            backend.run(k_min, self.far.size, self.far.queue, self.far.length, out, data,
-                        block_size=backend.block_size)
-            return backend.read(out, 0) if not backend.dry_run else self.level
-        _, (k_min, k_min_serial) = _cpu_kernels(hooks)
-        n = self.far.size
-        if n < backend.serial_below:
-            return float(k_min_serial(self.far.queue, n, 1, data))
-        return float(k_min(self.far.queue, n, backend.chunks(n), data))
+        return self.backend.operator("near_far.min_priority")(self.backend, self.far, hooks, data)
 
     def next(self, frontier, out, hooks, data):
         """The next near frontier (in ``out``); the rest of ``frontier`` joins the far pile.
@@ -219,9 +180,6 @@ class NearFarQueue:
         Returns the frontier to process next: empty only when near and far both are.
         """
         self._split(frontier, out, hooks, data, dedupe=False, far_out=self.far)
-        if self.backend.dry_run:
-            # nothing runs in a dry run, so the near slice never empties: visit the refill path
-            self._min_far_priority(hooks, data)
         while out.size == 0 and self.far.size > 0:
             # the near slice ran dry: raise the level past the far pile's minimum
             # and split the far pile again (dropping its repeats)
@@ -235,6 +193,59 @@ class NearFarQueue:
             self.far = self._piles[1] if pile is self._piles[0] else self._piles[0]
             self.far.clear()
             self._split(pile, out, hooks, data, dedupe=True, far_out=self.far, floor=floor)
-            if self.backend.dry_run:
-                break
         return out
+
+
+# -- the backends' implementations (named in their operator tables) --------------------
+def cuda_split(ctx, frontier, out, far_out, hooks, data, level, floor, dedupe, seen):
+    backend = ctx.backend
+    k_split, _ = _cuda_kernels(hooks, backend.block_size)
+    out.clear()
+    backend.run(k_split, frontier.size, frontier.queue, frontier.length, np.float64(level),
+                np.float64(floor), dedupe, seen, out.queue, out.length, far_out.queue,
+                far_out.length, data)
+    out.touched()
+    far_out.touched()
+
+
+def cpu_split(ctx, frontier, out, far_out, hooks, data, level, floor, dedupe, seen):
+    backend = ctx.backend
+    n = frontier.size
+    (k_split, _), _ = _cpu_kernels(hooks)
+    nchunks = backend.chunks(n)
+    starts = np.empty(nchunks, dtype=np.int64)
+    nc = np.empty(nchunks, dtype=np.int64)
+    fc = np.empty(nchunks, dtype=np.int64)
+    base = far_out.size
+    if nchunks == 1 or n < backend.serial_below:
+        # one serial pass straight into both outputs: nothing to compact
+        ctx.log(build=run_thin(
+            backend, _cpu_split_source, hooks, (),
+            lambda k: k(frontier.queue, n, level, floor, dedupe, seen, out.queue,
+                        far_out.queue[base:], starts, nc, fc, 1, data)))
+        out.set_size(nc[0])
+        far_out.set_size(base + fc[0])
+        return
+    near_tmp = ctx.scratch("pq.near", n, frontier.dtype)
+    far_tmp = ctx.scratch("pq.far", n, frontier.dtype)
+    k_split(frontier.queue, n, level, floor, dedupe, seen, near_tmp, far_tmp, starts, nc, fc,
+            nchunks, data)
+    out.set_size(cpu_compact(near_tmp, starts, nc, nchunks, out.queue))
+    added = cpu_compact(far_tmp, starts, fc, nchunks, far_out.queue[base:])
+    far_out.set_size(base + added)
+
+
+def cuda_min_priority(backend, far, hooks, data):
+    _, k_min = _cuda_kernels(hooks, backend.block_size)
+    out = backend.full(1, np.inf, np.float64)
+    backend.run(k_min, far.size, far.queue, far.length, out, data,
+                block_size=backend.block_size)
+    return backend.read(out, 0)
+
+
+def cpu_min_priority(backend, far, hooks, data):
+    _, (k_min, k_min_serial) = _cpu_kernels(hooks)
+    n = far.size
+    if n < backend.serial_below:
+        return float(k_min_serial(far.queue, n, 1, data))
+    return float(k_min(far.queue, n, backend.chunks(n), data))

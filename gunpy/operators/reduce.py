@@ -9,7 +9,9 @@ import functools
 import numpy as np
 from numba import cuda  # a module global: the simulator swaps it for its fake module
 
-__all__ = ["reduce_array", "iota", "OPS"]
+from gunpy.operators.context import callable_module
+
+__all__ = ["reduce", "reduce_array", "iota", "OPS"]
 
 OPS = ("sum", "min", "max")
 
@@ -62,17 +64,22 @@ def reduce_array(backend, arr, n=None, op="sum"):
     if op not in OPS:
         raise ValueError(f"unknown reduction {op!r}; valid: {OPS}")
     n = arr.shape[0] if n is None else int(n)
-    is_float = np.dtype(arr.dtype).kind == "f"
-    if backend.name == "cpu":
-        part = arr[:n]
-        if n == 0:
-            return _identity(op, is_float)
-        return (part.sum() if op == "sum" else part.min() if op == "min" else part.max()).item()
+    return backend.operator("reduce")(backend, arr, n, op)
+
+
+def cpu_reduce(backend, arr, n, op):
+    part = arr[:n]
+    if n == 0:
+        return _identity(op, np.dtype(arr.dtype).kind == "f")
+    return (part.sum() if op == "sum" else part.min() if op == "min" else part.max()).item()
+
+
+def cuda_reduce(backend, arr, n, op):
     block = backend.block_size
-    k, ident, acc_t = _cuda_reduce(op, is_float, block)
+    k, ident, acc_t = _cuda_reduce(op, np.dtype(arr.dtype).kind == "f", block)
     out = backend.full(1, ident, acc_t)
     backend.run(k, n, arr, n, out, block_size=block)
-    return backend.read(out, 0) if not backend.dry_run else ident
+    return backend.read(out, 0)
 
 
 def _identity(op, is_float):
@@ -96,7 +103,28 @@ def _iota():
 
 def iota(backend, out, n):
     """``out[i] = i`` for ``i < n``."""
-    if backend.name == "cpu":
-        out[:n] = np.arange(n, dtype=out.dtype)
-        return
+    backend.operator("iota")(backend, out, n)
+
+
+def cpu_iota(backend, out, n):
+    out[:n] = np.arange(n, dtype=out.dtype)
+
+
+def cuda_iota(backend, out, n):
     backend.run(_iota(), n, out, n)
+
+
+def reduce(array, op="sum", n=None, *, context=None):
+    """``op`` ("sum", "min", "max") over ``array[:n]`` (a device array), as a Python number.
+
+    The backend is the context's, else the array's own (NumPy: the CPU).
+    """
+    if context is not None:
+        backend = context.backend
+    else:
+        from gunpy.backends import get_backend
+        backend = get_backend("cpu" if isinstance(array, np.ndarray) else "cuda")
+    return reduce_array(backend, array, n, op)
+
+
+callable_module(__name__, reduce)

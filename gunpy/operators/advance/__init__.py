@@ -7,12 +7,21 @@ Push strategies share :class:`~gunpy.operators.advance.common.PushSpec`.
 
 import inspect
 
-from gunpy.operators.advance import merge_path, thread_mapped, twc
-from gunpy.operators.advance.common import OUTPUTS, PushSpec
-from gunpy.operators.common import frontier_edges
+import numpy as np
 
-__all__ = ["STRATEGIES", "LOAD_BALANCE_OPTIONS", "register_strategy", "load_balance_options",
-           "check_load_balance", "execute", "choose", "AUTO_THRESHOLD"]
+from gunpy.functor import compile_functor
+from gunpy.operators import bitmap
+from gunpy.operators.advance import merge_path, pull, thread_mapped, twc
+from gunpy.operators.advance.common import OUTPUTS, PushSpec
+from gunpy.operators.common import frontier_edges, problem_data
+from gunpy.operators.context import callable_module, context_for
+
+__all__ = ["advance", "STRATEGIES", "PULL_MAPPINGS", "LOAD_BALANCE_OPTIONS", "register_strategy",
+           "load_balance_options", "pull_mapping_options", "check_load_balance", "execute", "choose", "AUTO_THRESHOLD",
+           "DIRECTIONS"]
+
+#: the directions :func:`advance` takes (an Enactor also offers ``"auto"``)
+DIRECTIONS = ("push", "pull")
 
 #: option name -> strategy module (each exports ``execute``; the built-in ones also
 #: ``cuda_kernel`` / ``cpu_kernel``). Add to it with :func:`register_strategy`.
@@ -30,47 +39,77 @@ LOAD_BALANCE_OPTIONS = tuple(STRATEGIES) + ("auto",)
 AUTO_THRESHOLD = 4096
 
 
-def register_strategy(name, module, *, replace=False):
-    """Make ``module`` the push-advance strategy called ``name`` (``load_balance=name``).
+#: pull mapping name -> module (``execute(ctx, dg, visited, input_bits, next_bits, hooks,
+#: data, *, mapping, early_exit)``); the built-in ones are all :mod:`.pull`'s kernels
+PULL_MAPPINGS = {"thread": pull, "warp": pull, "auto": pull}
 
-    ``module`` needs an ``execute(ctx, dg, frontier, out, hooks, data, *, edges,
-    spec)`` that push-advances ``frontier`` into ``out`` (see
-    :mod:`gunpy.operators.advance.thread_mapped` for the shape): ``ctx`` gives
-    the backend, ``ctx.scratch`` and ``ctx.visited_words()``; ``dg`` is the
-    backend's :class:`~gunpy.backends.base.DeviceGraph`; ``hooks`` the compiled
-    functor; ``spec`` a :class:`~gunpy.operators.advance.common.PushSpec`.
-    On the CPU a frontier with fewer than ``CpuBackend.serial_below`` edges
-    runs as one thin pass whatever the strategy.
+_INTERFACES = {
+    "push": (6, ("edges", "spec"), "(ctx, dg, frontier, out, hooks, data, *, edges, spec)"),
+    "pull": (7, ("mapping", "early_exit"),
+             "(ctx, dg, visited, input_bits, next_bits, hooks, data, *, mapping, early_exit)"),
+}
+
+
+def register_strategy(name, module, *, kind="push", replace=False):
+    """Make ``module`` the strategy called ``name``: ``load_balance=name`` (``kind="push"``)
+    or ``DirectionPolicy(pull_mapping=name)`` (``kind="pull"``).
+
+    A push module needs ``execute(ctx, dg, frontier, out, hooks, data, *,
+    edges, spec)`` that push-advances ``frontier`` into ``out`` (see
+    :mod:`gunpy.operators.advance.thread_mapped` for the shape): ``ctx`` (a
+    :class:`~gunpy.operators.Context`) gives the backend, ``ctx.scratch`` and
+    ``ctx.visited_words()``; ``dg`` is the backend's
+    :class:`~gunpy.backends.base.DeviceGraph`; ``hooks`` the compiled functor;
+    ``spec`` a :class:`~gunpy.operators.advance.common.PushSpec`. On the CPU a
+    frontier with fewer than ``CpuBackend.serial_below`` edges runs as one thin
+    pass whatever the strategy.
+
+    A pull module needs ``execute(ctx, dg, visited, input_bits, next_bits,
+    hooks, data, *, mapping, early_exit)`` that sets in ``next_bits`` the
+    vertices outside ``visited`` with an in-neighbour in ``input_bits`` whose
+    edge the functor accepts, and returns ``(in-edges examined, vertices found,
+    their out-degree sum, mapping name)`` (see :mod:`.pull`).
 
     Raises ``ValueError`` for a bad name or an already-registered one (unless
     ``replace``) and ``TypeError`` for a module without that interface.
     """
     global LOAD_BALANCE_OPTIONS
+    if kind not in _INTERFACES:
+        raise ValueError(f"unknown strategy kind {kind!r}; valid: 'push', 'pull'")
+    registry = STRATEGIES if kind == "push" else PULL_MAPPINGS
     if not isinstance(name, str) or not name.isidentifier() or name == "auto":
         raise ValueError(f"a strategy name must be an identifier other than 'auto', "
                          f"got {name!r}")
-    if name in STRATEGIES and not replace:
-        raise ValueError(f"load_balance {name!r} is already registered "
+    if name in registry and not replace:
+        raise ValueError(f"{kind} strategy {name!r} is already registered "
                          "(register_strategy(..., replace=True) to replace it)")
+    _check_interface(name, module, *_INTERFACES[kind])
+    registry[name] = module
+    LOAD_BALANCE_OPTIONS = tuple(STRATEGIES) + ("auto",)
+    return module
+
+
+def _check_interface(name, module, npositional, keywords, shape):
     run = getattr(module, "execute", None)
     if not callable(run):
         raise TypeError(f"strategy {name!r}: {module!r} has no callable execute()")
     try:
         params = inspect.signature(run).parameters
     except (TypeError, ValueError):
-        params = None
-    if params is not None:
-        positional = [p for p in params.values()
-                      if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
-        var_kw = any(p.kind == p.VAR_KEYWORD for p in params.values())
-        missing = [k for k in ("edges", "spec") if k not in params and not var_kw]
-        if len(positional) < 6 and not any(p.kind == p.VAR_POSITIONAL
-                                           for p in params.values()) or missing:
-            raise TypeError(f"strategy {name!r}: execute must take (ctx, dg, frontier, out, "
-                            f"hooks, data, *, edges, spec); it takes {inspect.signature(run)}")
-    STRATEGIES[name] = module
-    LOAD_BALANCE_OPTIONS = tuple(STRATEGIES) + ("auto",)
-    return module
+        return
+    kinds = [p.kind for p in params.values()]
+    positional = sum(k in (inspect.Parameter.POSITIONAL_ONLY,
+                           inspect.Parameter.POSITIONAL_OR_KEYWORD) for k in kinds)
+    var_kw = inspect.Parameter.VAR_KEYWORD in kinds
+    missing = [k for k in keywords if k not in params and not var_kw]
+    if (positional < npositional and inspect.Parameter.VAR_POSITIONAL not in kinds) or missing:
+        raise TypeError(f"strategy {name!r}: execute must take {shape}; it takes "
+                        f"{inspect.signature(run)}")
+
+
+def pull_mapping_options():
+    """The valid pull mappings now (registered ones included)."""
+    return tuple(PULL_MAPPINGS)
 
 
 def load_balance_options():
@@ -87,19 +126,31 @@ def check_load_balance(name):
 
 
 def choose(load_balance, edges, frontier_size, *, threshold=AUTO_THRESHOLD):
-    """The strategy ``auto`` stands for, given the frontier's work."""
+    """The strategy ``auto`` stands for, given the frontier's vertices and their edges.
+
+    Merge-path (equal shares of edges, after a scan and a partition search) pays
+    off above ``threshold`` edges when they can be uneven: more than two per
+    frontier vertex on average. A frontier of at most two edges per vertex (a
+    star's leaves, a tree's last levels) is even already, and thread-per-vertex
+    runs it with no set-up.
+    """
     if load_balance != "auto":
         return load_balance
-    if edges > threshold and "merge_path" in STRATEGIES:
+    if edges > threshold and edges > 2 * frontier_size and "merge_path" in STRATEGIES:
         return "merge_path"
     return "thread_mapped"
+
+
+def _no_thin(*args, **kwargs):
+    return False
 
 
 def execute(ctx, dg, frontier, out, hooks, data, *, load_balance="auto", output="vertex",
             mark_visited=False, skip_visited=False, threshold=AUTO_THRESHOLD, edges=None):
     """Push-advance ``frontier`` into ``out``; returns ``(strategy used, edges visited)``.
 
-    ``edges`` is the frontier's out-degree sum when the caller already knows it.
+    The strategy-level entry (:func:`advance` is the user's). ``edges`` is the
+    frontier's out-degree sum when the caller already knows it.
     ``mark_visited`` / ``skip_visited``: set / test the destinations' bits in
     ``ctx.visited_words()`` (see :class:`~gunpy.operators.advance.common.PushSpec`).
     """
@@ -114,9 +165,144 @@ def execute(ctx, dg, frontier, out, hooks, data, *, load_balance="auto", output=
         return strategy, 0
     out.reserve(edges)
     spec = PushSpec(dg.weighted, output, bool(mark_visited), bool(skip_visited))
-    if ctx.backend.name == "cpu" and edges < ctx.backend.serial_below:
-        # CPU: a frontier this thin is one chunk whatever the strategy: one serial pass
-        thread_mapped.cpu_serial(ctx, dg, frontier, out, hooks, data, spec)
-    else:
+    # a backend may run thin frontiers its own way whatever the strategy (the CPU: one pass)
+    if not ctx.backend.operator("advance.thin", _no_thin)(ctx, dg, frontier, out, hooks, data,
+                                                           edges=edges, spec=spec):
         STRATEGIES[strategy].execute(ctx, dg, frontier, out, hooks, data, edges=edges, spec=spec)
     return strategy, edges
+
+
+def advance(graph, frontier, functor, data=None, *, out=None, mask=None, skip_masked=True,
+            update_mask=True, load_balance="auto", direction="push", output="vertex",
+            pull_input="frontier", pull_mapping="auto", early_exit=True,
+            threshold=AUTO_THRESHOLD, context=None):
+    """Visit the edges of ``frontier`` with ``functor``; returns the output frontier.
+
+    Push (the default): for each out-edge ``(src, dst, e)`` of a frontier
+    vertex whose ``cond_edge`` holds, ``apply_edge`` runs and the output gains
+    ``dst`` (``output="vertex"``), the edge id ``e`` (``output="edge"``) or
+    nothing (``output="none"``), duplicates included.
+
+    Pull (``direction="pull"``): every vertex outside ``mask`` scans its
+    in-edges ``(src, dst, e)`` whose ``src`` is in the input set (the frontier,
+    or ``mask`` itself with ``pull_input="visited"``: Gunrock's operand reuse),
+    runs ``cond_edge`` / ``apply_edge``, and joins the output if one held; with
+    ``early_exit`` it stops at the first. The output is a bitmap frontier
+    (no duplicates).
+
+    Parameters
+    ----------
+    graph : gunpy.Graph
+    frontier : gunpy.Frontier
+        Vertex ids on the context's backend (never written).
+    functor : gunpy.Functor subclass
+    data : namedtuple of device arrays, or a gunpy.Problem (its ``data()``)
+    out : gunpy.Frontier, optional
+        Receives the result (grown as needed); a new frontier when omitted.
+    mask : device array of uint32 words, optional
+        A visited bitmap (one bit per vertex, e.g. ``context.new_bitmap()``).
+        Push skips destinations whose bit is set (``skip_masked``) and sets the
+        bit of every destination it accepts (``update_mask``, vertex output);
+        pull searches only vertices outside it and adds the ones it finds
+        (``update_mask``). Without a mask, pull searches every vertex outside
+        the frontier.
+    load_balance : str, default "auto"
+        Push workload mapping: a registered strategy (:func:`load_balance_options`).
+    direction : {"push", "pull"}
+        (An Enactor also offers ``"auto"``: it keeps the push-pull state.)
+    pull_mapping : {"auto", "thread", "warp"}
+    context : gunpy.operators.Context, optional
+        Backend, scratch arrays and the stats record; made for the call when omitted.
+
+    Examples
+    --------
+    One BFS step from vertex 2 of the path 0-1-2-3-4, with no Enactor:
+
+    >>> from collections import namedtuple
+    >>> import numpy as np, gunpy
+    >>> from gunpy import Functor, atomics, operators as ops
+    >>> class Reach(Functor):
+    ...     @staticmethod
+    ...     def cond_edge(src, dst, edge, weight, data):
+    ...         return atomics.cas(data.depth, dst, -1, data.depth[src] + 1) == -1
+    >>> G = gunpy.generators.path(5)
+    >>> data = namedtuple("Data", "depth")(np.array([-1, -1, 0, -1, -1], dtype=np.int32))
+    >>> ctx = ops.Context(G, backend="cpu")
+    >>> out = ops.advance(G, ctx.frontier([2]), Reach, data, context=ctx)
+    >>> sorted(out.to_numpy().tolist()), data.depth.tolist(), ctx.record["edges"]
+    ([1, 3], [-1, 1, 0, 1, -1], 2)
+    """
+    if direction not in DIRECTIONS:
+        raise ValueError(f"unknown advance direction {direction!r}; valid: 'push', 'pull' "
+                         "('auto' needs the push-pull state an Enactor keeps)")
+    ctx = context_for(graph, frontier, context)
+    backend = ctx.backend
+    hooks = compile_functor(functor, backend)
+    data = problem_data(data)
+    if mask is not None:
+        _check_mask(ctx, mask)
+        ctx = ctx.with_visited(mask)
+    if direction == "pull":
+        if output != "vertex":
+            raise ValueError("pull advance produces vertex frontiers only")
+        if pull_input not in ("visited", "frontier"):
+            raise ValueError(f"unknown pull_input {pull_input!r}; valid: 'visited', 'frontier'")
+        return _pull(ctx, frontier, hooks, data, out, mask, update_mask, pull_input,
+                     pull_mapping, early_exit)
+    frontier.ensure_queue(ctx.scratch)
+    dg = backend.graph(graph)
+    edges = frontier.known_edges
+    if edges is None:
+        edges = frontier_edges(ctx, dg, frontier)
+    if out is None:
+        out = _new_output(ctx, edges, output)
+    strategy, edges = execute(
+        ctx, dg, frontier, out, hooks, data, load_balance=load_balance, output=output,
+        mark_visited=mask is not None and update_mask and output == "vertex",
+        skip_visited=mask is not None and skip_masked, threshold=threshold, edges=edges)
+    ctx.log(edges=edges, direction="push", strategy=strategy)
+    return out
+
+
+def _pull(ctx, frontier, hooks, data, out, mask, update_mask, pull_input, mapping, early_exit):
+    backend = ctx.backend
+    dg = backend.graph(ctx.graph, csc=True)
+    if mask is None:
+        # only the frontier counts as visited
+        mask = ctx.scratch("pull.mask", bitmap.num_words(ctx.num_vertices), np.uint32)
+        backend.fill(mask, 0)
+        bitmap.or_into(backend, mask, frontier.ensure_bitmap())
+        ctx = ctx.with_visited(mask)
+    input_bits = mask if pull_input == "visited" else frontier.ensure_bitmap()
+    if out is None:
+        out = _new_output(ctx, 1, "vertex")
+    next_bits = out._words()
+    if mapping not in PULL_MAPPINGS:
+        raise ValueError(f"unknown pull mapping {mapping!r}; valid: {pull_mapping_options()}")
+    examined, found, found_edges, mapping = PULL_MAPPINGS[mapping].execute(
+        ctx, dg, mask, input_bits, next_bits, hooks, data, mapping=mapping,
+        early_exit=early_exit)
+    if update_mask:
+        bitmap.or_into(backend, mask, next_bits)
+    out.set_bitmap(next_bits, found, known_edges=found_edges)
+    out.examined = examined
+    ctx.log(edges=examined, direction="pull", strategy=f"pull-{mapping}")
+    return out
+
+
+def _new_output(ctx, capacity, output):
+    from gunpy.frontier import Frontier
+    if output == "edge":
+        return Frontier(ctx.backend, max(capacity, 1), kind="edge", dtype=np.int64, name="out")
+    return Frontier(ctx.backend, max(capacity, 1), dtype=ctx.index_dtype, name="out",
+                    num_vertices=ctx.num_vertices)
+
+
+def _check_mask(ctx, mask):
+    words = bitmap.num_words(ctx.num_vertices)
+    if getattr(mask, "dtype", None) != np.uint32 or mask.shape[0] != words:
+        raise ValueError(f"mask must be a bitmap of {words} uint32 words on the context's "
+                         "backend (Context.new_bitmap())")
+
+
+callable_module(__name__, advance)

@@ -24,7 +24,7 @@ from gunpy.operators import scan
 from gunpy.operators.advance.common import cpu_visit, cuda_accept, cuda_emit, cuda_weight
 from gunpy.operators.common import cpu_compact
 
-__all__ = ["cuda_kernels", "cpu_kernel", "execute", "ITEMS"]
+__all__ = ["cuda_kernels", "cpu_kernel", "execute", "cuda_execute", "cpu_execute", "ITEMS"]
 
 #: edge ranks per thread in one chunk
 ITEMS = 4
@@ -126,25 +126,33 @@ def _cpu_degree_scan():
 
 def execute(ctx, dg, frontier, out, hooks, data, *, edges, spec):
     """Push-advance ``frontier`` into ``out``, balancing ``edges`` edges over all workers."""
+    ctx.backend.operator("advance.merge_path")(ctx, dg, frontier, out, hooks, data, edges=edges,
+                                               spec=spec)
+
+
+def cuda_execute(ctx, dg, frontier, out, hooks, data, *, edges, spec):
+    backend = ctx.backend
+    n = frontier.size
+    scanned = ctx.scratch("merge_path.scan", n + 1, np.int64)
+    block = backend.block_size
+    total = scan.exclusive_scan(backend, "degrees", n, dg.row_offsets, frontier.queue, scanned)
+    chunk = block * ITEMS
+    nchunks = max(1, (total + chunk - 1) // chunk)
+    starts = ctx.scratch("merge_path.starts", nchunks + 1, np.int64)
+    k_part, k_expand = cuda_kernels(hooks, spec, block)
+    out.clear()
+    backend.run(k_part, nchunks + 1, scanned, n, np.int64(total), starts, np.int64(nchunks))
+    backend.run(k_expand, nchunks * block, dg.row_offsets, dg.column_indices, dg.values,
+                frontier.queue, scanned, n, np.int64(total), starts, np.int64(nchunks),
+                out.queue, out.length, ctx.visited_words(), data, block_size=block)
+    out.touched()
+
+
+def cpu_execute(ctx, dg, frontier, out, hooks, data, *, edges, spec):
     backend = ctx.backend
     n = frontier.size
     visited = ctx.visited_words()
     scanned = ctx.scratch("merge_path.scan", n + 1, np.int64)
-    if backend.name == "cuda":
-        block = backend.block_size
-        total = scan.exclusive_scan(backend, "degrees", n, dg.row_offsets, frontier.queue,
-                                    scanned)
-        chunk = block * ITEMS
-        nchunks = max(1, (total + chunk - 1) // chunk)
-        starts = ctx.scratch("merge_path.starts", nchunks + 1, np.int64)
-        k_part, k_expand = cuda_kernels(hooks, spec, block)
-        out.clear()
-        backend.run(k_part, nchunks + 1, scanned, n, np.int64(total), starts, np.int64(nchunks))
-        backend.run(k_expand, nchunks * block, dg.row_offsets, dg.column_indices, dg.values,
-                    frontier.queue, scanned, n, np.int64(total), starts, np.int64(nchunks),
-                    out.queue, out.length, visited, data, block_size=block)
-        out.touched()
-        return
     degrees = ctx.scratch("merge_path.degrees", n, np.int64)
     _cpu_degree_scan()(dg.row_offsets, frontier.queue, n, degrees)
     total = scan.cpu_exclusive_scan(degrees, n, scanned, backend.chunks(n))

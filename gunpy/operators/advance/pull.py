@@ -33,7 +33,8 @@ from gunpy import atomics
 from gunpy.functor import hooks_cache
 from gunpy.operators.advance.common import cpu_weight, cuda_weight
 
-__all__ = ["MAPPINGS", "cuda_kernel", "cpu_kernel", "execute", "choose_mapping"]
+__all__ = ["MAPPINGS", "cuda_kernel", "cpu_kernel", "execute", "cuda_execute", "cpu_execute",
+           "choose_mapping"]
 
 MAPPINGS = ("thread", "warp", "auto")
 
@@ -234,20 +235,29 @@ def execute(ctx, dg, visited, input_bits, next_bits, hooks, data, *, mapping="au
 
     ``dg`` must carry the CSC view; ``next_bits`` receives the found vertices.
     """
+    return ctx.backend.operator("advance.pull")(ctx, dg, visited, input_bits, next_bits, hooks,
+                                                data, mapping=mapping, early_exit=early_exit)
+
+
+def cuda_execute(ctx, dg, visited, input_bits, next_bits, hooks, data, *, mapping, early_exit):
     backend = ctx.backend
     n = dg.num_vertices
-    if backend.name == "cuda":
-        mapping = choose_mapping(mapping, dg)
-        backend.fill(next_bits, 0)
-        counters = ctx.scratch("pull.counters", 3, np.int64)
-        backend.fill(counters, 0)
-        k = cuda_kernel(hooks, dg.weighted, mapping, bool(early_exit))
-        items = n * 32 if mapping == "warp" else n
-        backend.run(k, items, n, dg.in_offsets, dg.in_indices, dg.in_edge_ids, dg.values,
-                    dg.row_offsets, visited, dg.no_in_edges, input_bits, next_bits, counters,
-                    data)
-        c = backend.to_host(counters)
-        return int(c[0]), int(c[1]), int(c[2]), mapping
+    mapping = choose_mapping(mapping, dg)
+    backend.fill(next_bits, 0)
+    counters = ctx.scratch("pull.counters", 3, np.int64)
+    backend.fill(counters, 0)
+    k = cuda_kernel(hooks, dg.weighted, mapping, bool(early_exit))
+    items = n * 32 if mapping == "warp" else n
+    backend.run(k, items, n, dg.in_offsets, dg.in_indices, dg.in_edge_ids, dg.values,
+                dg.row_offsets, visited, dg.no_in_edges, input_bits, next_bits, counters,
+                data)
+    c = backend.to_host(counters)
+    return int(c[0]), int(c[1]), int(c[2]), mapping
+
+
+def cpu_execute(ctx, dg, visited, input_bits, next_bits, hooks, data, *, mapping, early_exit):
+    backend = ctx.backend
+    n = dg.num_vertices
     nwords = next_bits.shape[0]
     nchunks = backend.chunks(nwords, min_chunk=16, per_thread=16)
     counts = np.zeros((nchunks, 3), dtype=np.int64)

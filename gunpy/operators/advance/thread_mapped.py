@@ -11,8 +11,11 @@ exceed its edges, so it appends to its own slice of a scratch buffer and a
 second pass packs the slices (no shared counter).
 
 Every push strategy module has this shape: ``cuda_kernel(hooks, spec)``,
-``cpu_kernel(hooks, spec)`` and ``execute(ctx, dg, frontier, out, hooks, data,
-*, edges, spec)``, where ``spec`` is an :class:`~gunpy.operators.advance.common.PushSpec`.
+``cpu_kernel(hooks, spec)``, one ``<backend>_execute(ctx, dg, frontier, out,
+hooks, data, *, edges, spec)`` per backend (named in that backend's operator
+table, :attr:`gunpy.backends.base.Backend.operators`) and an ``execute`` with
+the same arguments that runs the context's backend's one; ``spec`` is a
+:class:`~gunpy.operators.advance.common.PushSpec`.
 """
 
 import numpy as np
@@ -23,7 +26,8 @@ from gunpy.functor import hooks_cache
 from gunpy.operators.advance.common import cpu_visit, cuda_accept, cuda_emit, cuda_weight
 from gunpy.operators.common import cpu_compact
 
-__all__ = ["cuda_kernel", "cpu_source", "cpu_kernel", "cpu_serial", "execute"]
+__all__ = ["cuda_kernel", "cpu_source", "cpu_kernel", "cpu_serial", "cpu_thin", "execute",
+           "cuda_execute", "cpu_execute"]
 
 
 @hooks_cache
@@ -86,15 +90,22 @@ def cpu_kernel(hooks, spec):
 
 def execute(ctx, dg, frontier, out, hooks, data, *, edges, spec):
     """Push-advance ``frontier`` into ``out``; ``edges`` is the frontier's total degree."""
+    ctx.backend.operator("advance.thread_mapped")(ctx, dg, frontier, out, hooks, data,
+                                                  edges=edges, spec=spec)
+
+
+def cuda_execute(ctx, dg, frontier, out, hooks, data, *, edges, spec):
+    out.clear()
+    ctx.backend.run(cuda_kernel(hooks, spec), frontier.size, dg.row_offsets, dg.column_indices,
+                    dg.values, frontier.queue, frontier.length, out.queue, out.length,
+                    ctx.visited_words(), data)
+    out.touched()
+
+
+def cpu_execute(ctx, dg, frontier, out, hooks, data, *, edges, spec):
     backend = ctx.backend
     n = frontier.size
     visited = ctx.visited_words()
-    if backend.name == "cuda":
-        out.clear()
-        backend.run(cuda_kernel(hooks, spec), n, dg.row_offsets, dg.column_indices, dg.values,
-                    frontier.queue, frontier.length, out.queue, out.length, visited, data)
-        out.touched()
-        return
     nchunks = backend.chunks(n, min_chunk=256)
     if nchunks == 1:
         cpu_serial(ctx, dg, frontier, out, hooks, data, spec)
@@ -124,4 +135,14 @@ def cpu_serial(ctx, dg, frontier, out, hooks, data, spec):
                      lambda k: k(dg.row_offsets, dg.column_indices, dg.values, frontier.queue, n,
                                  out.queue, starts, counts, 1, visited, data))
     out.set_size(counts[0])
-    ctx._log(build=build)
+    ctx.log(build=build)
+
+
+def cpu_thin(ctx, dg, frontier, out, hooks, data, *, edges, spec):
+    """The CPU's shortcut for every strategy: a frontier with fewer than
+    ``serial_below`` edges is one chunk whatever the mapping, run by :func:`cpu_serial`.
+    Returns True when it handled the advance."""
+    if edges >= ctx.backend.serial_below:
+        return False
+    cpu_serial(ctx, dg, frontier, out, hooks, data, spec)
+    return True

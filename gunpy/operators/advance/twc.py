@@ -28,7 +28,7 @@ from gunpy.operators.advance.common import cpu_visit, cuda_accept, cuda_emit, cu
 from gunpy.operators.common import cpu_compact
 from gunpy.operators.scan import block_inclusive_scan
 
-__all__ = ["cuda_kernel", "cpu_kernel", "execute", "CPU_HEAVY"]
+__all__ = ["cuda_kernel", "cpu_kernel", "execute", "cuda_execute", "cpu_execute", "CPU_HEAVY"]
 
 _FULL = 0xFFFFFFFF
 
@@ -188,18 +188,25 @@ def cpu_kernel(hooks, spec):
 
 def execute(ctx, dg, frontier, out, hooks, data, *, edges, spec):
     """Push-advance ``frontier`` into ``out`` with thread/warp/CTA (or light/heavy) mapping."""
+    ctx.backend.operator("advance.twc")(ctx, dg, frontier, out, hooks, data, edges=edges,
+                                        spec=spec)
+
+
+def cuda_execute(ctx, dg, frontier, out, hooks, data, *, edges, spec):
+    backend = ctx.backend
+    # at least two warps, so that the warp phase (32 <= degree < block) exists
+    block = max(backend.block_size, 64)
+    out.clear()
+    backend.run(cuda_kernel(hooks, spec, block), frontier.size, dg.row_offsets,
+                dg.column_indices, dg.values, frontier.queue, frontier.length, out.queue,
+                out.length, ctx.visited_words(), data, block_size=block)
+    out.touched()
+
+
+def cpu_execute(ctx, dg, frontier, out, hooks, data, *, edges, spec):
     backend = ctx.backend
     n = frontier.size
     visited = ctx.visited_words()
-    if backend.name == "cuda":
-        # at least two warps, so that the warp phase (32 <= degree < block) exists
-        block = max(backend.block_size, 64)
-        out.clear()
-        backend.run(cuda_kernel(hooks, spec, block), n, dg.row_offsets, dg.column_indices,
-                    dg.values, frontier.queue, frontier.length, out.queue, out.length, visited,
-                    data, block_size=block)
-        out.touched()
-        return
     queue = frontier.queue[:n]
     deg = dg.row_offsets[queue + 1] - dg.row_offsets[queue]
     heavy = queue[deg >= CPU_HEAVY].astype(np.int64)

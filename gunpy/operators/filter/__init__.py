@@ -18,10 +18,13 @@ its input: Gunrock's filter bypass.
 
 import numpy as np
 
+from gunpy.functor import compile_functor
 from gunpy.operators import bitmap, compute
+from gunpy.operators.common import problem_data
+from gunpy.operators.context import callable_module, context_for
 from gunpy.operators.filter import cull, predicated
 
-__all__ = ["MODES", "execute"]
+__all__ = ["filter", "MODES", "execute"]
 
 #: option name -> filter module
 MODES = {
@@ -55,5 +58,40 @@ def execute(ctx, frontier, out, hooks, data, *, mode="predicated"):
         culled = cull.execute(ctx, frontier, out, hooks, data, visited=words)
     else:
         culled = cull.execute(ctx, frontier, out, hooks, data)
-    ctx._log(culled=culled)
+    ctx.log(culled=culled)
     return out
+
+
+def filter(graph, frontier, functor, data=None, *, out=None, mode="predicated", mask=None,
+           context=None):
+    """Keep the items of ``frontier`` whose ``cond_vertex`` (``cond_edge`` for an
+    edge frontier) holds, running ``apply_vertex`` (``apply_edge``) on them.
+
+    Returns the frontier holding the result: ``out`` (a new frontier when
+    omitted), or ``frontier`` itself when the functor's condition is the
+    default and nothing would be removed (Gunrock's filter bypass).
+
+    ``mode``: ``"predicated"`` (exact, order kept), ``"unique"`` (also drops
+    repeats within the frontier) or ``"cull"`` (also drops vertices whose bit is
+    set in ``mask``, a visited bitmap, and sets the bits of the survivors:
+    for idempotent traversals; needs ``mask``). ``context``: see
+    :func:`gunpy.operators.advance`.
+    """
+    ctx = context_for(graph, frontier, context)
+    if mode == "cull":
+        if mask is None:
+            raise ValueError("filter(mode='cull') needs mask=, the visited bitmap it culls "
+                             "against and updates (Context.new_bitmap())")
+        ctx = ctx.with_visited(mask)
+    hooks = compile_functor(functor, ctx.backend)
+    frontier.ensure_queue(ctx.scratch)
+    if out is None:
+        from gunpy.frontier import Frontier
+        out = Frontier(ctx.backend, max(frontier.size, 1), kind=frontier.kind,
+                       dtype=frontier.dtype, name="out", num_vertices=ctx.num_vertices)
+    if frontier.kind == "edge":
+        ctx.log(edges=frontier.size)  # an edge filter visits each of its edges once
+    return execute(ctx, frontier, out, hooks, problem_data(data), mode=mode)
+
+
+callable_module(__name__, filter)

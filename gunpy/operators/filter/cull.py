@@ -161,15 +161,25 @@ def execute(ctx, frontier, out, hooks, data, *, visited=None):
         raise ValueError("culling filters work on vertex frontiers")
     if visited is None:
         visited = ctx.visited_words()
-    if backend.name == "cuda":
-        block = backend.block_size
-        flags = ctx.scratch("filter.flags", n, np.int8)
-        counts = ctx.scratch("cull.counts", 1, np.int64)
-        backend.fill(counts, 0)
-        backend.run(cuda_kernel(hooks, block), n, frontier.queue, frontier.length, flags,
-                    visited, counts, data, block_size=block)
-        predicated.cuda_compact(ctx, frontier, out, flags)
-        return int(backend.read(counts, 0))
+    return backend.operator("filter.cull")(ctx, frontier, out, hooks, data, visited)
+
+
+def cuda_execute(ctx, frontier, out, hooks, data, visited):
+    backend = ctx.backend
+    n = frontier.size
+    block = backend.block_size
+    flags = ctx.scratch("filter.flags", n, np.int8)
+    counts = ctx.scratch("cull.counts", 1, np.int64)
+    backend.fill(counts, 0)
+    backend.run(cuda_kernel(hooks, block), n, frontier.queue, frontier.length, flags,
+                visited, counts, data, block_size=block)
+    predicated.cuda_compact(ctx, frontier, out, flags)
+    return int(backend.read(counts, 0))
+
+
+def cpu_execute(ctx, frontier, out, hooks, data, visited):
+    backend = ctx.backend
+    n = frontier.size
     nchunks = backend.chunks(n)
     starts = np.empty(nchunks, dtype=np.int64)
     counts = np.empty(nchunks, dtype=np.int64)

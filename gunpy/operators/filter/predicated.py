@@ -126,22 +126,29 @@ def cuda_compact(ctx, frontier, out, flags):
 
 def execute(ctx, frontier, out, hooks, data):
     """Compact ``frontier`` into ``out``, keeping items whose condition holds."""
-    backend = ctx.backend
     n = frontier.size
     out.reserve(n)
     if n == 0:
         out.clear()
         return
     on_edges = frontier.kind == "edge"
-    dg = backend.graph(ctx.graph, coo=on_edges)
+    dg = ctx.backend.graph(ctx.graph, coo=on_edges)
+    ctx.backend.operator("filter.predicated")(ctx, frontier, out, hooks, data, dg, on_edges)
+
+
+def cuda_execute(ctx, frontier, out, hooks, data, dg, on_edges):
+    n = frontier.size
+    flags = ctx.scratch("filter.flags", n, np.int8)
+    ctx.backend.run(cuda_kernel(hooks, on_edges, dg.weighted and on_edges), n, frontier.queue,
+                    frontier.length, flags, dg.edge_sources, dg.column_indices, dg.values, data)
+    cuda_compact(ctx, frontier, out, flags)
+
+
+def cpu_execute(ctx, frontier, out, hooks, data, dg, on_edges):
+    backend = ctx.backend
+    n = frontier.size
     weighted = dg.weighted and on_edges
     args = (dg.edge_sources, dg.column_indices, dg.values, data)
-    if backend.name == "cuda":
-        flags = ctx.scratch("filter.flags", n, np.int8)
-        backend.run(cuda_kernel(hooks, on_edges, weighted), n, frontier.queue, frontier.length,
-                    flags, *args)
-        cuda_compact(ctx, frontier, out, flags)
-        return
     nchunks = backend.chunks(n)
     starts = np.empty(nchunks, dtype=np.int64)
     counts = np.empty(nchunks, dtype=np.int64)
@@ -150,7 +157,7 @@ def execute(ctx, frontier, out, hooks, data):
         build = run_thin(backend, cpu_source, hooks, (on_edges, weighted),
                          lambda k: k(frontier.queue, n, out.queue, starts, counts, 1, *args))
         out.set_size(counts[0])
-        ctx._log(build=build)
+        ctx.log(build=build)
         return
     parallel, _ = cpu_kernel(hooks, on_edges, weighted)
     tmp = ctx.scratch(f"filter.tmp.{frontier.kind}", n, frontier.dtype)

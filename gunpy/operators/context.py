@@ -1,0 +1,167 @@
+"""The context an operator runs in: backend, graph, scratch arrays and a stats sink.
+
+Every operator is a free function of its graph, frontiers, functor and data
+(``gunpy.operators.advance(G, frontier, F, data)``); what it needs besides
+those comes from a :class:`Context`:
+
+``backend``
+    where the kernels run and the arrays live (it builds the kernels);
+``graph``
+    the host :class:`~gunpy.Graph` (the backend keeps its device copy);
+``scratch(name, n, dtype)``
+    reusable work arrays, grown on demand, kept between calls;
+``record``
+    the stats sink: a dict every operator adds its edges visited (and the
+    strategy or build it used) to. An :class:`~gunpy.Enactor` hands in a
+    fresh record per iteration; a standalone caller reads or resets it;
+``visited``
+    the visited bitmap (32-bit words) a traversal keeps, or ``None``; the
+    operators that test or set visited bits read it through :meth:`visited_words`.
+
+Passing no context to an operator makes a fresh one for the call (its scratch
+arrays are then allocated anew each time): keep one per graph for a loop.
+"""
+
+import numpy as np
+
+from gunpy.backends import get_backend
+from gunpy.backends.base import Backend
+
+__all__ = ["Context", "context_for", "callable_module"]
+
+
+class Context:
+    """Backend, graph, scratch arrays and a stats record shared by operator calls.
+
+    Parameters
+    ----------
+    graph : gunpy.Graph
+    backend : {"auto", "cuda", "cpu"} or backend object, default "auto"
+
+    Examples
+    --------
+    >>> import gunpy
+    >>> from gunpy.operators import Context
+    >>> G = gunpy.generators.path(4)
+    >>> ctx = Context(G, backend="cpu")
+    >>> ctx.frontier([0, 2]).to_numpy()
+    array([0, 2], dtype=int32)
+    >>> ctx.record
+    {'edges': 0}
+    """
+
+    def __init__(self, graph, backend="auto"):
+        self.graph = graph
+        self.backend = backend if isinstance(backend, Backend) else get_backend(backend)
+        self.num_vertices = graph.num_vertices
+        self.index_dtype = np.dtype(graph.column_indices.dtype)
+        #: the stats sink: operators add to it (see :meth:`log`)
+        self.record = {"edges": 0}
+        #: the visited bitmap (uint32 words on the backend), or None when none is kept
+        self.visited = None
+        self._scratch = {}
+        self._dummy = None
+        self._count = None
+
+    def scratch(self, name, n, dtype):
+        """A reusable work array of at least ``n`` items (grown on demand)."""
+        arr = self._scratch.get(name)
+        if arr is None or arr.shape[0] < n or arr.dtype != np.dtype(dtype):
+            arr = self.backend.empty(max(int(n), 1), dtype)
+            self._scratch[name] = arr
+        return arr
+
+    def log(self, *, edges=0, direction=None, strategy=None, culled=None, build=None):
+        """Add one operator call's work to :attr:`record`."""
+        r = self.record
+        r["edges"] = r.get("edges", 0) + int(edges)
+        if build is not None:
+            r["build"] = build
+        if culled is not None:
+            r["culled"] = r.get("culled", 0) + int(culled)
+        if direction:
+            r["direction"] = direction
+        if strategy:
+            r["strategy"] = strategy
+
+    def visited_words(self):
+        """The visited bitmap, or a one-word placeholder when none is kept.
+
+        Kernels take the bitmap argument whether or not their spec reads it;
+        the placeholder is passed only to kernels compiled not to touch it.
+        """
+        if self.visited is not None:
+            return self.visited
+        if self._dummy is None:
+            self._dummy = self.backend.zeros(1, np.uint32)
+        return self._dummy
+
+    def frontier(self, ids=(), *, capacity=None):
+        """A vertex :class:`~gunpy.Frontier` on this backend holding ``ids`` (host ints)."""
+        from gunpy.frontier import Frontier
+        ids = np.atleast_1d(np.asarray(ids, dtype=np.int64))
+        if ids.size and not (0 <= ids.min() and ids.max() < self.num_vertices):
+            raise IndexError(f"frontier ids must be in [0, {self.num_vertices})")
+        f = Frontier(self.backend, max(capacity or ids.size, 1), dtype=self.index_dtype,
+                     num_vertices=self.num_vertices)
+        return f.push(ids) if ids.size else f
+
+    def new_bitmap(self):
+        """A cleared bitmap with one bit per vertex (uint32 words on the backend)."""
+        return self.backend.zeros(max(1, (self.num_vertices + 31) // 32), np.uint32)
+
+    # for operators over every vertex: a queue that is never read, and the count n
+    @property
+    def dummy_queue(self):
+        arr = self._scratch.get("all.dummy")
+        if arr is None:
+            arr = self._scratch["all.dummy"] = self.backend.zeros(1, self.index_dtype)
+        return arr
+
+    @property
+    def vertex_count(self):
+        if self._count is None:
+            self._count = self.backend.asarray(np.array([self.num_vertices], dtype=np.int64))
+        return self._count
+
+    def with_visited(self, words):
+        """A context sharing this one's scratch and record, with ``words`` as the visited set."""
+        if words is self.visited:
+            return self
+        twin = object.__new__(Context)
+        twin.__dict__.update(self.__dict__)
+        twin.visited = words
+        return twin
+
+    def __repr__(self):
+        return (f"<gunpy Context {self.backend.name} n={self.num_vertices} "
+                f"edges={self.record.get('edges', 0)}>")
+
+
+def context_for(graph, frontier, context):
+    """``context`` checked against ``graph``, or a fresh one on ``frontier``'s backend."""
+    if context is None:
+        backend = frontier.backend if frontier is not None else "auto"
+        return Context(graph, backend)
+    if not isinstance(context, Context):
+        raise TypeError(f"context must be a gunpy.operators.Context, got "
+                        f"{type(context).__name__}")
+    if context.graph is not graph:
+        raise ValueError("the context was made for another graph")
+    if frontier is not None and frontier.backend is not context.backend:
+        raise ValueError(f"the frontier lives on backend {frontier.backend.name!r}, the "
+                         f"context on {context.backend.name!r}")
+    return context
+
+
+def callable_module(name, fn):
+    """Make module ``name`` callable as ``fn``: ``gunpy.operators.advance(...)`` runs the
+    free function while ``gunpy.operators.advance.STRATEGIES`` etc. stay module attributes."""
+    import sys
+    import types
+
+    module = sys.modules[name]
+    module.__class__ = type(f"{fn.__name__}_module", (types.ModuleType,),
+                            {"__call__": staticmethod(fn), "__module__": name,
+                             "__doc__": fn.__doc__})
+    return fn
