@@ -8,9 +8,16 @@ estimate of edges left unvisited, and the cost a pull last reported.
 
 from dataclasses import dataclass
 
-__all__ = ["DirectionPolicy", "PushPull", "DIRECTIONS"]
+__all__ = ["DirectionPolicy", "PushPull", "DIRECTIONS", "check_direction"]
 
 DIRECTIONS = ("push", "pull", "auto")
+
+
+def check_direction(direction):
+    if direction not in DIRECTIONS:
+        raise ValueError(f"unknown direction {direction!r}; valid directions are "
+                         f"{', '.join(repr(d) for d in DIRECTIONS)}")
+    return direction
 
 
 @dataclass(frozen=True)
@@ -102,6 +109,21 @@ class PushPull:
         count decides nothing).
         """
         self.pull_cost = None if examined is None else (examined, push_edges)
+
+    def decide(self, context, frontier, direction):
+        """The direction of an advance over ``frontier`` asked for ``direction`` (``"auto"``:
+        :meth:`choose`; a forced one is only accounted)."""
+        m_f = frontier.known_edges
+        if m_f is None:
+            m_f = 0
+            if frontier.has_queue:
+                from gunpy.operators.common import frontier_edges
+                m_f = frontier_edges(context, context.backend.graph(context.graph), frontier)
+            frontier.known_edges = m_f
+        if direction == "auto":
+            return self.choose(frontier.size, m_f)
+        self.account(m_f)
+        return direction
 
     def choose(self, n_f, m_f):
         """The direction for a frontier of ``n_f`` vertices and ``m_f`` out-edges."""

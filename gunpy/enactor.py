@@ -20,13 +20,11 @@ state (:class:`~gunpy.direction.PushPull`).
 import time
 
 from gunpy import operators as ops
-from gunpy.direction import DIRECTIONS, DirectionPolicy, PushPull
-from gunpy.frontier import Frontier, FrontierStore
+from gunpy.direction import DIRECTIONS, DirectionPolicy, PushPull, check_direction
+from gunpy.frontier import FrontierPool, FrontierStore
 from gunpy.functor import compile_functor
 from gunpy.operators import advance as advance_op
-from gunpy.operators import bitmap as bitmap_op
 from gunpy.operators import reduce as reduce_op
-from gunpy.operators.common import frontier_edges
 from gunpy.operators.context import Context
 from gunpy.operators.priority_queue import NearFarQueue
 from gunpy.result import Stats
@@ -65,7 +63,7 @@ class Enactor:
         self.graph = problem.graph
         self.num_vertices = problem.num_vertices
         self.load_balance = advance_op.check_load_balance(load_balance)
-        self.direction = _check_direction(direction)
+        self.direction = check_direction(direction)
         self.policy = direction_policy or DirectionPolicy()
         if not isinstance(self.policy, DirectionPolicy):
             raise TypeError("direction_policy must be a gunpy.enactor.DirectionPolicy")
@@ -81,8 +79,7 @@ class Enactor:
         self.stats = Stats(backend=self.backend.name)
         self._pq = None
         self._saved = FrontierStore(self.backend, self.num_vertices)
-        self._frontiers = [self._new_frontier(name) for name in "AB"]
-        self._edge_frontiers = None
+        self._pool = FrontierPool(self.context)
         #: keep a visited bitmap (pull traversal and culling filters read it)
         self.track_visited = False
         if self.direction != "push" or self.idempotent:
@@ -117,8 +114,7 @@ class Enactor:
         self._saved.clear()
         ctx = self.context
         ctx.record = {"edges": 0}  # set-up work (before the first iteration) is not logged
-        frontier = self._frontiers[0]
-        frontier.clear()
+        frontier = self._pool.first()
         self.backend.synchronize()
         # the timed run includes setting up the first frontier (CC's edge frontier, ...)
         start = time.perf_counter()
@@ -155,38 +151,24 @@ class Enactor:
         default here) tests in-neighbours against the visited set, Gunrock's
         operand reuse; ``"frontier"`` against the frontier itself.
         """
-        direction = _check_direction(direction or self.direction)
+        direction = check_direction(direction or self.direction)
         if direction == "pull" and not self.track_visited:
             self._start_visited(frontier)
         if direction == "auto" or self.track_visited:
-            m_f = frontier.known_edges
-            if m_f is None:
-                m_f = frontier.known_edges = frontier_edges(
-                    self.context, self.backend.graph(self.graph), frontier) \
-                    if frontier.has_queue else 0
-            if direction == "auto":
-                direction = self.push_pull.choose(frontier.size, m_f)
-            else:
-                self.push_pull.account(m_f)
-        ctx = self.context
-        if direction == "pull":
-            if output != "vertex":
-                raise ValueError("pull advance produces vertex frontiers only")
-            out = ops.advance(self.graph, frontier, functor, self.problem.data(),
-                              out=self._output_for(frontier), mask=ctx.visited,
-                              direction="pull", pull_input=pull_input,
-                              pull_mapping=self.policy.pull_mapping, early_exit=early_exit,
-                              context=ctx)
-            self.push_pull.pulled(out.examined if early_exit else None,
-                                  frontier.known_edges or 0)
-            return out
-        return ops.advance(self.graph, frontier, functor, self.problem.data(),
-                           out=self._output_for(frontier, "edge" if output == "edge" else "vertex"),
-                           mask=ctx.visited, skip_masked=functor.skip_visited,
-                           # with culling it is the filter that marks survivors visited
-                           update_mask=not self.idempotent,
-                           load_balance=load_balance or self.load_balance, output=output,
-                           threshold=self.auto_threshold, context=ctx)
+            direction = self.push_pull.decide(self.context, frontier, direction)
+        push = direction == "push"
+        out = ops.advance(
+            self.graph, frontier, functor, self.problem.data(), direction=direction,
+            out=self._pool.output_for(frontier, "edge" if output == "edge" else "vertex"),
+            mask=self.context.visited, skip_masked=functor.skip_visited,
+            # in a culling (idempotent) push it is the filter that marks survivors visited
+            update_mask=not (push and self.idempotent), output=output,
+            load_balance=load_balance or self.load_balance, threshold=self.auto_threshold,
+            pull_input=pull_input, pull_mapping=self.policy.pull_mapping,
+            early_exit=early_exit, context=self.context)
+        if not push:
+            self.push_pull.pulled(out.examined if early_exit else None, frontier.known_edges or 0)
+        return out
 
     def filter(self, frontier, functor, *, mode=None):
         """Keep the items of ``frontier`` whose ``cond_vertex`` holds (running ``apply_vertex``).
@@ -203,7 +185,7 @@ class Enactor:
             if not frontier.has_queue:
                 mode = "predicated"  # a bitmap (pull output) holds no duplicates
         return ops.filter(self.graph, frontier, functor, self.problem.data(),
-                          out=self._output_for(frontier, frontier.kind), mode=mode,
+                          out=self._pool.output_for(frontier, frontier.kind), mode=mode,
                           mask=self.context.visited, context=self.context)
 
     def filter_until_empty(self, frontier, functor, *, mode=None):
@@ -244,7 +226,8 @@ class Enactor:
         if self._pq is None:
             self._pq = NearFarQueue(self.context, initial_level=self.initial_level)
         frontier.ensure_queue(self.context.scratch)
-        return self._pq.next(frontier, self._output_for(frontier), hooks, self.problem.data())
+        return self._pq.next(frontier, self._pool.output_for(frontier), hooks,
+                             self.problem.data())
 
     def reduce(self, array, op="sum", n=None):
         """``op`` ("sum", "min", "max") over a device array, as a Python number."""
@@ -252,25 +235,12 @@ class Enactor:
 
     # -- frontiers the enactor keeps --------------------------------------------------
     def full_frontier(self, kind="vertex"):
-        """A frontier of every vertex id (or every edge id with ``kind="edge"``).
-
-        The id array is built once per graph and backend and kept with the
-        graph's device copy (operators never write their input frontier).
-        """
-        n = self.num_vertices if kind == "vertex" else self.graph.num_edges
-        dtype = self.problem.index_dtype if kind == "vertex" else "int64"
-        key = ("all", kind, str(dtype), self.backend)  # the object: never another backend's ids
-        ids = self.graph._device.get(key)
-        if ids is None:
-            ids = self.graph._device[key] = self.backend.empty(max(n, 1), dtype)
-            reduce_op.iota(self.backend, ids, n)
-        return Frontier.view(self.backend, ids, n, kind=kind, name=f"all-{kind}s",
-                             num_vertices=self.num_vertices)
+        """A frontier of every vertex id (every edge id with ``kind="edge"``), built once per graph."""
+        return self.context.full_frontier(kind)
 
     def start_frontier(self):
-        """The first of the enactor's two ping-pong frontiers, emptied (for a sub-loop)."""
-        self._frontiers[0].clear()
-        return self._frontiers[0]
+        """The first of the enactor's ping-pong frontiers, emptied (for a sub-loop)."""
+        return self._pool.first()
 
     def save_frontier(self, frontier):
         """Keep a copy of ``frontier`` (Gunrock 4.4.3); returns its index for :meth:`saved_frontier`."""
@@ -291,18 +261,10 @@ class Enactor:
 
     def mark_visited(self, frontier, *, clear=False):
         """Set the visited bits of ``frontier``'s vertices (``clear``: start from empty)."""
-        words = self.context.visited
-        if clear:
-            self.backend.fill(words, 0)
-        if frontier.has_queue:
-            bitmap_op.queue_to_bitmap(self.backend, frontier.queue, frontier.length,
-                                      frontier.size, words, clear=False)
-        else:
-            bitmap_op.or_into(self.backend, words, frontier.bitmap)
+        self.context.mark(self.context.visited, frontier, clear=clear)
 
     def _track_visited(self):
-        self.track_visited = True
-        self.context.visited = self.context.new_bitmap()
+        self.track_visited, self.context.visited = True, self.context.new_bitmap()
 
     def _start_visited(self, frontier):
         """Track the visited set from now on (a pull on an enactor built for push).
@@ -319,30 +281,6 @@ class Enactor:
         self._track_visited()
         self.mark_visited(frontier, clear=True)
 
-    # -- plumbing -------------------------------------------------------------------
-    def _new_frontier(self, name, kind="vertex"):
-        if kind == "edge":
-            return Frontier(self.backend, max(self.graph.num_edges, 1), kind="edge",
-                            dtype="int64", name=name)
-        return Frontier(self.backend, max(self.num_vertices, 1), dtype=self.problem.index_dtype,
-                        name=name, num_vertices=self.num_vertices)
-
-    def _output_for(self, frontier, kind="vertex"):
-        if kind == "edge":
-            if self._edge_frontiers is None:
-                self._edge_frontiers = [self._new_frontier(n, "edge") for n in ("E0", "E1")]
-            a, b = self._edge_frontiers
-        else:
-            a, b = self._frontiers
-        return b if frontier is a else a
-
     def scratch(self, name, n, dtype):
         """A reusable work array of at least ``n`` items (grown on demand)."""
         return self.context.scratch(name, n, dtype)
-
-
-def _check_direction(direction):
-    if direction not in DIRECTIONS:
-        raise ValueError(f"unknown direction {direction!r}; valid directions are "
-                         f"{', '.join(repr(d) for d in DIRECTIONS)}")
-    return direction

@@ -16,7 +16,7 @@ import numpy as np
 
 from gunpy.operators import bitmap as bitmap_op
 
-__all__ = ["Frontier", "FrontierStore"]
+__all__ = ["Frontier", "FrontierStore", "FrontierPool"]
 
 
 class Frontier:
@@ -226,3 +226,39 @@ class FrontierStore:
         lo, hi = self._offsets[i], self._offsets[i + 1]
         return Frontier.view(self.backend, self._store[lo:max(hi, lo + 1)], hi - lo,
                              name=f"saved{i}", num_vertices=self.num_vertices)
+
+
+class FrontierPool:
+    """Two ping-pong vertex frontiers (and two edge frontiers, made on demand).
+
+    An operator's output goes to the one its input is not, so a loop of
+    operator calls allocates nothing after the first iteration.
+    """
+
+    def __init__(self, context):
+        self.context = context
+        self._vertex = [self._new(name) for name in "AB"]
+        self._edge = None
+
+    def _new(self, name, kind="vertex"):
+        ctx = self.context
+        if kind == "edge":
+            return Frontier(ctx.backend, max(ctx.graph.num_edges, 1), kind="edge",
+                            dtype=np.int64, name=name)
+        return Frontier(ctx.backend, max(ctx.num_vertices, 1), dtype=ctx.index_dtype, name=name,
+                        num_vertices=ctx.num_vertices)
+
+    def first(self):
+        """The first vertex frontier, emptied."""
+        self._vertex[0].clear()
+        return self._vertex[0]
+
+    def output_for(self, frontier, kind="vertex"):
+        """The pool's frontier of ``kind`` that is not ``frontier``."""
+        if kind == "edge":
+            if self._edge is None:
+                self._edge = [self._new(name, "edge") for name in ("E0", "E1")]
+            a, b = self._edge
+        else:
+            a, b = self._vertex
+        return b if frontier is a else a

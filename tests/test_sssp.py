@@ -101,7 +101,8 @@ def test_sssp_compiles_to_ptx(method, ptx_backend):
     names = " ".join(ptx_backend.kernel_names())
     assert "advance" in names and "cull" in names
     if method == "near_far":
-        assert "split" in names and "min_priority" in names
+        # (the refill's min_priority kernel: tests/test_ptx.py drives the queue to it)
+        assert "split" in names
 
 
 # --------------------------------------------------------------------- the enactor built directly

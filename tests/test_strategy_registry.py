@@ -112,3 +112,47 @@ def test_unregistered_names_are_refused():
     with pytest.raises(ValueError, match="unknown load_balance 'reverse_mapped'"):
         gunpy.bfs(gunpy.Graph.from_edges([0], [1]), 0, load_balance="reverse_mapped",
                   backend="cpu")
+
+
+# -- pull mappings share the registry --------------------------------------------------------
+pulls = []
+
+
+def _pull_execute(ctx, dg, visited, input_bits, next_bits, hooks, data, *, mapping, early_exit):
+    """A pull mapping that counts its calls and runs the built-in thread-per-vertex kernels."""
+    from gunpy.operators.advance import pull
+    pulls.append(mapping)
+    examined, found, found_edges, _ = pull.execute(ctx, dg, visited, input_bits, next_bits,
+                                                   hooks, data, mapping="thread",
+                                                   early_exit=early_exit)
+    return examined, found, found_edges, "counted"
+
+
+@pytest.fixture
+def registered_pull(monkeypatch):
+    monkeypatch.setattr(advance, "PULL_MAPPINGS", dict(advance.PULL_MAPPINGS))
+    advance.register_strategy("counted", types.SimpleNamespace(execute=_pull_execute),
+                              kind="pull")
+    pulls.clear()
+    yield
+
+
+@pytest.mark.parametrize("name", ["star_hub", "random_directed", "disconnected"])
+def test_bfs_with_a_registered_pull_mapping(registered_pull, backend, name):
+    from gunpy.enactor import DirectionPolicy
+    G = nasty_graphs()[name]
+    r = gunpy.bfs(G, 0, direction="pull", backend=backend,
+                  direction_policy=DirectionPolicy(pull_mapping="counted"))
+    check_bfs_tree(G, 0, r.depth, r.parent, reference=reference_depths(G, 0))
+    assert pulls and set(pulls) == {"counted"}
+    assert {it["strategy"] for it in r.stats.per_iteration} == {"pull-counted"}
+
+
+def test_pull_registry_validates(registered_pull):
+    from gunpy.enactor import DirectionPolicy
+    with pytest.raises(TypeError, match="mapping, early_exit"):
+        advance.register_strategy("bad", types.SimpleNamespace(execute=execute), kind="pull")
+    with pytest.raises(ValueError, match="kind"):
+        advance.register_strategy("bad", reverse_mapped, kind="sideways")
+    with pytest.raises(ValueError, match="counted"):  # the error lists it
+        DirectionPolicy(pull_mapping="nope")

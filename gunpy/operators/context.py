@@ -110,6 +110,35 @@ class Context:
         """A cleared bitmap with one bit per vertex (uint32 words on the backend)."""
         return self.backend.zeros(max(1, (self.num_vertices + 31) // 32), np.uint32)
 
+    def mark(self, words, frontier, *, clear=False):
+        """Set the bits of ``frontier``'s vertices in ``words`` (``clear``: empty it first)."""
+        from gunpy.operators import bitmap
+        if clear:
+            self.backend.fill(words, 0)
+        if frontier.has_queue:
+            bitmap.queue_to_bitmap(self.backend, frontier.queue, frontier.length, frontier.size,
+                                   words, clear=False)
+        else:
+            bitmap.or_into(self.backend, words, frontier.bitmap)
+
+    def full_frontier(self, kind="vertex"):
+        """A frontier of every vertex id (every edge id with ``kind="edge"``).
+
+        The id array is built once per graph and backend and kept with the
+        graph's device copy (operators never write their input frontier).
+        """
+        from gunpy.frontier import Frontier
+        from gunpy.operators.reduce import iota
+        n = self.num_vertices if kind == "vertex" else self.graph.num_edges
+        dtype = self.index_dtype if kind == "vertex" else np.dtype(np.int64)
+        key = ("all", kind, dtype.str, self.backend)  # the object: never another backend's ids
+        ids = self.graph._device.get(key)
+        if ids is None:
+            ids = self.graph._device[key] = self.backend.empty(max(n, 1), dtype)
+            iota(self.backend, ids, n)
+        return Frontier.view(self.backend, ids, n, kind=kind, name=f"all-{kind}s",
+                             num_vertices=self.num_vertices)
+
     # for operators over every vertex: a queue that is never read, and the count n
     @property
     def dummy_queue(self):
