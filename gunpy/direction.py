@@ -120,10 +120,17 @@ class PushPull:
                 from gunpy.operators.common import frontier_edges
                 m_f = frontier_edges(context, context.backend.graph(context.graph), frontier)
             frontier.known_edges = m_f
-        if direction == "auto":
-            return self.choose(frontier.size, m_f)
-        self.account(m_f)
-        return direction
+        if direction != "auto":
+            self.account(m_f)
+            return direction
+        if self.current == "push" and m_f < self.pull_floor:
+            # the common case on long-diameter graphs, as cheap as push itself: thin
+            # frontiers stay in push (choose() would say so too)
+            u = self.unvisited_edges - m_f
+            self.unvisited_edges = u if u > 0 else 0
+            self.prev_size, self.prev_edges = frontier.size, m_f
+            return "push"
+        return self.choose(frontier.size, m_f)
 
     def choose(self, n_f, m_f):
         """The direction for a frontier of ``n_f`` vertices and ``m_f`` out-edges."""

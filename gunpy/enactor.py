@@ -19,11 +19,13 @@ state (:class:`~gunpy.direction.PushPull`).
 
 import time
 
-from gunpy import operators as ops
 from gunpy.direction import DIRECTIONS, DirectionPolicy, PushPull, check_direction
 from gunpy.frontier import FrontierPool, FrontierStore
 from gunpy.functor import compile_functor
 from gunpy.operators import advance as advance_op
+from gunpy.operators import compute as compute_op
+from gunpy.operators import filter as filter_op
+from gunpy.operators import neighbor_reduce as neighbor_reduce_op
 from gunpy.operators import reduce as reduce_op
 from gunpy.operators.context import Context
 from gunpy.operators.priority_queue import NearFarQueue
@@ -157,15 +159,15 @@ class Enactor:
         if direction == "auto" or self.track_visited:
             direction = self.push_pull.decide(self.context, frontier, direction)
         push = direction == "push"
-        out = ops.advance(
-            self.graph, frontier, functor, self.problem.data(), direction=direction,
-            out=self._pool.output_for(frontier, "edge" if output == "edge" else "vertex"),
-            mask=self.context.visited, skip_masked=functor.skip_visited,
+        ctx = self.context
+        # gunpy.operators.advance past its argument checks (the enactor's were checked once)
+        out = advance_op.run(
+            ctx, frontier, compile_functor(functor, self.backend), self.problem.data(),
+            self._pool.output_for(frontier, "edge" if output == "edge" else "vertex"),
+            ctx.visited, functor.skip_visited,
             # in a culling (idempotent) push it is the filter that marks survivors visited
-            update_mask=not (push and self.idempotent), output=output,
-            load_balance=load_balance or self.load_balance, threshold=self.auto_threshold,
-            pull_input=pull_input, pull_mapping=self.policy.pull_mapping,
-            early_exit=early_exit, context=self.context)
+            not (push and self.idempotent), load_balance or self.load_balance, direction,
+            output, pull_input, self.policy.pull_mapping, early_exit, self.auto_threshold)
         if not push:
             self.push_pull.pulled(out.examined if early_exit else None, frontier.known_edges or 0)
         return out
@@ -184,9 +186,10 @@ class Enactor:
                                  "(Enactor(..., idempotent=True))")
             if not frontier.has_queue:
                 mode = "predicated"  # a bitmap (pull output) holds no duplicates
-        return ops.filter(self.graph, frontier, functor, self.problem.data(),
-                          out=self._pool.output_for(frontier, frontier.kind), mode=mode,
-                          mask=self.context.visited, context=self.context)
+        # gunpy.operators.filter past its argument checks (likewise below)
+        out = self._pool.output_for(frontier, frontier.kind)
+        return filter_op.run(self.context, frontier, out, compile_functor(functor, self.backend),
+                             self.problem.data(), mode)
 
     def filter_until_empty(self, frontier, functor, *, mode=None):
         """Filter repeatedly, each output feeding the next, until nothing is kept.
@@ -201,8 +204,8 @@ class Enactor:
 
     def compute(self, frontier, functor):
         """Run ``apply_vertex`` on every item of ``frontier`` (``None``: every vertex)."""
-        return ops.compute(self.graph, frontier, functor, self.problem.data(),
-                           context=self.context)
+        return compute_op.run(self.context, frontier, compile_functor(functor, self.backend),
+                              self.problem.data())
 
     def neighbor_reduce(self, frontier, functor, out, *, edges="in", mapping="auto", op="sum"):
         """``out[v] = op of functor.gather_edge over v's in- (or out-) edges``.
@@ -211,12 +214,12 @@ class Enactor:
         one writer per vertex and no atomics (pull-style SpMV); ``op`` is
         ``"sum"``, ``"min"`` or ``"max"``.
         """
-        ops.neighbor_reduce(self.graph, frontier, functor, self.problem.data(), out,
-                            edges=edges, mapping=mapping, op=op, context=self.context)
+        neighbor_reduce_op.run(self.context, frontier, compile_functor(functor, self.backend),
+                               self.problem.data(), out, edges, mapping, op)
         return frontier
 
     def near_far(self, frontier, functor):
-        """Split ``frontier`` by ``functor.priority`` into the near slice (returned) and the far pile.
+        """Split ``frontier`` by ``functor.priority``: the near slice (returned), the far pile.
 
         When the near slice is empty the level rises past the far pile's lowest
         priority and the far pile is split again; the result is empty only when
@@ -235,7 +238,7 @@ class Enactor:
 
     # -- frontiers the enactor keeps --------------------------------------------------
     def full_frontier(self, kind="vertex"):
-        """A frontier of every vertex id (every edge id with ``kind="edge"``), built once per graph."""
+        """A frontier of every vertex id (edge id: ``kind="edge"``), built once per graph."""
         return self.context.full_frontier(kind)
 
     def start_frontier(self):
@@ -243,7 +246,7 @@ class Enactor:
         return self._pool.first()
 
     def save_frontier(self, frontier):
-        """Keep a copy of ``frontier`` (Gunrock 4.4.3); returns its index for :meth:`saved_frontier`."""
+        """Keep a copy of ``frontier`` (Gunrock 4.4.3); returns its :meth:`saved_frontier` index."""
         return self._saved.save(frontier, self.context.scratch)
 
     @property
@@ -255,10 +258,6 @@ class Enactor:
         return self._saved.get(i)
 
     # -- the visited set --------------------------------------------------------------
-    def visited_words(self):
-        """The visited bitmap (32-bit words) when tracked, else a one-word placeholder."""
-        return self.context.visited_words()
-
     def mark_visited(self, frontier, *, clear=False):
         """Set the visited bits of ``frontier``'s vertices (``clear``: start from empty)."""
         self.context.mark(self.context.visited, frontier, clear=clear)
@@ -280,7 +279,3 @@ class Enactor:
                 "'auto' (Enactor(problem, direction=...)), or pull from the first iteration on")
         self._track_visited()
         self.mark_visited(frontier, clear=True)
-
-    def scratch(self, name, n, dtype):
-        """A reusable work array of at least ``n`` items (grown on demand)."""
-        return self.context.scratch(name, n, dtype)

@@ -6,6 +6,9 @@ run in :meth:`Problem.reset`, and copies results back in :meth:`Problem.extract`
 Its :attr:`Data` namedtuple names the attributes that functors see as ``data``.
 """
 
+import operator
+import weakref
+
 import numpy as np
 
 from gunpy.backends import get_backend
@@ -13,6 +16,9 @@ from gunpy.backends.base import Backend
 from gunpy.graph import Graph
 
 __all__ = ["Problem"]
+
+#: Data class -> the getter of its fields from a problem (dropped with the class)
+_getters = weakref.WeakKeyDictionary()
 
 
 class Problem:
@@ -54,10 +60,17 @@ class Problem:
     # -- helpers ----------------------------------------------------------------
     def data(self):
         """The functors' ``data``: :attr:`Data` filled from this problem's attributes."""
-        if self.Data is None:
+        Data = self.Data
+        if Data is None:
             raise TypeError(f"{type(self).__name__}.Data is not set: define a namedtuple "
                             "class naming the arrays the functors use")
-        return self.Data(*(getattr(self, f) for f in self.Data._fields))
+        get = _getters.get(Data)
+        if get is None:
+            # one C call per operator call instead of a generator over the fields
+            fields = Data._fields
+            get = _getters[Data] = operator.attrgetter(*fields) if len(fields) > 1 else \
+                (lambda obj, _f=fields: tuple(getattr(obj, f) for f in _f))
+        return tuple.__new__(Data, get(self))
 
     def vertex_array(self, dtype, fill=None):
         """A device array with one slot per vertex (filled when ``fill`` is given)."""

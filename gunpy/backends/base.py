@@ -32,7 +32,7 @@ OPERATORS = {
 
 
 def operator_table(prefix, **extra):
-    """gunpy's own implementations for backend ``prefix`` (plus ``extra``), as a backend's table."""
+    """gunpy's own implementations for backend ``prefix`` (plus ``extra``): a backend's table."""
     table = {name: where.format(prefix) for name, where in OPERATORS.items()}
     table.update(extra)
     return table

@@ -11,7 +11,8 @@ from gunpy.functor import compile_functor, hooks_cache
 from gunpy.operators.common import problem_data
 from gunpy.operators.context import callable_module, context_for
 
-__all__ = ["compute", "cuda_kernel", "cpu_kernel", "cpu_source", "execute", "cuda_execute", "cpu_execute"]
+__all__ = ["compute", "run", "cuda_kernel", "cpu_kernel", "cpu_source", "execute", "cuda_execute",
+           "cpu_execute"]
 
 
 @hooks_cache
@@ -83,9 +84,14 @@ def compute(graph, frontier, functor, data=None, *, context=None):
     Returns ``frontier``. ``context``: see :func:`gunpy.operators.advance`.
     """
     ctx = context_for(graph, frontier, context)
+    return run(ctx, frontier, compile_functor(functor, ctx.backend), problem_data(data))
+
+
+def run(ctx, frontier, hooks, data):
+    """:func:`compute` once its arguments are checked (``hooks``: the compiled functor)."""
     if frontier is not None:
         frontier.ensure_queue(ctx.scratch)
-    execute(ctx, frontier, compile_functor(functor, ctx.backend), problem_data(data))
+    execute(ctx, frontier, hooks, data)
     return frontier
 
 

@@ -22,7 +22,7 @@ from gunpy.operators.advance.common import cpu_weight, cuda_weight
 from gunpy.operators.common import degree_sum, problem_data
 from gunpy.operators.context import callable_module, context_for
 
-__all__ = ["neighbor_reduce", "execute", "cuda_execute", "cpu_execute", "MAPPINGS", "OPS"]
+__all__ = ["neighbor_reduce", "run", "execute", "cuda_execute", "cpu_execute", "MAPPINGS", "OPS"]
 
 MAPPINGS = ("thread", "warp", "auto")
 OPS = ("sum", "min", "max")
@@ -186,11 +186,16 @@ def neighbor_reduce(graph, frontier, functor, data, out, *, edges="in", mapping=
     Returns ``out``; the edges read are logged in the context's record.
     """
     ctx = context_for(graph, frontier, context)
+    return run(ctx, frontier, compile_functor(functor, ctx.backend), problem_data(data), out,
+               edges, mapping, op)
+
+
+def run(ctx, frontier, hooks, data, out, edges, mapping, op):
+    """:func:`neighbor_reduce` once its arguments are checked (``hooks``: the compiled functor)."""
     if frontier is not None:
         frontier.ensure_queue(ctx.scratch)
-    edges_read = execute(ctx, frontier, compile_functor(functor, ctx.backend),
-                         problem_data(data), out, edges=edges, mapping=mapping, op=op)
-    ctx.log(edges=edges_read, direction="pull", strategy="neighbor_reduce")
+    read = execute(ctx, frontier, hooks, data, out, edges=edges, mapping=mapping, op=op)
+    ctx.log(edges=read, direction="pull", strategy="neighbor_reduce")
     return out
 
 

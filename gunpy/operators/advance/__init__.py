@@ -16,8 +16,9 @@ from gunpy.operators.advance.common import OUTPUTS, PushSpec
 from gunpy.operators.common import frontier_edges, problem_data
 from gunpy.operators.context import callable_module, context_for
 
-__all__ = ["advance", "STRATEGIES", "PULL_MAPPINGS", "LOAD_BALANCE_OPTIONS", "register_strategy",
-           "load_balance_options", "pull_mapping_options", "check_load_balance", "execute", "choose", "AUTO_THRESHOLD",
+__all__ = ["advance", "run", "STRATEGIES", "PULL_MAPPINGS", "LOAD_BALANCE_OPTIONS",
+           "register_strategy", "load_balance_options", "pull_mapping_options",
+           "check_load_balance", "execute", "choose", "AUTO_THRESHOLD",
            "DIRECTIONS"]
 
 #: the directions :func:`advance` takes (an Enactor also offers ``"auto"``)
@@ -118,6 +119,8 @@ def load_balance_options():
 
 
 def check_load_balance(name):
+    if name in STRATEGIES or name == "auto":
+        return name
     options = load_balance_options()
     if name not in options:
         raise ValueError(f"unknown load_balance {name!r}; valid options are "
@@ -139,6 +142,9 @@ def choose(load_balance, edges, frontier_size, *, threshold=AUTO_THRESHOLD):
     if edges > threshold and edges > 2 * frontier_size and "merge_path" in STRATEGIES:
         return "merge_path"
     return "thread_mapped"
+
+
+_SPECS = {}
 
 
 def _no_thin(*args, **kwargs):
@@ -164,7 +170,10 @@ def execute(ctx, dg, frontier, out, hooks, data, *, load_balance="auto", output=
         out.clear()
         return strategy, 0
     out.reserve(edges)
-    spec = PushSpec(dg.weighted, output, bool(mark_visited), bool(skip_visited))
+    key = (dg.weighted, output, bool(mark_visited), bool(skip_visited))
+    spec = _SPECS.get(key)
+    if spec is None:
+        spec = _SPECS[key] = PushSpec(*key)
     # a backend may run thin frontiers its own way whatever the strategy (the CPU: one pass)
     if not ctx.backend.operator("advance.thin", _no_thin)(ctx, dg, frontier, out, hooks, data,
                                                            edges=edges, spec=spec):
@@ -236,11 +245,18 @@ def advance(graph, frontier, functor, data=None, *, out=None, mask=None, skip_ma
         raise ValueError(f"unknown advance direction {direction!r}; valid: 'push', 'pull' "
                          "('auto' needs the push-pull state an Enactor keeps)")
     ctx = context_for(graph, frontier, context)
-    backend = ctx.backend
-    hooks = compile_functor(functor, backend)
-    data = problem_data(data)
     if mask is not None:
         _check_mask(ctx, mask)
+    return run(ctx, frontier, compile_functor(functor, ctx.backend), problem_data(data), out,
+               mask, skip_masked, update_mask, load_balance, direction, output, pull_input,
+               pull_mapping, early_exit, threshold)
+
+
+def run(ctx, frontier, hooks, data, out, mask, skip_masked, update_mask, load_balance,
+        direction, output, pull_input, pull_mapping, early_exit, threshold):
+    """:func:`advance` once its arguments are checked (an Enactor's per-level entry:
+    it checked its own once); ``hooks`` is the compiled functor."""
+    if mask is not None:
         ctx = ctx.with_visited(mask)
     if direction == "pull":
         if output != "vertex":
@@ -250,7 +266,7 @@ def advance(graph, frontier, functor, data=None, *, out=None, mask=None, skip_ma
         return _pull(ctx, frontier, hooks, data, out, mask, update_mask, pull_input,
                      pull_mapping, early_exit)
     frontier.ensure_queue(ctx.scratch)
-    dg = backend.graph(graph)
+    dg = ctx.backend.graph(ctx.graph)
     edges = frontier.known_edges
     if edges is None:
         edges = frontier_edges(ctx, dg, frontier)

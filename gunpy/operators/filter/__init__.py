@@ -24,7 +24,7 @@ from gunpy.operators.common import problem_data
 from gunpy.operators.context import callable_module, context_for
 from gunpy.operators.filter import cull, predicated
 
-__all__ = ["filter", "MODES", "execute"]
+__all__ = ["filter", "run", "MODES", "execute"]
 
 #: option name -> filter module
 MODES = {
@@ -83,15 +83,21 @@ def filter(graph, frontier, functor, data=None, *, out=None, mode="predicated", 
             raise ValueError("filter(mode='cull') needs mask=, the visited bitmap it culls "
                              "against and updates (Context.new_bitmap())")
         ctx = ctx.with_visited(mask)
-    hooks = compile_functor(functor, ctx.backend)
     frontier.ensure_queue(ctx.scratch)
     if out is None:
         from gunpy.frontier import Frontier
         out = Frontier(ctx.backend, max(frontier.size, 1), kind=frontier.kind,
                        dtype=frontier.dtype, name="out", num_vertices=ctx.num_vertices)
+    return run(ctx, frontier, out, compile_functor(functor, ctx.backend), problem_data(data),
+               mode)
+
+
+def run(ctx, frontier, out, hooks, data, mode):
+    """:func:`filter` once its arguments are checked (``hooks``: the compiled functor)."""
+    frontier.ensure_queue(ctx.scratch)
     if frontier.kind == "edge":
         ctx.log(edges=frontier.size)  # an edge filter visits each of its edges once
-    return execute(ctx, frontier, out, hooks, problem_data(data), mode=mode)
+    return execute(ctx, frontier, out, hooks, data, mode=mode)
 
 
 callable_module(__name__, filter)
