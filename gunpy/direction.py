@@ -8,6 +8,8 @@ estimate of edges left unvisited, and the cost a pull last reported.
 
 from dataclasses import dataclass
 
+from gunpy.operators.common import frontier_edges
+
 __all__ = ["DirectionPolicy", "PushPull", "DIRECTIONS", "check_direction"]
 
 DIRECTIONS = ("push", "pull", "auto")
@@ -117,7 +119,6 @@ class PushPull:
         if m_f is None:
             m_f = 0
             if frontier.has_queue:
-                from gunpy.operators.common import frontier_edges
                 m_f = frontier_edges(context, context.backend.graph(context.graph), frontier)
             frontier.known_edges = m_f
         if direction != "auto":
