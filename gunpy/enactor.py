@@ -126,11 +126,16 @@ class Enactor:
         while not self.is_converged(frontier):
             ctx.record = record = {"iteration": self.iteration, "frontier": frontier.size,
                                    "edges": 0, "direction": None, "strategy": None}
+            before = self.backend.counts()
             t0 = time.perf_counter()
             frontier = self.loop(frontier)
             # the size read syncs with the device, so the time covers the iteration's kernels
             frontier.size
             record["ms"] = (time.perf_counter() - t0) * 1e3
+            if before is not None:
+                after = self.backend.counts()
+                record["launches"], record["syncs"], record["uploads"] = (
+                    a - b for a, b in zip(after, before))
             self.stats.per_iteration.append(record)
             self.stats.edges_visited += record["edges"]
             self.iteration += 1

@@ -125,6 +125,18 @@ class Backend:
     def synchronize(self):
         pass
 
+    #: kernel launches, host synchronisations (device-to-host copies and explicit
+    #: waits) and small host-to-device writes so far; a backend that launches
+    #: kernels counts them, and an Enactor logs each iteration's share
+    launches = syncs = uploads = 0
+    counts_launches = False
+
+    def counts(self):
+        """``(launches, syncs, uploads)`` so far, or None where the backend does not count."""
+        if not self.counts_launches:
+            return None
+        return self.launches, self.syncs, self.uploads
+
     def work_splits(self):
         """Yield once per way this backend can cut work (warm-up runs a call under each),
         so that the kernels of any default call are among those compiled."""

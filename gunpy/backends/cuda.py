@@ -67,6 +67,7 @@ _fill_kernel = kernel(_fill)
 class CudaBackend(Backend):
     name = "cuda"
     operators = operator_table("cuda")
+    counts_launches = True
 
     def __init__(self):
         if ON_CUDASIM:
@@ -91,6 +92,7 @@ class CudaBackend(Backend):
         """Launch a grid-stride ``kernel`` over ``items`` items (nothing when 0)."""
         if items <= 0:
             return  # a grid of 0 blocks "succeeds" silently in the simulator: never launch it
+        self.launches += 1
         b, t = self.launch(items, block_size=block_size)
         if blocks is not None:
             b = blocks
@@ -133,28 +135,36 @@ class CudaBackend(Backend):
     def fill(self, arr, value):
         n = arr.shape[0]
         if n:
+            self.launches += 1
             blocks, threads = self.launch(n)
             _fill_kernel[blocks, threads](arr, arr.dtype.type(value), n)
 
+    # every device-to-host copy waits for the kernels before it: a host synchronisation
     def to_host(self, arr):
+        self.syncs += 1
         return arr.copy_to_host()
 
     def read(self, arr, i=0):
+        self.syncs += 1
         return arr[i:i + 1].copy_to_host()[0].item()
 
     def write(self, arr, i, value):
+        self.uploads += 1
         arr[i:i + 1].copy_to_device(np.array([value], dtype=arr.dtype))
 
     def copy_in(self, arr, at, host):
         if host.shape[0]:
+            self.uploads += 1
             arr[at:at + host.shape[0]].copy_to_device(host)
 
     def head_to_host(self, arr, n):
         if n == 0:
             return np.zeros(0, dtype=arr.dtype)
+        self.syncs += 1
         return arr[:n].copy_to_host()
 
     def synchronize(self):
+        self.syncs += 1
         cuda.synchronize()
 
     def copy(self, src, dst, n):
