@@ -2,6 +2,8 @@
 
 import json
 
+import pytest
+
 from gunpy import bench
 
 
@@ -57,3 +59,19 @@ def test_startup_benchmark_cold_and_warm():
     assert bfs["warm"][0]["first_s"] < bfs["cold"][0]["first_s"]
     md = startup.markdown(result)
     assert "| bfs |" in md and "`import gunpy`" in md and "gunpy run bfs --dataset karate" in md
+
+
+def test_gpu_check_script_says_when_there_is_no_gpu(tmp_path):
+    import os
+    import subprocess
+    import sys
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    script = os.path.join(root, "bench", "gpu-check")
+    assert subprocess.run(["bash", "-n", script]).returncode == 0
+    from gunpy.backends import cuda_status
+    if cuda_status()[0] and "simulator" not in cuda_status()[1]:
+        pytest.skip("a real GPU is here: gpu-check would run the whole check")
+    env = dict(os.environ, PYTHON=sys.executable, NUMBA_ENABLE_CUDASIM="0")
+    out = subprocess.run(["bash", script, str(tmp_path / "out")], env=env, capture_output=True,
+                         text=True, timeout=120)
+    assert out.returncode == 2 and "no usable CUDA GPU" in out.stderr

@@ -53,3 +53,4 @@ def test_the_cpu_backend_reports_no_launch_counts():
     r = gunpy.bfs(G, 0, backend="cpu")
     assert "launches" not in r.stats.per_iteration[0]
     assert gunpy.backends.get_backend("cpu").counts() is None
+
