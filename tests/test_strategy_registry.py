@@ -9,7 +9,6 @@ kernel and a CPU kernel.
 import functools
 import types
 
-import numpy as np
 import pytest
 from numba import cuda
 
