@@ -75,3 +75,18 @@ def test_readme_python_blocks_run():
     r, G = ns["r"], ns["G"]
     assert r.depth.tolist() == reference_depths(G, 0).tolist()
     assert ns["d"] == {v: int(x) for v, x in enumerate(r.depth) if x >= 0}
+
+
+def test_user_guide_stats_example_runs(capsys):
+    """The Stats example, in its exact words, on a small graph (the first block is a
+    listing of constructors with placeholder arguments; their names are checked above)."""
+    import gunpy
+    text = open(os.path.join(DOCS, "user-guide.md")).read()
+    block = [b for b in re.findall(r"```python\n(.*?)```", text, re.S) if "per_iteration" in b]
+    assert len(block) == 1
+    ns = {"gunpy": gunpy, "G": gunpy.generators.grid_2d(8, 8)}
+    exec(compile(block[0], "user-guide.md", "exec"), ns)
+    lines = capsys.readouterr().out.strip().splitlines()
+    its = ns["r"].stats.per_iteration
+    assert len(lines) == len(its) == 15  # an 8 x 8 grid from a corner: 15 levels
+    assert lines[0].split()[:4] == ["0", its[0]["direction"], "1", str(its[0]["edges"])]

@@ -83,7 +83,6 @@ def filter(graph, frontier, functor, data=None, *, out=None, mode="predicated", 
             raise ValueError("filter(mode='cull') needs mask=, the visited bitmap it culls "
                              "against and updates (Context.new_bitmap())")
         ctx = ctx.with_visited(mask)
-    frontier.ensure_queue(ctx.scratch)
     if out is None:
         from gunpy.frontier import Frontier
         out = Frontier(ctx.backend, max(frontier.size, 1), kind=frontier.kind,
