@@ -7,10 +7,12 @@ A functor is a class of four ``@staticmethod`` hooks with fixed argument orders:
     cond_vertex(v, data) -> bool                       # filter: keep this vertex?
     apply_vertex(v, data)                              # filter / compute: runs when kept
 
-and two optional ones for specific operators::
+and three optional ones for specific operators::
 
     priority(v, data) -> float                         # near/far queue: v is "near" below the level
     gather_edge(src, dst, edge, weight, data) -> float # neighbor_reduce: the value an edge contributes
+    apply_intersection(src, dst, edge, common, src_edge, dst_edge, data)
+                                                       # intersect: per neighbour both ends share
 
 ``data`` is the problem's namedtuple of arrays and scalars. Bodies are plain
 numba-typable code; atomics come from :mod:`gunpy.atomics`. The framework, not
@@ -74,6 +76,12 @@ class Functor:
     def gather_edge(src, dst, edge, weight, data):
         return 0.0
 
+    @staticmethod
+    def apply_intersection(src, dst, edge, common, src_edge, dst_edge, data):
+        # intersect: edge src -> dst and the edges src -> common (src_edge, in the left
+        # graph) and dst -> common (dst_edge, in the right graph)
+        pass
+
 
 class Hooks:
     """A functor compiled for one backend, plus which hooks were left at their default.
@@ -84,8 +92,9 @@ class Hooks:
     """
 
     __slots__ = ("functor", "backend", "cond_edge", "apply_edge", "cond_vertex",
-                 "apply_vertex", "priority", "gather_edge", "default_cond_edge",
-                 "default_apply_edge", "default_cond_vertex", "default_apply_vertex", "kernels")
+                 "apply_vertex", "priority", "gather_edge", "apply_intersection",
+                 "default_cond_edge", "default_apply_edge", "default_cond_vertex",
+                 "default_apply_vertex", "kernels")
 
     def __init__(self, functor, backend, compiled, defaults):
         self.functor = functor
@@ -117,7 +126,8 @@ def hooks_cache(factory):
     return cached
 
 
-_HOOKS = ("cond_edge", "apply_edge", "cond_vertex", "apply_vertex", "priority", "gather_edge")
+_HOOKS = ("cond_edge", "apply_edge", "cond_vertex", "apply_vertex", "priority", "gather_edge",
+          "apply_intersection")
 
 
 def _pyfunc(obj):

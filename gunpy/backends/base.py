@@ -19,6 +19,7 @@ OPERATORS = {
     "filter.cull": "gunpy.operators.filter.cull:{}_execute",
     "compute": "gunpy.operators.compute:{}_execute",
     "neighbor_reduce": "gunpy.operators.neighbor_reduce:{}_execute",
+    "intersect": "gunpy.operators.intersect:{}_execute",
     "near_far.split": "gunpy.operators.priority_queue:{}_split",
     "near_far.min_priority": "gunpy.operators.priority_queue:{}_min_priority",
     "bitmap.queue_to_bitmap": "gunpy.operators.bitmap:{}_queue_to_bitmap",

@@ -1,0 +1,224 @@
+"""The intersect operator (segmented intersection / mask-first masked SpGEMM) on its own.
+
+Every match ``(e, k)`` with its edge ids ``p`` (in ``left``) and ``q`` (in
+``right``) is recorded by the functor and compared with a two-pointer merge in
+plain Python, on graphs with hubs, isolated vertices, self-loops and directed
+edges, with ``left`` / ``right`` different from the mask, with ``cond_edge``
+filtering (by weight), on the CPU (thin and chunked) and under the simulator.
+"""
+
+from collections import namedtuple
+
+import numpy as np
+import pytest
+
+import gunpy
+from gunpy import Functor, atomics
+from gunpy import operators as ops
+from gunpy.testing import nasty_graphs
+
+GRAPHS = nasty_graphs()
+NAMES = ["star_hub", "disconnected", "directed_cycle", "preferential_hubs", "self_loops_duplicates",
+         "random_directed", "random_undirected", "grid", "edgeless", "single_vertex"]
+
+Record = namedtuple("Record", "n src dst edge common p q")
+
+
+class Recorder(Functor):
+    """Writes every match to the next free slot of the record arrays."""
+
+    @staticmethod
+    def apply_intersection(src, dst, edge, common, src_edge, dst_edge, data):
+        slot = atomics.add(data.n, 0, 1)
+        data.src[slot] = src
+        data.dst[slot] = dst
+        data.edge[slot] = edge
+        data.common[slot] = common
+        data.p[slot] = src_edge
+        data.q[slot] = dst_edge
+
+
+class HeavyRecorder(Recorder):
+    """Only edges of weight above 0.5 (the mask filtered by cond_edge)."""
+
+    @staticmethod
+    def cond_edge(src, dst, edge, weight, data):
+        return weight > 0.5
+
+
+class PerEdge(Functor):
+    """One writer per mask edge: plain stores, no atomics (the masked mxm pattern)."""
+
+    @staticmethod
+    def apply_intersection(src, dst, edge, common, src_edge, dst_edge, data):
+        data.count[edge] += 1
+
+
+def _edges(G):
+    return np.repeat(np.arange(G.num_vertices), G.out_degrees()), G.column_indices
+
+
+def reference(G, L, R, keep=None):
+    """Sorted matches ``(src, dst, e, k, p, q)`` and the list entries a merge reads."""
+    out, read = [], 0
+    src, dst = _edges(G)
+    w = G.values if G.values is not None else np.ones(G.num_edges)
+    for e, (i, j) in enumerate(zip(src.tolist(), dst.tolist())):
+        if keep is not None and not keep(w[e]):
+            continue
+        p, p_end = int(L.row_offsets[i]), int(L.row_offsets[i + 1])
+        q, q_end = int(R.row_offsets[j]), int(R.row_offsets[j + 1])
+        p0, q0 = p, q
+        while p < p_end and q < q_end:
+            a, b = int(L.column_indices[p]), int(R.column_indices[q])
+            if a == b:
+                out.append((i, j, e, a, p, q))
+                p, q = p + 1, q + 1
+            elif a < b:
+                p += 1
+            else:
+                q += 1
+        read += (p - p0) + (q - q0)
+    return sorted(out), read
+
+
+def run_recorder(G, functor, backend, left=None, right=None):
+    L = G if left is None else left
+    R = G if right is None else right
+    src, dst = _edges(G)
+    cap = int(np.minimum(np.diff(L.row_offsets)[src], np.diff(R.row_offsets)[dst]).sum()) + 1
+    ctx = ops.Context(G, backend)
+    be = ctx.backend
+    data = Record(be.zeros(1, np.int64), *(be.zeros(cap, np.int64) for _ in range(6)))
+    total = ops.intersect(G, functor, data, left=left, right=right, context=ctx)
+    n = int(be.to_host(data.n)[0])
+    cols = [be.to_host(a)[:n] for a in data[1:]]
+    got = sorted(zip(*(c.tolist() for c in cols)))
+    return total, got, ctx
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_matches_and_edge_ids_equal_a_merge(name, backend, cpu_split):
+    G = GRAPHS[name]
+    total, got, ctx = run_recorder(G, Recorder, backend)
+    expect, read = reference(G, G, G)
+    assert total == len(expect) == len(got)
+    assert got == expect
+    assert ctx.record["edges"] == read
+    assert ctx.record["strategy"] == "intersect"
+
+
+def _random(n, m, seed, directed=True, weighted=False):
+    rng = np.random.default_rng(seed)
+    s, d = rng.integers(0, n, m), rng.integers(0, n, m)
+    w = rng.random(m) if weighted else None
+    return gunpy.Graph.from_edges(s, d, w, num_vertices=n, directed=directed)
+
+
+def test_left_and_right_differ_from_the_mask(backend, cpu_split):
+    n = 40
+    G = _random(n, 160, 1)
+    L = _random(n, 300, 2, directed=False)
+    R = _random(n, 200, 3)
+    total, got, ctx = run_recorder(G, Recorder, backend, left=L, right=R)
+    expect, read = reference(G, L, R)
+    assert len(expect) > 20  # the test means something
+    assert total == len(expect) and got == expect
+    assert ctx.record["edges"] == read
+    # p indexes left's edges and q right's: the recorded ids point at (i, k) and (j, k)
+    for i, j, e, k, p, q in got:
+        assert L.column_indices[p] == k and L.row_offsets[i] <= p < L.row_offsets[i + 1]
+        assert R.column_indices[q] == k and R.row_offsets[j] <= q < R.row_offsets[j + 1]
+
+
+def test_only_right_given_left_defaults_to_the_mask(backend):
+    G = _random(30, 120, 4, directed=False)
+    R = _random(30, 150, 5)
+    total, got, _ = run_recorder(G, Recorder, backend, right=R)
+    expect, _ = reference(G, G, R)
+    assert total == len(expect) > 0 and got == expect
+
+
+def test_cond_edge_filters_the_mask_by_weight(backend, cpu_split):
+    G = _random(40, 200, 6, directed=False, weighted=True)
+    total, got, ctx = run_recorder(G, HeavyRecorder, backend)
+    expect, read = reference(G, G, G, keep=lambda w: w > 0.5)
+    everything, _ = reference(G, G, G)
+    assert 0 < len(expect) < len(everything)
+    assert total == len(expect) and got == expect
+    assert ctx.record["edges"] == read
+
+
+def test_per_edge_counts_are_common_neighbour_counts(backend):
+    G = GRAPHS["preferential_hubs"]
+    ctx = ops.Context(G, backend)
+    data = namedtuple("Data", "count")(ctx.backend.zeros(G.num_edges, np.int64))
+    total = ops.intersect(G, PerEdge, data, context=ctx)
+    count = ctx.backend.to_host(data.count)
+    A = G.to_scipy()
+    A.data[:] = 1
+    common = (A @ A.T).multiply(A).tocsr()  # (A A^T)_ij on the edges of A
+    src, dst = _edges(G)
+    expect = np.asarray(common[src, dst]).ravel()
+    assert np.array_equal(count, expect)
+    assert total == int(expect.sum()) > 0
+
+
+def test_a_functor_with_no_hooks_just_counts(backend):
+    G = GRAPHS["grid"]
+    assert ops.intersect(G, Functor, context=ops.Context(G, backend)) == 0  # no triangles
+    K = gunpy.Graph.from_edges(*np.triu_indices(6, 1), directed=False)
+    # every ordered pair of K6 shares the 4 other vertices
+    assert ops.intersect(K, Functor, context=ops.Context(K, backend)) == 30 * 4
+
+
+def test_unsorted_rows_are_refused_with_the_row_named():
+    # row 1 lists 2 before 0: a CSR built by hand, never by Graph.from_edges
+    U = gunpy.Graph([0, 1, 3, 4], [1, 2, 0, 1])
+    with pytest.raises(ValueError, match="sorted by column, but row 1 of the left graph"):
+        ops.intersect(U, Functor, context=ops.Context(U, "cpu"))
+    S = gunpy.Graph.from_edges([0, 1, 1, 2], [1, 0, 2, 1])
+    with pytest.raises(ValueError, match="row 1 of the right graph"):
+        ops.intersect(S, Functor, right=U, context=ops.Context(S, "cpu"))
+    # the mask itself may be in any order: only the intersected lists must be sorted
+    assert ops.intersect(U, Functor, left=S, right=S, context=ops.Context(U, "cpu")) == 0
+    # sorted rows with a drop only where a new row starts (and empty rows) pass
+    ok = gunpy.Graph([0, 2, 2, 3, 4], [2, 3, 0, 1])
+    assert ops.intersect(ok, Functor, context=ops.Context(ok, "cpu")) == 0
+
+
+def test_the_sortedness_check_is_kept_and_dropped_with_the_arrays():
+    G = gunpy.Graph([0, 2, 3, 4], [1, 2, 0, 0])
+    ctx = ops.Context(G, "cpu")
+    ops.intersect(G, Functor, context=ctx)
+    from gunpy.operators.intersect import _SORTED
+    assert G._device.get(_SORTED) is True
+    G.column_indices = [2, 1, 0, 0]  # rebinding drops the verdict: checked again
+    with pytest.raises(ValueError, match="row 0"):
+        ops.intersect(G, Functor, context=ops.Context(G, "cpu"))
+
+
+def test_bad_calls_give_clear_errors():
+    G = GRAPHS["disconnected"]
+    ctx = ops.Context(G, "cpu")
+    with pytest.raises(ValueError, match="left graph has 5 vertices"):
+        ops.intersect(G, Functor, left=_random(5, 8, 0), context=ctx)
+    with pytest.raises(TypeError, match="right must be a gunpy.Graph"):
+        ops.intersect(G, Functor, right=G.to_scipy(), context=ctx)
+    with pytest.raises(TypeError, match="Functor"):
+        ops.intersect(G, object, context=ctx)
+    with pytest.raises(ValueError, match="another graph"):
+        ops.intersect(GRAPHS["grid"], Functor, context=ctx)
+
+
+def test_empty_graphs(backend):
+    for G in (gunpy.Graph.from_edges([], [], num_vertices=0),
+              gunpy.Graph.from_edges([], [], num_vertices=5, directed=False)):
+        ctx = ops.Context(G, backend)
+        assert ops.intersect(G, Recorder, None, context=ctx) == 0
+        assert ctx.record["edges"] == 0
+
+
+def test_no_context_makes_one():
+    G = gunpy.Graph.from_edges([0, 1, 2], [1, 2, 0], directed=False)
+    assert ops.intersect(G, Functor) == 6
