@@ -2,7 +2,7 @@
 
 Frontier-centric operators (advance, filter, compute) compiled with
 ``numba.cuda`` (or numba's parallel CPU target) run user functors; BFS, SSSP,
-BC, CC and PageRank are built on them in :mod:`gunpy.primitives`.
+BC, CC, PageRank and triangle counting are built on them in :mod:`gunpy.primitives`.
 """
 from gunpy._version import __version__
 from gunpy.errors import INVALID, GraphFormatError
@@ -20,8 +20,9 @@ from gunpy.primitives.sssp import sssp
 from gunpy.primitives.bc import bc
 from gunpy.primitives.cc import cc
 from gunpy.primitives.pagerank import pagerank
+from gunpy.primitives.triangles import triangle_count, triangles
 
 __all__ = ["__version__", "Graph", "GraphFormatError", "INVALID", "read_mtx", "read_edgelist",
            "datasets", "generators", "atomics", "Functor",
            "Problem", "Enactor", "Frontier", "Result", "Stats",
-           "bfs", "sssp", "bc", "cc", "pagerank"]
+           "bfs", "sssp", "bc", "cc", "pagerank", "triangles", "triangle_count"]

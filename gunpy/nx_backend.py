@@ -6,7 +6,8 @@ call says ``backend="gunpy"`` (or ``nx.config.backend_priority`` lists it):
 
 ``bfs_edges``, ``bfs_layers``, ``single_source_shortest_path_length``,
 ``single_source_dijkstra_path_length``, ``betweenness_centrality``,
-``connected_components``, ``weakly_connected_components``, ``pagerank``.
+``connected_components``, ``weakly_connected_components``, ``pagerank``,
+``triangles``, ``transitivity``.
 
 Results are exactly networkx's: the same dict / generator / list shapes, the
 original node labels, unreachable nodes left out, and the same iteration order
@@ -39,6 +40,8 @@ _FUNCTIONS = {
     "connected_components": "Soman hooking + pointer jumping with Afforest sampling",
     "weakly_connected_components": "the same on directed graphs",
     "pagerank": "power iteration, push or pull (no personalization/nstart/dangling)",
+    "triangles": "degree-ordered orientation + segmented intersection (nodes= supported)",
+    "transitivity": "triangles over triads; directed graphs: networkx's successor-set count",
 }
 
 
@@ -287,6 +290,44 @@ def pagerank(G, alpha=0.85, personalization=None, max_iter=100, tol=1.0e-6, nsta
     return {v: float(x) for v, x in zip(G.nodes, r.rank.tolist())}
 
 
+def triangles(G, nodes=None):
+    if G.is_directed():
+        raise nx.NetworkXNotImplemented("not implemented for directed type")
+    if nodes is not None and G.is_multigraph():  # networkx's per-node path refuses them
+        raise nx.NetworkXNotImplemented("not implemented for multigraph type")
+    counts = gunpy.triangles(G.graph, backend=_device()).triangles.tolist()
+    if nodes is None:
+        return dict(zip(G.nodes, counts))
+    if nodes in G:  # a single node
+        return counts[G.node_index(nodes)]
+    # networkx's nbunch rules: nodes not in G are skipped, a non-iterable raises
+    return {v: counts[G.node_index(v)] for v in G.nxg.nbunch_iter(nodes)}
+
+
+def transitivity(G):
+    # networkx: 3 * triangles / triads = sum_v t_v / sum_v d_v (d_v - 1), where d_v counts
+    # v's distinct neighbours (successors when directed) other than v and t_v the ordered
+    # pairs (w, u) of them with u a neighbour of w: all Python ints, so the float is the same
+    if G.is_multigraph():
+        raise nx.NetworkXNotImplemented("not implemented for multigraph type")
+    if len(G) == 0:
+        return 0
+    g = G.graph
+    src = np.repeat(np.arange(g.num_vertices), g.out_degrees())
+    loops = np.bincount(src[src == g.column_indices], minlength=g.num_vertices)
+    d = (g.out_degrees() - loops).astype(np.int64)
+    contri = int((d * (d - 1)).sum())
+    if G.is_directed():
+        # t_v summed: for every edge v -> w, the successors v and w share (loops removed)
+        from gunpy import operators as ops
+        simple = gunpy.Graph.from_edges(src, g.column_indices, num_vertices=g.num_vertices,
+                                        directed=True)
+        total = ops.intersect(simple, gunpy.Functor, context=ops.Context(simple, _device()))
+    else:
+        total = 6 * gunpy.triangle_count(g, backend=_device())
+    return 0 if total == 0 else total / contri
+
+
 # ----------------------------------------------------------------------------- dispatch
 def can_run(name, args, kwargs):
     """False (or a reason) for calls whose options gunpy does not implement."""
@@ -360,6 +401,8 @@ class BackendInterface:
     connected_components = staticmethod(connected_components)
     weakly_connected_components = staticmethod(weakly_connected_components)
     pagerank = staticmethod(pagerank)
+    triangles = staticmethod(triangles)
+    transitivity = staticmethod(transitivity)
 
     @staticmethod
     def on_start_tests(items):
