@@ -26,6 +26,7 @@ OPERATORS = {
     "bitmap.bitmap_to_queue": "gunpy.operators.bitmap:{}_bitmap_to_queue",
     "bitmap.or_into": "gunpy.operators.bitmap:{}_or_into",
     "bitmap.popcount": "gunpy.operators.bitmap:{}_popcount",
+    "bitmap.invert": "gunpy.operators.bitmap:{}_invert",
     "degree_sum": "gunpy.operators.common:{}_degree_sum",
     "reduce": "gunpy.operators.reduce:{}_reduce",
     "iota": "gunpy.operators.reduce:{}_iota",

@@ -15,7 +15,8 @@ from numba import cuda  # a module global: the simulator swaps it for its fake m
 from gunpy import atomics
 from gunpy.operators import scan
 
-__all__ = ["num_words", "queue_to_bitmap", "bitmap_to_queue", "or_into", "popcount"]
+__all__ = ["num_words", "queue_to_bitmap", "bitmap_to_queue", "or_into", "popcount", "invert",
+           "full"]
 
 
 def num_words(n):
@@ -51,7 +52,14 @@ def _cuda():
                 pos += 1
                 bits &= bits - np.uint32(1)
 
-    return kernel(set_bits), kernel(or_words), kernel(write_queue)
+    def not_words(dst, src, nwords, nbits):
+        for w in range(cuda.grid(1), nwords, cuda.gridsize(1)):
+            x = ~src[w]
+            if w == nwords - 1 and (nbits & 31) != 0:
+                x &= (np.uint32(1) << np.uint32(nbits & 31)) - np.uint32(1)
+            dst[w] = x
+
+    return kernel(set_bits), kernel(or_words), kernel(write_queue), kernel(not_words)
 
 
 @functools.lru_cache(maxsize=None)
@@ -107,10 +115,17 @@ def _cpu():
             s += c
         return s
 
+    def not_words(dst, src, nwords, nbits):
+        for w in prange(nwords):
+            x = ~src[w]
+            if w == nwords - 1 and (nbits & 31) != 0:
+                x &= (np.uint32(1) << np.uint32(nbits & 31)) - np.uint32(1)
+            dst[w] = x
+
     # set_bits is a (parallel, serial) pair: a thin frontier (BFS's source) sets its
     # few bits without starting the thread pool
     return ((kernel(set_bits), serial_kernel(set_bits, nrt=False)), kernel(or_words),
-            kernel(to_queue), kernel(popcount))
+            kernel(to_queue), kernel(popcount), kernel(not_words))
 
 
 def queue_to_bitmap(backend, queue, length, n_items, words, *, clear=True):
@@ -135,6 +150,19 @@ def bitmap_to_queue(backend, words, queue, length, scratch):
     return backend.operator("bitmap.bitmap_to_queue")(backend, words, queue, length, scratch)
 
 
+def invert(backend, dst, src, num_bits):
+    """``dst = ~src`` word by word, bits at ``num_bits`` and above left clear
+    (a complemented mask; ``dst`` may be ``src``)."""
+    backend.operator("bitmap.invert")(backend, dst, src, num_bits)
+
+
+def full(backend, num_bits):
+    """A new bitmap with the first ``num_bits`` bits set."""
+    words = backend.zeros(num_words(num_bits), np.uint32)
+    invert(backend, words, words, num_bits)
+    return words
+
+
 def popcount(backend, words):
     """Number of set bits."""
     return backend.operator("bitmap.popcount")(backend, words)
@@ -157,6 +185,15 @@ def cuda_or_into(backend, dst, src):
 
 def cpu_or_into(backend, dst, src):
     _cpu()[1](dst, src, dst.shape[0])
+
+
+def cuda_invert(backend, dst, src, num_bits):
+    nwords = dst.shape[0]
+    backend.run(_cuda()[3], nwords, dst, src, nwords, np.int64(num_bits))
+
+
+def cpu_invert(backend, dst, src, num_bits):
+    _cpu()[4](dst, src, dst.shape[0], np.int64(num_bits))
 
 
 def cuda_bitmap_to_queue(backend, words, queue, length, scratch):
