@@ -113,7 +113,9 @@ def test_every_cuda_kernel_has_a_persistent_cache_key():
     gunpy.sssp(W, 0, backend=be)
     gunpy.cc(G, backend=be)
     gunpy.pagerank(G, max_iter=2, backend=be)
+    gunpy.triangles(G, backend=be)
     assert len(seen) >= 10
+    assert any("intersect" in name for name in seen)
     for name, k in seen.items():
         assert isinstance(k._cache, _jitcache._KernelCache), name
         assert len(k._cache._base_key()) > 0, name  # fingerprintable: no Uncacheable
@@ -141,3 +143,32 @@ def test_near_far_refill_kernel_compiles():
     pq.far.push([1, 2])
     pq._min_far_priority(compile_functor(Prio, be), data)
     assert "min_priority" in " ".join(be.kernel_names())
+
+
+def test_intersect_kernels_compile():
+    """intersect: triangle counting's hooks (atomic adds, none), and a weighted mask whose
+    cond_edge filters by weight, with left and right graphs other than the mask."""
+    from collections import namedtuple
+
+    from gunpy import Functor
+    from gunpy import operators as ops
+
+    class Heavy(Functor):
+        @staticmethod
+        def cond_edge(src, dst, edge, weight, data):
+            return weight > 1.5
+
+        @staticmethod
+        def apply_intersection(src, dst, edge, common, src_edge, dst_edge, data):
+            # one writer per mask edge: a plain store
+            data.out[edge] += data.a[src_edge] * data.b[dst_edge]
+
+    be = fresh()
+    gunpy.triangles(G, backend=be)
+    gunpy.triangle_count(G, backend=be)
+    data = namedtuple("Data", "out a b")(np.zeros(W.num_edges), np.ones(G.num_edges),
+                                         np.ones(G.num_edges))
+    ops.intersect(W, Heavy, data, left=G, right=G, context=ops.Context(W, be))
+    kernels = [k for k in be.compiled if k[0].__qualname__.endswith("intersect")]
+    assert len(kernels) == 3
+    assert all(".target sm_90" in be.compiled[k] for k in kernels)
