@@ -15,6 +15,7 @@ from gunpy.frontier import Frontier
 from gunpy.operators.advance import advance, register_strategy
 from gunpy.operators.compute import compute
 from gunpy.operators.filter import filter as filter_
+from gunpy.operators.intersect import intersect
 from gunpy.operators.neighbor_reduce import neighbor_reduce
 from gunpy.operators.reduce import reduce
 
@@ -26,7 +27,8 @@ SECTIONS = [
                   datasets.fetch, datasets.register]),
     ("Generators", [generators.rmat, generators.kronecker_edges, generators.grid_2d,
                     generators.path, generators.star]),
-    ("Primitives", [gunpy.bfs, gunpy.sssp, gunpy.bc, gunpy.cc, gunpy.pagerank]),
+    ("Primitives", [gunpy.bfs, gunpy.sssp, gunpy.bc, gunpy.cc, gunpy.pagerank, gunpy.triangles,
+                    gunpy.triangle_count]),
     ("Results", [gunpy.Result.to_dict, gunpy.Result.to_dataframe, gunpy.Result.to_networkx,
                  gunpy.Stats]),
     ("Writing primitives", [gunpy.Functor, gunpy.Problem, gunpy.Problem.data,
@@ -38,8 +40,8 @@ SECTIONS = [
                             gunpy.Enactor.save_frontier, gunpy.Enactor.saved_frontier,
                             gunpy.Enactor.filter_until_empty, enactor.DirectionPolicy, Frontier]),
     ("Operators on their own", [ops.Context, ops.Context.frontier, ops.Context.new_bitmap,
-                                advance, filter_, compute, neighbor_reduce, reduce,
-                                register_strategy]),
+                                advance, filter_, compute, neighbor_reduce, intersect,
+                                reduce, register_strategy]),
     ("Atomics", [atomics.cas, atomics.min, atomics.max, atomics.add, atomics.or_,
                  atomics.and_, atomics.exch]),
 ]
