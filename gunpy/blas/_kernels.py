@@ -17,7 +17,8 @@ from gunpy.functor import Functor
 
 __all__ = ["jit", "caster", "product_functor", "harvest_functor", "assign_functor",
            "scatter_functor", "value_bits_functor", "ewise_add_functor", "ewise_mult_functor",
-           "apply_functor", "select_functor", "dense_functor", "mxm_functor"]
+           "apply_functor", "select_functor", "dense_functor", "mxm_functor",
+           "restrict_functor"]
 
 _JIT = {}
 _FUNCTORS = {}
@@ -388,6 +389,28 @@ def select_functor(backend, fn):
 
         return Select
     return _cached(("select", backend, fn), build)
+
+
+RestrictData = collections.namedtuple("RestrictData", "x allow out")
+
+
+def restrict_functor(backend, in_dt, out_dt):
+    """Keep the entries whose bit is set in ``allow`` (a filter), converting their values."""
+    def build():
+        bit, _ = _helpers(backend)
+        cout = caster(backend, out_dt)
+
+        class Restrict(Functor):
+            @staticmethod
+            def cond_vertex(v, data):
+                return bit(data.allow, v) != 0
+
+            @staticmethod
+            def apply_vertex(v, data):
+                data.out[v] = cout(data.x[v])
+
+        return Restrict
+    return _cached(("restrict", backend, np.dtype(in_dt).str, np.dtype(out_dt).str), build)
 
 
 DenseData = collections.namedtuple("DenseData", "x bits fill out")

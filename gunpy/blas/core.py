@@ -616,6 +616,10 @@ def write(w, t, mask, accum, replace, *, masked, owned):
         _take(w, t, owned)
         return
     ctx = w._ctx
+    if accum is None and (w.nvals == 0 or replace):
+        # w becomes t's entries that the mask allows: a filter over t, O(nvals(t))
+        _restrict(w, t, mask.allow(ctx))
+        return
     backend = w.backend
     allow = mask.allow(ctx) if mask is not None else bitmap.full(backend, w.size)
     out = backend.empty(max(w.size, 1), w.dtype)
@@ -631,6 +635,18 @@ def write(w, t, mask, accum, replace, *, masked, owned):
                                                  out, out_bits), context=ctx)
     w._vals = out
     w._set_bitmap(out_bits)
+
+
+def _restrict(w, t, allow):
+    from gunpy.operators import filter as keep
+    vals = w.backend.empty(max(w.size, 1), w.dtype)
+    if t.nvals:
+        F = K.restrict_functor(w.backend, t.dtype, w.dtype)
+        st = keep(w._ctx.graph, t._queue(), F, K.RestrictData(t._vals, allow, vals),
+                  context=w._ctx)
+        w._vals, w._st = vals, st
+    else:
+        w.clear()
 
 
 def _assign_scalar(w, value, mask, accum, replace):
