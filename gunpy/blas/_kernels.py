@@ -245,28 +245,30 @@ def _first(x, y):
     return x
 
 
-ScatterData = collections.namedtuple("ScatterData", "src scalar dst bits added")
+ScatterData = collections.namedtuple("ScatterData", "src scalar dst bits")
 
 
-def scatter_functor(backend, out_dt, from_scalar):
-    """``w<m.S> = t`` (or a scalar) at the mask's entries, counting the new ones."""
+def scatter_functor(backend, out_dt, from_scalar, dense=False):
+    """``w<m.S> = t`` (or a scalar) at the mask's entries (values only; the caller ORs
+    the structure in word by word). ``dense``: run over every index, testing m's bits."""
     def build():
-        _, set_bit = _helpers(backend)
+        bit, _ = _helpers(backend)
         cout = caster(backend, out_dt)
 
         class Scatter(Functor):
             @staticmethod
             def apply_vertex(v, data):
+                if dense:
+                    if bit(data.bits, v) == 0:
+                        return
                 if from_scalar:
                     data.dst[v] = cout(data.scalar)
                 else:
                     data.dst[v] = cout(data.src[v])
-                if set_bit(data.bits, v):
-                    atomics.add(data.added, 0, 1)
 
         return Scatter
 
-    return _cached(("scatter", backend, np.dtype(out_dt).str, from_scalar), build)
+    return _cached(("scatter", backend, np.dtype(out_dt).str, from_scalar, dense), build)
 
 
 BitsData = collections.namedtuple("BitsData", "vals words")

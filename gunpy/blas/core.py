@@ -112,6 +112,7 @@ def _space(n, backend):
                   _trusted=True)
         ctx = _SPACES[key] = Context(g, backend)
         ctx.blas_workspaces = {}
+        ctx.dummy_words = ctx.backend.zeros(1, np.uint32)
         while len(_SPACES) > 16:
             _SPACES.popitem(last=False)
     else:
@@ -411,11 +412,20 @@ class Vector:
 
     def to_dense(self, fill_value=0):
         """A NumPy array of ``size`` values, ``fill_value`` where there is no entry."""
-        idx, vals = self.to_coo()
-        out = np.full(self.size, fill_value, dtype=np.result_type(self.dtype,
-                                                                  np.asarray(fill_value)))
-        out[idx] = vals
-        return out
+        dt = np.result_type(self.dtype, np.asarray(fill_value))
+        if self.nvals == 0 or dt.kind not in "biuf" or lookup_dtype(dt) != dt:
+            out = np.full(self.size, fill_value, dtype=dt)
+            if self.nvals:
+                idx = self._st.to_numpy()
+                out[idx] = self.backend.to_host(self._vals)[idx]
+            return out
+        # one pass on the backend: the value where there is an entry, else the fill
+        from gunpy.operators import compute
+        ctx = self._ctx
+        out = self.backend.empty(max(self.size, 1), dt)
+        compute(ctx.graph, None, K.dense_functor(self.backend, dt),
+                K.DenseData(self._vals, self._bits(), dt.type(fill_value), out), context=ctx)
+        return self.backend.to_host(out)[:self.size]
 
     def isequal(self, other, *, check_dtype=False):
         """Same size, structure and values."""
@@ -512,9 +522,9 @@ def _combine_duplicates(idx, vals, dup_op, key=None):
     op = as_binary(dup_op, "dup_op")
     starts = np.flatnonzero(np.concatenate(([True], ~rep)))
     sv = vals[order]
-    if op.name in ("first", "any"):
+    if op is binary.first or op is binary.any:
         out = sv[starts]
-    elif op.name == "second":
+    elif op is binary.second:
         out = sv[np.append(starts[1:], k.size) - 1]
     elif op.name in _DUP_UFUNCS and op is getattr(binary, op.name):
         out = _DUP_UFUNCS[op.name].reduceat(sv, starts)
@@ -615,6 +625,10 @@ def write(w, t, mask, accum, replace, *, masked, owned):
     if accum is None and (mask is None or (masked and (replace or w.nvals == 0))):
         _take(w, t, owned)
         return
+    if (accum is None and not replace and mask.structure and not mask.complement
+            and mask.parent is t and t.dtype == w.dtype):
+        _scatter(w, t)   # w<t.S> = t: t's entries overwrite w's, nothing is deleted
+        return
     ctx = w._ctx
     if accum is None and (w.nvals == 0 or replace):
         # w becomes t's entries that the mask allows: a filter over t, O(nvals(t))
@@ -666,14 +680,21 @@ def _scatter(w, m, value=None):
     from gunpy.operators import compute
     ctx = w._ctx
     backend = w.backend
-    words = w._bits()
-    added = ctx.scratch("blas.added", 1, np.int64)
-    backend.fill(added, 0)
     scalar = w.dtype.type(0 if value is None else value)
-    F = K.scatter_functor(backend, w.dtype, value is not None)
-    compute(ctx.graph, m._queue(), F, K.ScatterData(m._vals, scalar, w._vals, words, added),
+    st = m._st
+    # a bitmap-only m (a pull's output) is read in one pass over all indices
+    dense = not st.has_queue
+    F = K.scatter_functor(backend, w.dtype, value is not None, dense)
+    compute(ctx.graph, None if dense else m._queue(), F,
+            K.ScatterData(m._vals, scalar, w._vals, st.bitmap if dense else ctx.dummy_words),
             context=ctx)
-    w._st.set_bitmap(words, w._st.size + int(backend.read(added, 0)))
+    # the structure: a word-wise OR when m is dense, a bit per entry when it is sparse
+    words = w._bits()
+    if st.has_bitmap:
+        bitmap.or_into(backend, words, st.bitmap)
+    else:
+        bitmap.queue_to_bitmap(backend, st.queue, st.length, st.size, words, clear=False)
+    w._st.set_bitmap(words, bitmap.popcount(backend, words))
 
 
 # --------------------------------------------------------------------------- Matrix

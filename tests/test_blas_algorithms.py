@@ -1,0 +1,175 @@
+"""gunpy.blas.algorithms against networkx and the native primitives, graph by graph."""
+
+import networkx as nx
+import numpy as np
+import pytest
+
+import gunpy
+from gunpy.blas import algorithms as al
+from gunpy.testing import (ON_CUDASIM, check_bfs_tree, check_sssp_tree, graph_names, nasty_graphs,
+                           reference_depths, reference_distances, to_nx)
+
+GRAPHS = nasty_graphs()
+
+
+def _weighted(G, seed=3):
+    rng = np.random.default_rng(seed)
+    rows = np.repeat(np.arange(G.num_vertices), G.out_degrees())
+    w = rng.integers(1, 9, G.num_edges).astype(float)
+    if not G.directed:   # both directions of an edge carry the same weight
+        lo, hi = np.minimum(rows, G.column_indices), np.maximum(rows, G.column_indices)
+        w = (lo * 7919 + hi * 104729) % 8 + 1.0
+    return gunpy.Graph.from_edges(rows, G.column_indices, w, num_vertices=G.num_vertices,
+                                  directed=G.directed)
+
+
+def _sources(G):
+    n = G.num_vertices
+    picks = sorted({0, n // 2, int(np.argmax(G.out_degrees())) if n else 0})
+    return picks[:2] if ON_CUDASIM else picks
+
+
+@pytest.mark.parametrize("direction", ["auto", "push", "pull"])
+@pytest.mark.parametrize("name", graph_names(GRAPHS))
+def test_bfs(name, direction, backend, cpu_split):
+    G = GRAPHS[name]
+    for s in _sources(G):
+        r = al.bfs(G, s, direction=direction, backend=backend)
+        check_bfs_tree(G, s, r.depth, r.parent, reference=reference_depths(G, s))
+        assert r.depth.dtype == np.int32 and r.parent.dtype == np.int32
+        assert np.array_equal(r.depth, gunpy.bfs(G, s, backend=backend).depth)
+
+
+@pytest.mark.parametrize("name", graph_names(GRAPHS))
+def test_bfs_sigma_counts_shortest_paths(name, backend):
+    G = GRAPHS[name]
+    g = to_nx(G)
+    for s in _sources(G):
+        r = al.bfs_sigma(G, s, backend=backend)
+        assert np.array_equal(r.depth, reference_depths(G, s))
+        # sigma: shortest paths from s, counted level by level over networkx's distances
+        dist = nx.single_source_shortest_path_length(g, s)
+        expect = np.zeros(G.num_vertices)
+        expect[s] = 1
+        for v in sorted(dist, key=dist.get):
+            for w in g.successors(v) if g.is_directed() else g.neighbors(v):
+                if dist.get(w) == dist[v] + 1:
+                    expect[w] += expect[v]
+        assert np.array_equal(r.sigma, expect)
+
+
+@pytest.mark.parametrize("name", graph_names(GRAPHS))
+def test_bc(name, backend):
+    G = GRAPHS[name]
+    if ON_CUDASIM and G.num_vertices > 20:
+        pytest.skip("all-sources BC: too slow under the simulator")
+    g = to_nx(G)
+    r = al.bc(G, backend=backend)
+    ref = nx.betweenness_centrality(g, normalized=False, endpoints=False)
+    np.testing.assert_allclose(r.centrality, [ref[v] for v in range(G.num_vertices)], atol=1e-9)
+    assert np.allclose(r.centrality, gunpy.bc(G, backend=backend).centrality)
+
+
+def test_bc_sources_and_normalized(backend):
+    G = GRAPHS["random_directed"]
+    g = to_nx(G)
+    r = al.bc(G, [0, 3], backend=backend)
+    ref = nx.betweenness_centrality_subset(g, [0, 3], list(g), normalized=False)
+    np.testing.assert_allclose(r.centrality, [ref[v] for v in range(G.num_vertices)], atol=1e-9)
+    G = GRAPHS["grid"]
+    r = al.bc(G, [0], normalized=True, backend=backend)
+    assert np.allclose(r.centrality, gunpy.bc(G, [0], normalized=True, backend=backend).centrality)
+
+
+@pytest.mark.parametrize("name", graph_names(GRAPHS))
+def test_sssp(name, backend):
+    G = _weighted(GRAPHS[name])
+    for s in _sources(G):
+        r = al.sssp(G, s, backend=backend)
+        check_sssp_tree(G, s, r.distance, r.parent, reference=reference_distances(G, s))
+        assert np.allclose(r.distance, gunpy.sssp(G, s, backend=backend).distance)
+
+
+def test_sssp_unweighted_is_hops_and_bad_weights_raise(backend):
+    G = GRAPHS["grid"]
+    r = al.sssp(G, 0, backend=backend)
+    d = reference_depths(G, 0).astype(float)
+    d[d < 0] = np.inf
+    assert np.array_equal(r.distance, d)
+    bad = gunpy.Graph.from_edges([0, 1], [1, 2], [1.0, -2.0])
+    with pytest.raises(ValueError, match="non-negative"):
+        al.sssp(bad, 0, backend=backend)
+    with pytest.raises(IndexError):
+        al.sssp(G, G.num_vertices, backend=backend)
+    with pytest.raises(IndexError):
+        al.bfs(G, -1, backend=backend)
+
+
+@pytest.mark.parametrize("name", graph_names(GRAPHS))
+def test_pagerank(name, backend):
+    G = GRAPHS[name]
+    if G.num_vertices == 0:
+        return
+    g = to_nx(G)
+    r = al.pagerank(G, backend=backend)
+    ref = nx.pagerank(g, alpha=0.85, tol=1e-6)
+    np.testing.assert_allclose(r.rank, [ref[v] for v in range(G.num_vertices)], atol=1e-6)
+    native = gunpy.pagerank(G, backend=backend)
+    assert r.iterations == native.iterations
+    np.testing.assert_allclose(r.rank, native.rank, atol=1e-12)
+
+
+def test_pagerank_weighted_and_fixed_iterations(backend):
+    G = _weighted(GRAPHS["random_directed"])
+    g = to_nx(G)
+    r = al.pagerank(G, backend=backend)
+    ref = nx.pagerank(g, alpha=0.85, tol=1e-6, weight="weight")
+    np.testing.assert_allclose(r.rank, [ref[v] for v in range(G.num_vertices)], atol=1e-6)
+    r = al.pagerank(G, tol=0, max_iter=7, backend=backend)
+    assert r.iterations == 7 and not r.converged
+
+
+@pytest.mark.parametrize("name", graph_names(GRAPHS))
+def test_triangle_count(name, backend):
+    G = GRAPHS[name]
+    g = to_nx(G).to_undirected()
+    g.remove_edges_from(nx.selfloop_edges(g))
+    expect = sum(nx.triangles(g).values()) // 3
+    assert al.triangle_count(G, backend=backend) == expect
+    assert gunpy.triangle_count(G, backend=backend) == expect
+
+
+@pytest.mark.large
+@pytest.mark.parametrize("dataset", ["karate", "dolphins", "netscience"])
+def test_bundled_datasets(dataset):
+    if dataset not in gunpy.datasets.available():
+        pytest.skip(f"{dataset} is not bundled")
+    G = gunpy.datasets.load(dataset)
+    g = to_nx(G)
+    r = al.bfs(G, 0, backend="cpu")
+    assert np.array_equal(r.depth, reference_depths(G, 0))
+    assert al.triangle_count(G, backend="cpu") == sum(nx.triangles(g.to_undirected()).values()) // 3
+    np.testing.assert_allclose(al.bc(G, backend="cpu").centrality,
+                               gunpy.bc(G, backend="cpu").centrality, atol=1e-9)
+
+
+@pytest.mark.large
+def test_rmat_against_native():
+    G = gunpy.generators.rmat(12, seed=5)
+    Gw = gunpy.generators.rmat(11, seed=6, weighted=True)
+    for s in (0, 17, 123):
+        assert np.array_equal(al.bfs(G, s, backend="cpu").depth, gunpy.bfs(G, s, backend="cpu").depth)
+        assert np.allclose(al.sssp(Gw, s, backend="cpu").distance,
+                           gunpy.sssp(Gw, s, backend="cpu").distance)
+    assert al.triangle_count(G, backend="cpu") == gunpy.triangle_count(G, backend="cpu")
+    np.testing.assert_allclose(al.pagerank(Gw, backend="cpu").rank,
+                               gunpy.pagerank(Gw, backend="cpu").rank, atol=1e-12)
+
+
+def test_a_matrix_is_accepted(backend):
+    from gunpy import blas
+    G = GRAPHS["grid"]
+    A = blas.Matrix.from_graph(G, backend=backend)
+    assert np.array_equal(al.bfs(A, 0).depth, reference_depths(G, 0))
+    with pytest.raises(TypeError):
+        al.bfs("not a graph", 0)
