@@ -15,7 +15,10 @@ DOCS = os.path.join(ROOT, "docs")
 MODULES = ["gunpy.graph", "gunpy.io", "gunpy.generators", "gunpy.datasets", "gunpy.atomics",
            "gunpy.functor", "gunpy.operators.context", "gunpy.operators.advance",
            "gunpy.primitives.bfs", "gunpy.primitives.sssp",
-           "gunpy.primitives.bc", "gunpy.primitives.cc", "gunpy.primitives.pagerank"]
+           "gunpy.primitives.bc", "gunpy.primitives.cc", "gunpy.primitives.pagerank",
+           "gunpy.blas", "gunpy.blas.ops", "gunpy.blas.core", "gunpy.blas.algorithms.bfs",
+           "gunpy.blas.algorithms.bc", "gunpy.blas.algorithms.sssp",
+           "gunpy.blas.algorithms.pagerank", "gunpy.blas.algorithms.triangle_count"]
 
 
 @pytest.mark.parametrize("name", MODULES)
@@ -36,6 +39,13 @@ def _run_python_blocks(path, at_least):
     for block in blocks:
         exec(compile(block, os.path.basename(path), "exec"), ns)
     return ns
+
+
+def test_graphblas_page_runs_as_written():
+    """docs/graphblas.md: every example, in its exact words (doctest)."""
+    result = doctest.testfile(os.path.join(DOCS, "graphblas.md"), module_relative=False,
+                              optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
+    assert result.failed == 0 and result.attempted >= 30
 
 
 def test_tutorial_code_runs():

@@ -480,7 +480,6 @@ class Vector:
 
     def __lshift__(self, expr):
         Updater(self, None, None, False, {}) << expr
-        return self
 
 
 def _identity_op():
@@ -585,11 +584,11 @@ class Updater:
         w = self.w
         if isinstance(expr, (int, float, bool, np.number, np.bool_)):
             _assign_scalar(w, expr, self.mask, self.accum, self.replace)
-            return w
+            return
         if isinstance(expr, Vector):
             _check_same(w, expr)
             write(w, expr, self.mask, self.accum, self.replace, masked=False, owned=False)
-            return w
+            return
         from gunpy.blas.expr import VectorExpr
         if not isinstance(expr, VectorExpr):
             raise TypeError(f"cannot assign {type(expr).__name__} to a Vector")
@@ -597,7 +596,6 @@ class Updater:
             raise ValueError(f"the expression has size {expr.size}, the output {w.size}")
         t, masked = expr._compute(self.mask, self.desc, w.backend)
         write(w, t, self.mask, self.accum, self.replace, masked=masked, owned=True)
-        return w
 
     __ilshift__ = __lshift__
 
