@@ -35,7 +35,7 @@ import numpy as np
 
 __all__ = ["main", "run_suite"]
 
-PRIMITIVES = ("bfs", "sssp", "cc", "pagerank", "bc")
+PRIMITIVES = ("bfs", "sssp", "cc", "pagerank", "bc", "tc")
 
 
 # ----------------------------------------------------------------------------- graphs
@@ -184,6 +184,45 @@ class NetworkxPeer(Peer):
         import networkx as nx
         return nx.betweenness_centrality_subset(self.g, sources, list(self.g))
 
+    def tc(self):
+        import networkx as nx
+        g = self.g.to_undirected() if self.g.is_directed() else self.g
+        return sum(nx.triangles(g).values()) // 3
+
+
+class BlasPeer(Peer):
+    """gunpy.blas.algorithms: the same primitives written in GraphBLAS on gunpy's operators
+    (on the suite's backend), beside the native ones."""
+
+    name = "gunpy.blas"
+    backend = "auto"
+
+    def prepare(self, G, Gw):
+        from gunpy import blas
+        self.A = blas.Matrix.from_graph(G, backend=self.backend)
+        self.Aw = blas.Matrix.from_graph(Gw, backend=self.backend)
+
+    def bfs(self, s):
+        from gunpy.blas import algorithms
+        return algorithms.bfs(self.A, s)
+
+    def sssp(self, s):
+        from gunpy.blas import algorithms
+        return algorithms.sssp(self.Aw, s)
+
+    def pagerank(self, alpha=0.85, tol=1e-6, max_iter=100):
+        from gunpy.blas import algorithms
+        r = algorithms.pagerank(self.A, alpha=alpha, tol=tol, max_iter=max_iter)
+        return r.rank, r.iterations
+
+    def bc(self, sources):
+        from gunpy.blas import algorithms
+        return algorithms.bc(self.A, sources)
+
+    def tc(self):
+        from gunpy.blas import algorithms
+        return algorithms.triangle_count(self.A)
+
 
 class GraphBLASPeer(Peer):
     """SuiteSparse:GraphBLAS through python-graphblas: a direction-optimising BFS written
@@ -198,6 +237,7 @@ class GraphBLASPeer(Peer):
         import graphblas_algorithms as ga
         A = G.to_scipy().tocoo()
         self.n = G.num_vertices
+        self.directed = G.directed
         self.A = gb.Matrix.from_coo(A.row, A.col, np.ones(A.nnz, dtype=bool), nrows=self.n,
                                     ncols=self.n)
         self.AT = self.A.T.new()
@@ -227,6 +267,14 @@ class GraphBLASPeer(Peer):
     def sssp(self, s):
         import graphblas_algorithms as ga
         return ga.single_source_bellman_ford_path_length(self.ga_w, s)
+
+    def tc(self):
+        """LAGraph's "Sandia" method: sum(L plus.pair L.T) under the mask L."""
+        from graphblas import binary, monoid, select, semiring
+        S = self.A.ewise_add(self.AT, binary.lor).new() if self.directed else self.A
+        L = select.tril(S, -1).new()
+        C = semiring.plus_pair(L @ L.T).new(mask=L.S)
+        return int(C.reduce_scalar(monoid.plus).value or 0)
 
     def pagerank(self, alpha=0.85, tol=1e-6, max_iter=100):
         import graphblas_algorithms as ga
@@ -260,6 +308,10 @@ class IgraphPeer(Peer):
 
     def bc(self, sources):
         return self.g.betweenness(sources=sources, directed=self.g.is_directed())
+
+    def tc(self):
+        g = self.g.as_undirected() if self.g.is_directed() else self.g
+        return len(g.simplify().list_triangles())
 
 
 class NetworkitPeer(Peer):
@@ -311,7 +363,7 @@ class NetworkitPeer(Peer):
         return b
 
 
-ALL_PEERS = (ScipyPeer, GraphBLASPeer, NetworkitPeer, IgraphPeer, NetworkxPeer)
+ALL_PEERS = (BlasPeer, ScipyPeer, GraphBLASPeer, NetworkitPeer, IgraphPeer, NetworkxPeer)
 
 
 # ----------------------------------------------------------------------------- the suite
@@ -482,6 +534,25 @@ def _bench_bc(G, name, backend, roots, peers, rows, bar):
         bar.update(1)
 
 
+def _bench_tc(G, name, backend, peers, rows, reps, bar):
+    """Triangle counting: wall time per call (orientation or L included) for every library."""
+    import gunpy
+    ts, count = _repeat(lambda: gunpy.triangle_count(G, backend=backend), reps)
+    _record(rows, graph=name, primitive="tc", library="gunpy", backend=backend, runs=reps,
+            median_ms=statistics.median(ts), min_ms=min(ts), triangles=count, validated=True)
+    for peer in peers:
+        if not hasattr(peer, "tc"):
+            continue
+        if peer.name == "networkx" and G.num_edges > 2_000_000:
+            continue
+        pts, out = _repeat(peer.tc, reps)
+        if out != count:
+            raise AssertionError(f"{peer.name} counts {out} triangles on {name}, gunpy {count}")
+        _record(rows, graph=name, primitive="tc", library=peer.name, runs=reps,
+                median_ms=statistics.median(pts), min_ms=min(pts), validated=True)
+        bar.update(1)
+
+
 def run_suite(args):
     """Run the configured suite; returns the list of result rows."""
     from tqdm.auto import tqdm
@@ -495,6 +566,7 @@ def run_suite(args):
     graphs += [g for g in gunpy.datasets.remote() if args.with_remote and
                os.path.exists(os.path.join(gunpy.datasets.cache_dir(), f"{g}.npz"))]
     rows = []
+    BlasPeer.backend = backend
     peers_all = [P() for P in ALL_PEERS if P.name not in args.skip_peers]
     peers_all = [p for p in peers_all if p.available()]
     for gname in tqdm(graphs, desc="graphs", disable=args.quiet):
@@ -524,6 +596,8 @@ def run_suite(args):
                 _bench_pagerank(G, gname, backend, peers, rows, args.reps, bar)
             if "bc" in args.primitives:
                 _bench_bc(G, gname, backend, roots, peers, rows, bar)
+            if "tc" in args.primitives:
+                _bench_tc(G, gname, backend, peers, rows, args.reps, bar)
     return rows
 
 
@@ -661,7 +735,8 @@ def markdown(rows, info):
         sel = [r for r in rows if r["primitive"] == prim]
         if not sel:
             continue
-        out += ["", f"## {prim.upper() if prim != 'pagerank' else 'PageRank'}", ""]
+        title = {"pagerank": "PageRank", "tc": "Triangle counting"}.get(prim, prim.upper())
+        out += ["", f"## {title}", ""]
         head = "| graph | library | median ms | runs | gunpy speedup |"
         if prim in ("bfs", "sssp"):
             head = ("| graph | library | median ms | max ms | runs | Graph500 MTEPS (hmean) | "
