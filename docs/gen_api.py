@@ -18,6 +18,8 @@ from gunpy.operators.filter import filter as filter_
 from gunpy.operators.intersect import intersect
 from gunpy.operators.neighbor_reduce import neighbor_reduce
 from gunpy.operators.reduce import reduce
+from gunpy import blas
+from gunpy.blas import algorithms as blas_algorithms
 
 SECTIONS = [
     ("Graphs", [gunpy.Graph, gunpy.Graph.from_edges, gunpy.Graph.from_scipy,
@@ -42,6 +44,17 @@ SECTIONS = [
     ("Operators on their own", [ops.Context, ops.Context.frontier, ops.Context.new_bitmap,
                                 advance, filter_, compute, neighbor_reduce, intersect,
                                 reduce, register_strategy]),
+    ("GraphBLAS (gunpy.blas)", [blas.Matrix, blas.Matrix.from_coo, blas.Matrix.from_graph,
+                                blas.Matrix.to_coo, blas.Matrix.reduce_rowwise,
+                                blas.Matrix.reduce_scalar, blas.Matrix.select, blas.Vector,
+                                blas.Vector.from_coo, blas.Vector.to_coo, blas.Vector.to_dense,
+                                blas.Vector.dup, blas.Vector.clear, blas.Vector.ewise_add,
+                                blas.Vector.ewise_mult, blas.Vector.apply, blas.Vector.select,
+                                blas.Vector.reduce, blas.Scalar, blas.Mask, blas.Descriptor,
+                                blas.options, blas.Semiring, blas.Monoid, blas.BinaryOp]),
+    ("GraphBLAS algorithms (gunpy.blas.algorithms)", [
+        blas_algorithms.bfs, blas_algorithms.bfs_sigma, blas_algorithms.bc, blas_algorithms.sssp,
+        blas_algorithms.pagerank, blas_algorithms.triangle_count]),
     ("Atomics", [atomics.cas, atomics.min, atomics.max, atomics.add, atomics.or_,
                  atomics.and_, atomics.exch]),
 ]

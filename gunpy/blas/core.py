@@ -713,9 +713,9 @@ class Matrix:
     """
 
     def __init__(self, graph, dtype=None, *, backend="auto", name=None, _transpose_of=None):
-        if not isinstance(graph, Graph):
+        if graph is not None and not isinstance(graph, Graph):
             raise TypeError(f"expected a gunpy.Graph, got {type(graph).__name__}")
-        self._G = graph
+        self._graph_obj = graph   # None for a transpose not built yet
         self.dtype = lookup_dtype(dtype or float)
         self.backend = _backend(backend)
         self.name = name
@@ -765,7 +765,32 @@ class Matrix:
         return cls(G, dt, backend=backend, name=name)
 
     @property
+    def _G(self):
+        if self._graph_obj is None:   # a transpose, built on first use
+            G = self._T._G
+            self._graph_obj = G if not G.directed else _transpose_graph(G)
+        return self._graph_obj
+
+    @classmethod
+    def _from_csr(cls, row_offsets, column_indices, values, dtype, backend):
+        G = Graph(np.asarray(row_offsets, dtype=np.int64), column_indices,
+                  None if values is None else np.asarray(values, dtype=np.float64),
+                  directed=True, _trusted=True)
+        return cls(G, dtype, backend=backend)
+
+    def _filtered(self, keep, values, dtype):
+        """The entries of this matrix where ``keep`` (one flag per entry), with ``values``."""
+        G = self._G
+        rows = np.repeat(np.arange(G.num_vertices, dtype=np.int64), G.out_degrees())
+        counts = np.bincount(rows[keep], minlength=G.num_vertices)
+        offsets = np.zeros(G.num_vertices + 1, dtype=np.int64)
+        np.cumsum(counts, out=offsets[1:])
+        return Matrix._from_csr(offsets, G.column_indices[keep], values, dtype, self.backend)
+
+    @property
     def nrows(self):
+        if self._graph_obj is None:
+            return self._T.nrows
         return self._G.num_vertices
 
     ncols = nrows
@@ -782,9 +807,7 @@ class Matrix:
     def T(self):
         """The transpose (cached; an undirected graph is its own)."""
         if self._T is None:
-            G = self._G
-            GT = G if not G.directed else _transpose_graph(G)
-            self._T = Matrix(GT, self.dtype, backend=self.backend, _transpose_of=self)
+            self._T = Matrix(None, self.dtype, backend=self.backend, _transpose_of=self)
         return self._T
 
     def to_coo(self):
@@ -826,9 +849,10 @@ class Matrix:
 
     def reduce_scalar(self, op=None):
         """The monoid over every entry (a :class:`Scalar` expression)."""
+        from gunpy.blas.expr import ReduceExpr
         from gunpy.blas.ops import monoid
         op = monoid.plus if op is None else as_monoid(op)
-        return self.reduce_rowwise(op).new().reduce(op)
+        return ReduceExpr(_values_vector(self), op)
 
     def select(self, op, thunk=0):
         """A structural selection: ``"tril"`` / ``"triu"`` (``j <= i + thunk`` / ``j >= i +
@@ -872,6 +896,14 @@ class Matrix:
         if ctx is None or ctx.graph is not G:
             ctx = self._contexts[id(G)] = Context(G, self.backend)
         return ctx
+
+
+def _values_vector(A):
+    """A's values as a dense vector of nvals entries (what a scalar reduction folds)."""
+    G = A._G
+    vals = G.values if G.values is not None else np.ones(G.num_edges)
+    return Vector.from_coo(np.arange(G.num_edges), vals.astype(A.dtype), dtype=A.dtype,
+                           size=G.num_edges, backend=A.backend)
 
 
 def _as_matrix(obj, where):

@@ -27,6 +27,7 @@ from gunpy.blas.core import (Descriptor, Matrix, Mask, Scalar, Updater, Vector, 
                              _space)
 from gunpy.blas.ops import (DTYPES, BinaryOp, Monoid, Semiring, SelectOp, UnaryOp,
                             SELECT_ALIASES, as_binary, binary, lookup_dtype, select, semiring)
+from gunpy.functor import Functor
 from gunpy.operators import bitmap
 
 __all__ = ["VectorExpr", "MatMulExpr", "EwiseExpr", "ApplyExpr", "SelectExpr", "ReduceExpr",
@@ -239,6 +240,15 @@ def _mxm(A, B, sr, mask, dtype):
     a_w, b_w = left.values is not None, right.values is not None
     m = M.nvals
     ctx = M._context(M._G)
+    res_dt = lookup_dtype(dtype) if dtype is not None else out_dt
+    if m and mon.binop is binary.plus and binop in (binary.pair, binary.oneb):
+        # plus.pair counts the common neighbours: the operator's per-edge counts, with no
+        # per-match work at all
+        counts = backend.zeros(m, np.int64)
+        intersect(M._G, _Count, None, left=left, right=right, counts=counts, context=ctx)
+        vals = backend.to_host(counts)[:m]
+        keep = vals > 0
+        return M._filtered(keep, vals[keep].astype(res_dt), res_dt)
     out = backend.empty(max(m, 1), out_dt)
     hit = backend.zeros(max(m, 1), np.uint8)
     if m:
@@ -247,11 +257,12 @@ def _mxm(A, B, sr, mask, dtype):
         data = K.MxmData(backend.graph(left).values, backend.graph(right).values, out, hit)
         intersect(M._G, F, data, left=left, right=right, context=ctx)
     keep = backend.to_host(hit)[:m].astype(bool)
-    rows, cols, _ = M.to_coo()
     vals = backend.to_host(out)[:m][keep]
-    res_dt = lookup_dtype(dtype) if dtype is not None else out_dt
-    return Matrix.from_coo(rows[keep], cols[keep], vals.astype(res_dt), dtype=res_dt,
-                           nrows=M.nrows, ncols=M.nrows, backend=backend)
+    return M._filtered(keep, vals.astype(res_dt), res_dt)
+
+
+class _Count(Functor):
+    """No per-match work: intersect's per-edge counts are the product."""
 
 
 # --------------------------------------------------------------------------- element-wise

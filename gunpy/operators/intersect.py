@@ -60,13 +60,13 @@ def _warp_sum(x):
 
 
 @hooks_cache
-def cuda_kernel(hooks, weighted):
+def cuda_kernel(hooks, weighted, with_counts=False):
     from gunpy.backends.cuda import kernel
     cond_edge, apply_intersection = hooks.cond_edge, hooks.apply_intersection
     weight = cuda_weight(weighted)
 
     def intersect(m, edge_sources, column_indices, values, l_offsets, l_indices, r_offsets,
-                  r_indices, counters, data):
+                  r_indices, counters, per_edge, data):
         matches = np.int64(0)
         read = np.int64(0)
         for e in range(cuda.grid(1), m, cuda.gridsize(1)):
@@ -82,18 +82,22 @@ def cuda_kernel(hooks, weighted):
             q_end = r_offsets[j + 1]
             p0 = p
             q0 = q
+            found = 0
             while p < p_end and q < q_end:
                 a = l_indices[p]
                 b = r_indices[q]
                 if a == b:
                     apply_intersection(i, j, e, a, p, q, data)
-                    matches += 1
+                    found += 1
                     p += 1
                     q += 1
                 elif a < b:
                     p += 1
                 else:
                     q += 1
+            matches += found
+            if with_counts:
+                per_edge[e] = found
             read += (p - p0) + (q - q0)
         # 3. one atomic per warp for the counters (every lane reaches here)
         matches = _warp_sum(matches)
@@ -105,12 +109,12 @@ def cuda_kernel(hooks, weighted):
     return kernel(intersect)
 
 
-def cpu_kernel(hooks, weighted):
+def cpu_kernel(hooks, weighted, with_counts=False):
     """``(parallel, serial)`` builds of the CPU kernel."""
-    return functor_pair(cpu_source, hooks, (weighted,))
+    return functor_pair(cpu_source, hooks, (weighted, with_counts))
 
 
-def cpu_source(hooks, weighted):
+def cpu_source(hooks, weighted, with_counts=False):
     """The CPU kernel's Python source for ``hooks`` (compiled by the callers)."""
     from numba import prange
 
@@ -118,7 +122,7 @@ def cpu_source(hooks, weighted):
     weight = cpu_weight(weighted)
 
     def intersect(n, m, row_offsets, column_indices, values, l_offsets, l_indices, r_offsets,
-                  r_indices, counts, nchunks, data):
+                  r_indices, counts, nchunks, per_edge, data):
         size = (m + nchunks - 1) // nchunks
         for c in prange(nchunks):
             start = c * size
@@ -150,18 +154,22 @@ def cpu_source(hooks, weighted):
                     q_end = r_offsets[j + 1]
                     p0 = p
                     q0 = q
+                    found = 0
                     while p < p_end and q < q_end:
                         a = l_indices[p]
                         b = r_indices[q]
                         if a == b:
                             apply_intersection(i, j, e, a, p, q, data)
-                            matches += 1
+                            found += 1
                             p += 1
                             q += 1
                         elif a < b:
                             p += 1
                         else:
                             q += 1
+                    matches += found
+                    if with_counts:
+                        per_edge[e] = found
                     read += (p - p0) + (q - q0)
             # 4. the chunk's own counters: no shared total
             counts[c, 0] = matches
@@ -198,14 +206,18 @@ def check_sorted(G, name="graph"):
     G._device[_SORTED] = True
 
 
-def execute(ctx, hooks, data, left, right):
-    """Intersect over every edge of ``ctx.graph``; returns ``(matches, list entries read)``."""
+def execute(ctx, hooks, data, left, right, counts=None):
+    """Intersect over every edge of ``ctx.graph``; returns ``(matches, list entries read)``.
+
+    ``counts``: an int64 array with a slot per edge of ``ctx.graph``, which
+    receives each edge's number of matches (0 for edges ``cond_edge`` drops
+    is not written)."""
     if ctx.graph.num_edges == 0:
         return 0, 0
-    return ctx.backend.operator("intersect")(ctx, hooks, data, left, right)
+    return ctx.backend.operator("intersect")(ctx, hooks, data, left, right, counts)
 
 
-def cuda_execute(ctx, hooks, data, left, right):
+def cuda_execute(ctx, hooks, data, left, right, counts=None):
     backend = ctx.backend
     dg = backend.graph(ctx.graph, coo=True)
     lg = backend.graph(left)
@@ -213,35 +225,40 @@ def cuda_execute(ctx, hooks, data, left, right):
     counters = ctx.scratch("intersect.counters", 2, np.int64)
     backend.fill(counters, 0)
     m = dg.num_edges
-    backend.run(cuda_kernel(hooks, dg.weighted), m, m, dg.edge_sources, dg.column_indices,
-                dg.values, lg.row_offsets, lg.column_indices, rg.row_offsets, rg.column_indices,
-                counters, data)
+    with_counts = counts is not None
+    per_edge = counts if with_counts else counters
+    backend.run(cuda_kernel(hooks, dg.weighted, with_counts), m, m, dg.edge_sources,
+                dg.column_indices, dg.values, lg.row_offsets, lg.column_indices, rg.row_offsets,
+                rg.column_indices, counters, per_edge, data)
     c = backend.to_host(counters)
     return int(c[0]), int(c[1])
 
 
-def cpu_execute(ctx, hooks, data, left, right):
+def cpu_execute(ctx, hooks, data, left, right, counts=None):
     backend = ctx.backend
+    with_counts = counts is not None
     dg = backend.graph(ctx.graph)
     lg = backend.graph(left)
     rg = backend.graph(right)
     n, m = dg.num_vertices, dg.num_edges
     args = (dg.row_offsets, dg.column_indices, dg.values, lg.row_offsets, lg.column_indices,
             rg.row_offsets, rg.column_indices)
+    per_edge = counts if with_counts else np.zeros(1, dtype=np.int64)
     if m < backend.serial_below:
-        counts = np.zeros((1, 2), dtype=np.int64)
-        ctx.log(build=run_thin(backend, cpu_source, hooks, (dg.weighted,),
-                               lambda k: k(n, m, *args, counts, 1, data)))
+        tally = np.zeros((1, 2), dtype=np.int64)
+        ctx.log(build=run_thin(backend, cpu_source, hooks, (dg.weighted, with_counts),
+                               lambda k: k(n, m, *args, tally, 1, per_edge, data)))
     else:
         # many small chunks: a merge costs the two lists' lengths, which vary a lot
         nchunks = backend.chunks(m, min_chunk=256, per_thread=32)
-        counts = np.zeros((nchunks, 2), dtype=np.int64)
-        cpu_kernel(hooks, dg.weighted)[0](n, m, *args, counts, nchunks, data)
-    tot = counts.sum(axis=0)
+        tally = np.zeros((nchunks, 2), dtype=np.int64)
+        cpu_kernel(hooks, dg.weighted, with_counts)[0](n, m, *args, tally, nchunks, per_edge,
+                                                       data)
+    tot = tally.sum(axis=0)
     return int(tot[0]), int(tot[1])
 
 
-def intersect(graph, functor, data=None, *, left=None, right=None, context=None):
+def intersect(graph, functor, data=None, *, left=None, right=None, counts=None, context=None):
     """For each edge ``i -> j`` of ``graph``, call the functor on every common neighbour.
 
     The mask-first masked SpGEMM ``C<graph> = left * right^T`` of GraphBLAST
@@ -266,6 +283,11 @@ def intersect(graph, functor, data=None, *, left=None, right=None, context=None)
     left, right : gunpy.Graph, optional
         Graphs with ``graph``'s vertex count whose rows are intersected
         (default: ``graph`` itself). Neighbour lists must be sorted by column.
+    counts : int64 device array, optional
+        One slot per edge of ``graph``: receives the edge's number of common
+        neighbours (slots of edges ``cond_edge`` drops are left as they are).
+        With the default hooks this is ``C<graph> = left plus.pair right^T``
+        with no per-match work at all.
     context : gunpy.operators.Context, optional
         Backend, scratch and stats record (a fresh ``"auto"`` one when omitted).
 
@@ -322,12 +344,17 @@ def intersect(graph, functor, data=None, *, left=None, right=None, context=None)
             raise ValueError(f"intersect's {name} graph has {g.num_vertices} vertices, the "
                              f"mask graph {graph.num_vertices}")
         check_sorted(g, f"{name} graph")
-    return run(ctx, compile_functor(functor, ctx.backend), problem_data(data), left, right)
+    if counts is not None and (getattr(counts, "dtype", None) != np.int64 or
+                               counts.shape[0] < graph.num_edges):
+        raise ValueError(f"counts must be an int64 array with at least {graph.num_edges} "
+                         "slots (one per edge of the mask graph)")
+    return run(ctx, compile_functor(functor, ctx.backend), problem_data(data), left, right,
+               counts)
 
 
-def run(ctx, hooks, data, left, right):
+def run(ctx, hooks, data, left, right, counts=None):
     """:func:`intersect` once its arguments are checked (``hooks``: the compiled functor)."""
-    matches, read = execute(ctx, hooks, data, left, right)
+    matches, read = execute(ctx, hooks, data, left, right, counts)
     ctx.log(edges=read, strategy="intersect")
     return matches
 
