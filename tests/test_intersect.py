@@ -46,6 +46,14 @@ class HeavyRecorder(Recorder):
         return weight > 0.5
 
 
+class Heavy(Functor):
+    """The mask's edges of weight above 0.5 only, no per-match work."""
+
+    @staticmethod
+    def cond_edge(src, dst, edge, weight, data):
+        return weight > 0.5
+
+
 class PerEdge(Functor):
     """One writer per mask edge: plain stores, no atomics (the masked mxm pattern)."""
 
@@ -162,6 +170,30 @@ def test_per_edge_counts_are_common_neighbour_counts(backend):
     expect = np.asarray(common[src, dst]).ravel()
     assert np.array_equal(count, expect)
     assert total == int(expect.sum()) > 0
+
+
+def test_counts_argument_gives_per_edge_counts_without_a_hook(backend, cpu_split):
+    G = GRAPHS["preferential_hubs"]
+    ctx = ops.Context(G, backend)
+    counts = ctx.backend.full(G.num_edges, -7, np.int64)
+    total = ops.intersect(G, Functor, context=ctx, counts=counts)
+    A = G.to_scipy()
+    A.data[:] = 1
+    common = (A @ A.T).multiply(A).tocsr()
+    src, dst = _edges(G)
+    expect = np.asarray(common[src, dst]).ravel()
+    assert np.array_equal(ctx.backend.to_host(counts), expect)
+    assert total == int(expect.sum()) > 0
+    # edges cond_edge drops keep what their slot held
+    W = _random(40, 200, 6, directed=False, weighted=True)
+    ctx = ops.Context(W, backend)
+    counts = ctx.backend.full(W.num_edges, -7, np.int64)
+    ops.intersect(W, Heavy, context=ctx, counts=counts)
+    got = ctx.backend.to_host(counts)
+    assert np.all((got == -7) == (W.values <= 0.5))
+    with pytest.raises(ValueError, match="int64"):
+        ops.intersect(G, Functor, context=ops.Context(G, backend),
+                      counts=np.zeros(G.num_edges, np.int32))
 
 
 def test_a_functor_with_no_hooks_just_counts(backend):
