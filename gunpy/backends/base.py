@@ -237,5 +237,10 @@ class Backend:
         """Compile a functor hook into a device function of this target."""
         raise NotImplementedError
 
+    def value_function(self, pyfunc):
+        """Compile a value function (a GraphBLAS op) with IEEE arithmetic: a division by
+        zero gives inf or nan, as on a GPU, never an exception."""
+        return self.device_function(pyfunc)
+
     def __repr__(self):
         return f"<gunpy backend {self.name!r}>"

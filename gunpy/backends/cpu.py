@@ -202,3 +202,6 @@ class CpuBackend(Backend):
         if nrt:
             return numba.njit(nogil=True)(pyfunc)
         return numba.njit(nogil=True, _nrt=False)(pyfunc)
+
+    def value_function(self, pyfunc):
+        return numba.njit(nogil=True, error_model="numpy")(pyfunc)

@@ -25,11 +25,12 @@ _FUNCTORS = {}
 
 
 def jit(backend, fn):
-    """``fn`` compiled as a device function of ``backend`` (cached)."""
+    """``fn`` compiled as a device function of ``backend`` (cached), with IEEE arithmetic
+    (``x / 0`` is inf on every backend)."""
     key = (backend, fn)
     f = _JIT.get(key)
     if f is None:
-        f = _JIT[key] = backend.device_function(fn)
+        f = _JIT[key] = backend.value_function(fn)
     return f
 
 

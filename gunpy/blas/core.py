@@ -722,6 +722,9 @@ class Matrix:
         self._T = _transpose_of
         self._contexts = {}
         self._structure = None
+        #: what the last product with this matrix did: ``edges`` (examined), ``direction``,
+        #: ``strategy`` (the advance's), ``structure_only`` (values left unread)
+        self.last_stats = {}
 
     @classmethod
     def from_graph(cls, G, *, backend="auto", name=None):

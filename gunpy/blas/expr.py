@@ -134,6 +134,15 @@ def _workspace(space, dtype, ident):
 def product(u, A, sr, transposed, mask, desc):
     """``sr(u @ A)`` (``transposed``: ``sr(A @ u)``) where ``mask`` allows; returns
     ``(t, True)``. See the module docstring for the mapping to advance."""
+    try:
+        return _product(u, A, sr, transposed, mask, desc)
+    except BaseException:
+        # a product cut short leaves partial folds in the workspace: start a clean one
+        u._ctx.blas_workspaces.clear()
+        raise
+
+
+def _product(u, A, sr, transposed, mask, desc):
     from gunpy.operators import advance, compute
 
     n = A.nrows
@@ -151,6 +160,7 @@ def product(u, A, sr, transposed, mask, desc):
     M = A.T if transposed else A   # the matrix whose out-edges carry the products
     G = M._graph(structure_only)
     ctx = M._context(G)
+    ctx.record = A.last_stats = {"edges": 0, "structure_only": G.values is None}
     space = u._ctx
     t = Vector(out_dt, n, backend=backend)
     if u.nvals == 0 or n == 0:
