@@ -17,8 +17,10 @@ from gunpy.backends import get_backend
 from gunpy.blas import _kernels as K
 from gunpy.blas.ops import (DTYPES, BinaryOp, Monoid, Semiring, as_binary, as_monoid, binary,
                             lookup_dtype, promote)
+from gunpy.frontier import Frontier
 from gunpy.graph import Graph, _index_dtype
-from gunpy.operators import Context, bitmap
+from gunpy.operators import Context, bitmap, compute
+from gunpy.operators import filter as keep
 
 __all__ = ["Vector", "Matrix", "Scalar", "Mask", "Descriptor", "options"]
 
@@ -68,8 +70,11 @@ _OPTION_NAMES = {f.name for f in fields(Descriptor)}
 _local = threading.local()
 
 
+_DEFAULT = Descriptor()
+
+
 def _current():
-    return getattr(_local, "desc", None) or Descriptor()
+    return getattr(_local, "desc", None) or _DEFAULT
 
 
 @contextlib.contextmanager
@@ -88,15 +93,28 @@ def options(**opts):
         _local.desc = saved
 
 
+_MEMO = {}
+
+
 def _descriptor(opts, base=None):
     base = base or _current()
     if not opts:
         return base
+    try:
+        key = (base, tuple(sorted(opts.items())))
+        hit = _MEMO.get(key)
+    except TypeError:   # an unhashable option value: checked (and refused) below
+        key, hit = None, None
+    if hit is not None:
+        return hit
     unknown = set(opts) - _OPTION_NAMES
     if unknown:
         raise TypeError(f"unknown gunpy.blas option(s) {sorted(unknown)}; valid: "
                         f"{sorted(_OPTION_NAMES)}")
-    return replace(base, **opts)
+    desc = replace(base, **opts)
+    if key is not None and len(_MEMO) < 4096:
+        _MEMO[key] = desc
+    return desc
 
 
 # --------------------------------------------------------------------------- spaces
@@ -189,8 +207,7 @@ class Mask:
             return v._bits()
         words = ctx.backend.zeros(bitmap.num_words(v.size), np.uint32)
         if v.nvals:
-            from gunpy.operators import compute
-            compute(ctx.graph, v._queue(), K.value_bits_functor(ctx.backend),
+                compute(ctx.graph, v._queue(), K.value_bits_functor(ctx.backend),
                     K.BitsData(v._vals, words), context=ctx)
         return words
 
@@ -266,7 +283,6 @@ class Vector:
         self._st = self._new_struct()
 
     def _new_struct(self):
-        from gunpy.frontier import Frontier
         return Frontier(self.backend, 1, dtype=self._ctx.index_dtype, num_vertices=self.size,
                         name="vector")
 
@@ -333,7 +349,6 @@ class Vector:
         self._st = frontier
 
     def _set_bitmap(self, words, count=None):
-        from gunpy.frontier import Frontier
         f = Frontier(self.backend, 1, dtype=self._ctx.index_dtype, num_vertices=self.size,
                      name="vector")
         f.set_bitmap(words, bitmap.popcount(self.backend, words) if count is None else count)
@@ -420,7 +435,6 @@ class Vector:
                 out[idx] = self.backend.to_host(self._vals)[idx]
             return out
         # one pass on the backend: the value where there is an entry, else the fill
-        from gunpy.operators import compute
         ctx = self._ctx
         out = self.backend.empty(max(self.size, 1), dt)
         compute(ctx.graph, None, K.dense_functor(self.backend, dt),
@@ -445,8 +459,7 @@ class Vector:
 
     # ---------------------------------------------------------------- expressions
     def __matmul__(self, other):
-        from gunpy.blas.expr import MatMulExpr
-        return MatMulExpr(self, _as_matrix(other, "u @ A"), "vxm")
+        return _expr.MatMulExpr(self, _as_matrix(other, "u @ A"), "vxm")
 
     def ewise_add(self, other, op=None):
         """Union: ``op(u(i), v(i))`` where both have an entry, else the one there is."""
@@ -539,7 +552,6 @@ def _combine_duplicates(idx, vals, dup_op, key=None):
 
 
 def _copy_struct(st, ctx):
-    from gunpy.frontier import Frontier
     backend = ctx.backend
     f = Frontier(backend, max(st.size, 1), dtype=st.dtype, num_vertices=st.num_vertices,
                  name="vector")
@@ -589,8 +601,7 @@ class Updater:
             _check_same(w, expr)
             write(w, expr, self.mask, self.accum, self.replace, masked=False, owned=False)
             return
-        from gunpy.blas.expr import VectorExpr
-        if not isinstance(expr, VectorExpr):
+        if not isinstance(expr, _expr.VectorExpr):
             raise TypeError(f"cannot assign {type(expr).__name__} to a Vector")
         if expr.size != w.size:
             raise ValueError(f"the expression has size {expr.size}, the output {w.size}")
@@ -640,7 +651,6 @@ def write(w, t, mask, accum, replace, *, masked, owned):
     if accum is not None and accum.kind == "positional":
         raise ValueError("a positional op cannot accumulate")
     if w.size:
-        from gunpy.operators import compute
         F = K.assign_functor(backend, None if accum is None else accum.func, in_dt, w.dtype,
                              replace)
         compute(ctx.graph, None, F, K.AssignData(w._vals, w._bits(), t._vals, t._bits(), allow,
@@ -650,7 +660,6 @@ def write(w, t, mask, accum, replace, *, masked, owned):
 
 
 def _restrict(w, t, allow):
-    from gunpy.operators import filter as keep
     vals = w.backend.empty(max(w.size, 1), w.dtype)
     if t.nvals:
         F = K.restrict_functor(w.backend, t.dtype, w.dtype)
@@ -675,7 +684,6 @@ def _scatter(w, m, value=None):
     """``w<m.S> = value`` (or ``= m``): O(nvals(m)), the structure grows by m's entries."""
     if m.nvals == 0:
         return
-    from gunpy.operators import compute
     ctx = w._ctx
     backend = w.backend
     scalar = w.dtype.type(0 if value is None else value)
@@ -834,10 +842,9 @@ class Matrix:
         return Mask(self, False)
 
     def __matmul__(self, other):
-        from gunpy.blas.expr import MatMulExpr
         if isinstance(other, Vector):
-            return MatMulExpr(other, self, "mxv")
-        return MatMulExpr(self, _as_matrix(other, "A @ B"), "mxm")
+            return _expr.MatMulExpr(other, self, "mxv")
+        return _expr.MatMulExpr(self, _as_matrix(other, "A @ B"), "mxm")
 
     def reduce_rowwise(self, op=None):
         """``w(i) = op over A(i, :)`` (rows with no entry get none)."""
@@ -939,3 +946,6 @@ def as_vector_or_scalar(x):
 __all__ += ["full_vector", "write", "Updater"]
 # keep flake8 quiet about names the expression module reads from here
 _unused = (Monoid, Semiring, BinaryOp)
+
+
+from gunpy.blas import expr as _expr  # noqa: E402  (expr imports this module)

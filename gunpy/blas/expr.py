@@ -28,7 +28,8 @@ from gunpy.blas.core import (Descriptor, Matrix, Mask, Scalar, Updater, Vector, 
 from gunpy.blas.ops import (DTYPES, BinaryOp, Monoid, Semiring, SelectOp, UnaryOp,
                             SELECT_ALIASES, as_binary, binary, lookup_dtype, select, semiring)
 from gunpy.functor import Functor
-from gunpy.operators import bitmap
+from gunpy.operators import advance, bitmap, compute, intersect
+from gunpy.operators import filter as keep
 
 __all__ = ["VectorExpr", "MatMulExpr", "EwiseExpr", "ApplyExpr", "SelectExpr", "ReduceExpr",
            "RowReduceExpr", "cast_into"]
@@ -143,7 +144,6 @@ def product(u, A, sr, transposed, mask, desc):
 
 
 def _product(u, A, sr, transposed, mask, desc):
-    from gunpy.operators import advance, compute
 
     n = A.nrows
     backend = u.backend
@@ -227,7 +227,6 @@ def _product(u, A, sr, transposed, mask, desc):
 
 def _mxm(A, B, sr, mask, dtype):
     """``C<M> = A sr B`` by sorted-list intersection over the mask's entries."""
-    from gunpy.operators import intersect
 
     if mask is None or not isinstance(mask, Mask) or not isinstance(mask.parent, Matrix):
         raise NotImplementedError("gunpy.blas computes A @ B only under a matrix mask "
@@ -291,7 +290,6 @@ class EwiseExpr(VectorExpr):
         self.dtype = self.op.output_dtype(a.dtype, b.dtype)
 
     def _compute(self, mask, desc, backend):
-        from gunpy.operators import compute, filter as keep
         a, b, op = self.a, self.b, self.op
         space = a._ctx
         in_dt = op.input_dtype(a.dtype, b.dtype)
@@ -345,7 +343,6 @@ class ApplyExpr(VectorExpr):
             raise TypeError(f"apply takes a UnaryOp or a BinaryOp, got {op!r}")
 
     def _compute(self, mask, desc, backend):
-        from gunpy.operators import compute
         from gunpy.blas.core import _copy_struct
         u = self.u
         t = Vector(self.dtype, self.size, backend=self.backend)
@@ -393,7 +390,6 @@ class SelectExpr(VectorExpr):
         self.size, self.backend, self.dtype = u.size, u.backend, u.dtype
 
     def _compute(self, mask, desc, backend):
-        from gunpy.operators import filter as keep
         u = self.u
         t = Vector(self.dtype, self.size, backend=self.backend)
         if u.nvals == 0:

@@ -107,12 +107,12 @@ def _cpu():
     def popcount(words, nwords):
         s = 0
         for w in prange(nwords):
-            bits = words[w]
-            c = 0
-            while bits != 0:
-                bits &= bits - np.uint32(1)
-                c += 1
-            s += c
+            # SWAR bit count: a few operations per word, however many bits are set
+            x = np.uint64(words[w])
+            x = x - ((x >> np.uint64(1)) & np.uint64(0x55555555))
+            x = (x & np.uint64(0x33333333)) + ((x >> np.uint64(2)) & np.uint64(0x33333333))
+            x = (x + (x >> np.uint64(4))) & np.uint64(0x0F0F0F0F)
+            s += np.int64(((x * np.uint64(0x01010101)) & np.uint64(0xFFFFFFFF)) >> np.uint64(24))
         return s
 
     def not_words(dst, src, nwords, nbits):
@@ -125,7 +125,8 @@ def _cpu():
     # set_bits is a (parallel, serial) pair: a thin frontier (BFS's source) sets its
     # few bits without starting the thread pool
     return ((kernel(set_bits), serial_kernel(set_bits, nrt=False)), kernel(or_words),
-            kernel(to_queue), kernel(popcount), kernel(not_words))
+            kernel(to_queue), (kernel(popcount), serial_kernel(popcount, nrt=False)),
+            kernel(not_words))
 
 
 def queue_to_bitmap(backend, queue, length, n_items, words, *, clear=True):
@@ -217,4 +218,7 @@ def cuda_popcount(backend, words):
 
 
 def cpu_popcount(backend, words):
-    return int(_cpu()[3](words, words.shape[0]))
+    parallel, serial = _cpu()[3]
+    # a small bitmap (a road network's) is counted faster than the thread pool starts
+    n = words.shape[0]
+    return int((serial if n < 16 * backend.serial_below else parallel)(words, n))
