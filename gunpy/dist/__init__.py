@@ -1,0 +1,23 @@
+"""gunpy.dist: gunpy over MPI (SPMD; run with ``mpiexec -n P python -m mpi4py script.py``).
+
+A :class:`DistGraph` splits a graph over the ranks by a 1-D block partition
+of the vertex ids; each rank's part is an ordinary :class:`gunpy.Graph` (owned
+vertices, then ghosts), so the single-device operators and functors run on it
+unchanged, and :mod:`gunpy.dist.comm` carries the exchanges between levels.
+
+    import gunpy, gunpy.dist as gd
+    DG = gd.DistGraph.from_graph(gunpy.generators.rmat(12, seed=1))
+    r = gd.bfs(DG, 0)            # this rank's vertices
+    full = r.gather(root=0)      # gunpy.primitives.bfs.BFSResult on rank 0, None elsewhere
+
+Needs mpi4py and an MPI library: ``pip install gunpy[mpi]``.
+"""
+
+from gunpy.dist.comm import Comm, get_comm, require_mpi
+
+require_mpi()  # a clear ImportError (naming gunpy[mpi]) before anything else fails
+
+from gunpy.dist.graph import DistGraph, block_starts  # noqa: E402
+from gunpy.dist.bfs import DistBFSResult, bfs  # noqa: E402
+
+__all__ = ["Comm", "get_comm", "DistGraph", "block_starts", "bfs", "DistBFSResult"]

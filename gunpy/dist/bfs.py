@@ -1,0 +1,301 @@
+"""Distributed breadth-first search: level-synchronous push-pull BFS over a 1-D partition.
+
+Each level runs in one direction, the same on every rank (Buluc and Madduri's
+1-D BFS; Beamer, Asanovic and Patterson's direction optimisation, SC 2012):
+
+push (top-down)
+    each rank advances its owned frontier over its local graph (the
+    single-device operator and a functor), keeps the owned vertices it
+    discovered, and sends each ghost it discovered to its owner as a
+    (vertex, parent) pair with one Alltoallv; owners claim the unvisited ones
+    (a filter with a compare-and-swap, so one parent wins).
+pull (bottom-up)
+    the ranks allgather the frontier as a bitmap (``n / 8`` bytes in all), and
+    each rank's unvisited owned vertices scan their in-edges for a frontier
+    vertex (the single-device pull advance, ghosts masked out).
+
+The direction (``auto``: Beamer's rule, :class:`gunpy.direction.PushPull`) and
+the stop test use allreduced frontier sizes and edge counts only, so every
+rank makes the same choice.
+"""
+
+import time
+from collections import namedtuple
+
+import numpy as np
+
+from gunpy import INVALID, Functor, atomics
+from gunpy import operators as ops
+from gunpy.direction import DirectionPolicy, PushPull, check_direction
+from gunpy.dist.comm import get_comm
+from gunpy.result import Stats
+
+__all__ = ["bfs", "DistBFSResult", "DistBFSFunctor", "ClaimFunctor"]
+
+DistBFSData = namedtuple("DistBFSData", "depth parent gid level")
+ClaimData = namedtuple("ClaimData", "depth parent level vertex from_parent")
+
+
+class DistBFSFunctor(Functor):
+    skip_visited = True
+
+    @staticmethod
+    def cond_edge(src, dst, edge, weight, data):
+        # a ghost's depth is not kept up to date, so the new depth comes from the level;
+        # compare-and-swap: several frontier vertices may reach dst in one level
+        return atomics.cas(data.depth, dst, INVALID, data.level[0] + 1) == INVALID
+
+    @staticmethod
+    def apply_edge(src, dst, edge, weight, data):
+        data.parent[dst] = data.gid[src]
+
+
+class ClaimFunctor(Functor):
+    """Over positions ``i`` of the received (vertex, parent) pairs: the owner claims unvisited ones."""
+
+    @staticmethod
+    def cond_vertex(i, data):
+        return atomics.cas(data.depth, data.vertex[i], INVALID, data.level[0] + 1) == INVALID
+
+    @staticmethod
+    def apply_vertex(i, data):
+        data.parent[data.vertex[i]] = data.from_parent[i]
+
+
+class DistBFSResult:
+    """This rank's part of a distributed BFS.
+
+    ``depth`` and ``parent`` (global ids) of the owned vertices
+    ``DG.starts[rank]:DG.starts[rank + 1]``; ``stats`` as the single-device
+    result's, whose ``per_iteration`` entries also hold ``comm_ms`` and
+    ``bytes_sent`` (this rank's) and ``edges`` (this rank's).
+    """
+
+    def __init__(self, dgraph, source, stats, depth, parent):
+        self.graph = dgraph
+        self.source = source
+        self.stats = stats
+        self.depth = depth
+        self.parent = parent
+
+    def gather(self, root=0):
+        """The full :class:`gunpy.primitives.bfs.BFSResult` on ``root``, ``None`` elsewhere (collective)."""
+        from gunpy.primitives.bfs import BFSResult
+        comm = self.graph.comm
+        depth = comm.gatherv(self.depth, root)
+        parent = comm.gatherv(self.parent, root)
+        if comm.rank != root:
+            return None
+        return BFSResult(self.graph.graph or _Vertices(self.graph), self.stats,
+                         depth=depth, parent=parent)
+
+    def __repr__(self):
+        return (f"DistBFSResult(rank {self.graph.comm.rank}: {self.depth.shape[0]} vertices, "
+                f"stats={self.stats.summary()})")
+
+
+class _Vertices:
+    """What a gathered result needs of a graph no rank holds whole: its size and labels."""
+
+    node_labels = None
+
+    def __init__(self, dg):
+        self.num_vertices = dg.num_vertices
+        self.directed = dg.directed
+
+    def labels(self):
+        return list(range(self.num_vertices))
+
+
+def _check_source(dg, source):
+    if isinstance(source, (bool, np.bool_)) or not isinstance(source, (int, np.integer)):
+        raise TypeError(f"source must be an integer vertex id, got {source!r}")
+    if not 0 <= int(source) < dg.num_vertices:
+        raise IndexError(f"source {int(source)} is out of range for a graph with "
+                         f"{dg.num_vertices} vertices")
+    return int(source)
+
+
+def _words(bits):
+    """A boolean array as bitmap words (uint32, bit ``v & 31`` of word ``v >> 5``)."""
+    packed = np.packbits(bits, bitorder="little")
+    buf = np.zeros(4 * max(1, (bits.shape[0] + 31) // 32), dtype=np.uint8)
+    buf[:packed.shape[0]] = packed
+    return buf.view("<u4").astype(np.uint32)
+
+
+def bfs(dgraph, source, *, direction="auto", load_balance="auto", backend="cpu",
+        direction_policy=None, debug=False):
+    """Breadth-first search over a :class:`~gunpy.dist.DistGraph` (collective).
+
+    Parameters
+    ----------
+    dgraph : gunpy.dist.DistGraph
+    source : int
+        Global vertex id; the same on every rank.
+    direction : {"auto", "push", "pull"}, default "auto"
+    load_balance : str, default "auto"
+        The local push advance's strategy (:func:`gunpy.operators.advance`).
+    backend : {"cpu", "cuda", "auto"}, default "cpu"
+        Where each rank's local operators run.
+    direction_policy : gunpy.direction.DirectionPolicy, optional
+    debug : bool, default False
+        Check at every step that all ranks run the same operator sequence
+        (``RuntimeError: rank divergence`` otherwise).
+
+    Returns
+    -------
+    DistBFSResult
+        The owned vertices' ``depth`` and ``parent`` (global ids, int32; -1
+        unreachable); ``.gather(root)`` gives the single-device ``BFSResult``.
+
+    Raises
+    ------
+    IndexError
+        On every rank: ``source`` out of range.
+    ValueError
+        An unknown direction or strategy, or a source that differs between ranks.
+
+    See Also
+    --------
+    gunpy.bfs : the single-device twin (same options and results).
+    networkx.single_source_shortest_path_length
+
+    Examples
+    --------
+    Run with ``mpiexec -n 2 python -m mpi4py script.py``::
+
+        import gunpy, gunpy.dist as gd
+        DG = gd.DistGraph.from_graph(gunpy.generators.path(10))
+        r = gd.bfs(DG, 0).gather()
+        if r is not None:
+            print(r.depth)
+    """
+    dg = dgraph
+    comm = get_comm(dg.comm, debug=debug)
+    check_direction(direction)
+    ops.advance.check_load_balance(load_balance)
+    source = _check_source(dg, source)
+    comm.same_on_all((source, direction), "the source or direction")
+    policy = direction_policy or DirectionPolicy()
+    return _BFS(dg, comm, backend, load_balance, direction, policy).run(source)
+
+
+class _BFS:
+    def __init__(self, dg, comm, backend, load_balance, direction, policy):
+        self.dg, self.comm = dg, comm
+        self.direction, self.load_balance, self.policy = direction, load_balance, policy
+        L = dg.local
+        self.L = L
+        self.ctx = ops.Context(L, backend=backend)
+        self.be = self.ctx.backend
+        self.n_own = dg.num_owned
+        self.pid = np.int32 if dg.num_vertices < 2 ** 31 else np.int64
+
+    def run(self, source):
+        dg, comm, be = self.dg, self.comm, self.be
+        comm.take_counters()
+        nloc = self.L.num_vertices
+        self.depth = be.full(max(nloc, 1), INVALID, np.int32)
+        self.parent = be.full(max(nloc, 1), INVALID, self.pid)
+        self.level = be.zeros(1, np.int32)
+        self.data = DistBFSData(self.depth, self.parent, be.asarray(dg.gid if nloc else
+                                                                    np.zeros(1, np.int64)),
+                                self.level)
+        stats = Stats(backend=be.name, load_balance=self.load_balance, direction=self.direction)
+        push_pull = PushPull(self.policy, dg.num_vertices, dg.num_edges)
+        comm.barrier()
+        start = time.perf_counter()
+        frontier = np.zeros(0, dtype=np.int64)  # owned local ids
+        if dg.owns(source):
+            s = source - dg.lo
+            be.write(self.depth, s, 0)
+            be.write(self.parent, s, source)
+            frontier = np.array([s], dtype=np.int64)
+        level = 0
+        while True:
+            n_f, m_f = comm.allreduce(np.array([frontier.shape[0],
+                                                int(dg.out_degrees[frontier].sum())]))
+            if n_f == 0:
+                break
+            if self.direction == "auto":
+                d = push_pull.choose(n_f, m_f)
+            else:
+                d = self.direction
+                push_pull.account(m_f)
+            comm.step(f"bfs level {level}: {d}")
+            self.ctx.record = {"edges": 0}
+            be.write(self.level, 0, level)
+            if d == "push":
+                frontier = self.push(frontier, level)
+            else:
+                frontier, examined = self.pull(frontier)
+                push_pull.pulled(comm.allreduce(examined), m_f)
+            secs, nbytes = comm.take_counters()
+            stats.per_iteration.append({
+                "iteration": level, "frontier": int(n_f), "edges": self.ctx.record["edges"],
+                "direction": d, "strategy": self.ctx.record.get("strategy", ""),
+                "comm_ms": secs * 1e3, "bytes_sent": nbytes})
+            level += 1
+        be.synchronize()
+        elapsed = time.perf_counter() - start
+        comm.step("bfs done")
+        edges, bytes_sent = comm.allreduce(np.array(
+            [sum(it["edges"] for it in stats.per_iteration),
+             sum(it["bytes_sent"] for it in stats.per_iteration)]))
+        stats.iterations = level
+        stats.edges_visited = int(edges)
+        stats.elapsed_ms = comm.allreduce(elapsed * 1e3, op="max")
+        stats.extra = {"ranks": comm.size,
+                       "comm_ms": round(sum(it["comm_ms"] for it in stats.per_iteration), 3),
+                       "bytes_sent_all_ranks": int(bytes_sent)}
+        comm.take_counters()
+        depth = be.to_host(self.depth)[:self.n_own]
+        parent = be.to_host(self.parent)[:self.n_own]
+        return DistBFSResult(dg, source, stats, depth, parent)
+
+    def push(self, frontier, level):
+        """Advance the owned frontier; ghosts found go to their owners, who claim them."""
+        dg, comm, be, n_own = self.dg, self.comm, self.be, self.n_own
+        found = np.zeros(0, dtype=np.int64)
+        if frontier.shape[0]:
+            out = ops.advance(self.L, self.ctx.frontier(frontier), DistBFSFunctor, self.data,
+                              load_balance=self.load_balance, context=self.ctx)
+            found = out.to_numpy().astype(np.int64)
+        mine = found[found < n_own]
+        ghosts = found[found >= n_own]
+        parent_host = be.to_host(self.parent) if ghosts.shape[0] else None
+        send_v = dg.gid[ghosts]
+        send_p = parent_host[ghosts].astype(np.int64) if ghosts.shape[0] else send_v
+        comm.step("bfs push exchange")
+        recv_v, recv_p = comm.alltoallv([send_v, send_p], dg.owner(send_v))
+        claimed = np.zeros(0, dtype=np.int64)
+        if recv_v.shape[0]:
+            # one pair per vertex (several ranks may send the same one); the first parent wins
+            recv_v, first = np.unique(recv_v - dg.lo, return_index=True)
+            recv_p = recv_p[first]
+            data = ClaimData(self.depth, self.parent, self.level, be.asarray(recv_v),
+                             be.asarray(recv_p))
+            pos = ops.filter(self.L, self.ctx.frontier(np.arange(recv_v.shape[0])), ClaimFunctor,
+                             data, context=self.ctx).to_numpy()
+            claimed = recv_v[pos]
+        return np.concatenate([mine, claimed])
+
+    def pull(self, frontier):
+        """Allgather the frontier bitmap; unvisited owned vertices scan their in-edges."""
+        dg, comm, be, n_own = self.dg, self.comm, self.be, self.n_own
+        bits = np.zeros(n_own, dtype=bool)
+        bits[frontier] = True
+        comm.step("bfs pull exchange")
+        everyone = comm.allgather_bits(bits)
+        if n_own == 0:
+            return np.zeros(0, dtype=np.int64), 0
+        local_frontier = np.flatnonzero(everyone[dg.gid])
+        # the mask: visited owned vertices and every ghost (a ghost's in-edges are not all here)
+        visited = np.ones(self.L.num_vertices, dtype=bool)
+        visited[:n_own] = be.to_host(self.depth)[:n_own] != INVALID
+        out = ops.advance(self.L, self.ctx.frontier(local_frontier), DistBFSFunctor, self.data,
+                          mask=be.asarray(_words(visited)), direction="pull",
+                          pull_input="frontier", pull_mapping=self.policy.pull_mapping,
+                          context=self.ctx)
+        return out.to_numpy().astype(np.int64), int(out.examined)
