@@ -1,0 +1,216 @@
+"""gunpy.dist under ``mpiexec -n K`` (K = 1, 2, 3, 4; 3 gives uneven blocks).
+
+Each test launches one MPI job: this file run as an SPMD script
+(``mpiexec -n K python -m mpi4py tests/test_dist.py check``) checks every
+case inside the job and reports failures on rank 0's stdout and in its exit
+status, so a K costs one launch (and one kernel-cache load per rank), not one
+per case. CPU backend, one numba thread a rank.
+"""
+
+import os
+import shutil
+import subprocess
+import sys
+import time
+
+import pytest
+
+HERE = os.path.abspath(__file__)
+ROOT = os.path.dirname(os.path.dirname(HERE))
+
+
+def _mpiexec():
+    try:
+        import mpi4py  # noqa: F401
+    except ImportError:
+        return None, "mpi4py is not installed (pip install gunpy[mpi])"
+    exe = os.path.join(os.path.dirname(sys.executable), "mpiexec")
+    if not os.path.exists(exe):
+        exe = shutil.which("mpiexec")
+    if not exe:
+        return None, "no mpiexec next to the interpreter or on PATH (pip install mpich)"
+    return exe, ""
+
+
+def _launch(k, *args, timeout=170):
+    exe, why = _mpiexec()
+    if exe is None:
+        pytest.skip(why)
+    env = dict(os.environ, NUMBA_NUM_THREADS="1", PYTHONPATH=ROOT)
+    # more ranks than cores here: MPICH's waiting ranks sleep instead of spinning (41 s -> 30 s at K=4)
+    env.setdefault("MPIR_CVAR_ENABLE_HEAVY_YIELD", "1")
+    env.pop("NUMBA_ENABLE_CUDASIM", None)
+    t0 = time.perf_counter()
+    p = subprocess.run([exe, "-n", str(k), sys.executable, "-m", "mpi4py", HERE, *args],
+                       capture_output=True, text=True, timeout=timeout, env=env, cwd=ROOT)
+    return p, time.perf_counter() - t0
+
+
+@pytest.fixture(autouse=True)
+def _cpu_mode_only(mode):
+    if mode != "cpu":
+        pytest.skip("gunpy.dist runs on the CPU backend here (cpu test mode only)")
+
+
+@pytest.mark.parametrize("k", [1, 2, 3, 4])
+def test_bfs_matches_single_device_and_networkx(k):
+    p, _ = _launch(k, "check")
+    out = p.stdout + p.stderr
+    assert p.returncode == 0 and "DIST-OK" in p.stdout, out[-6000:]
+
+
+def test_exception_on_one_rank_ends_the_job():
+    p, seconds = _launch(3, "crash", timeout=90)
+    out = p.stdout + p.stderr
+    assert p.returncode != 0, out[-3000:]
+    assert "rank 1 of 3 failed" in out and "boom on rank 1" in out, out[-3000:]
+    assert seconds < 60, f"the job took {seconds:.0f} s to end"
+
+
+def test_missing_mpi4py_names_the_extra():
+    code = ("import sys; sys.modules['mpi4py'] = None\n"
+            "try:\n    import gunpy.dist\nexcept ImportError as e:\n    print(e)")
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
+                       cwd=ROOT)
+    assert "pip install gunpy[mpi]" in p.stdout, p.stdout + p.stderr
+
+
+# ----------------------------------------------------------------------------- SPMD side
+def _sources(n, starts):
+    """Vertex 0, n - 1, the middle, and the first and last vertex of every rank's block."""
+    s = {0, n - 1, n // 2}
+    for lo, hi in zip(starts[:-1], starts[1:]):
+        if hi > lo:
+            s |= {int(lo), int(hi) - 1}
+    return sorted(v for v in s if 0 <= v < n)
+
+
+def _check():
+    import numpy as np
+    from mpi4py import MPI
+
+    import gunpy
+    import gunpy.dist as gd
+    from gunpy.dist.graph import _kronecker_share
+    from gunpy.testing import check_bfs_tree, nasty_graphs, reference_depths
+
+    comm = MPI.COMM_WORLD
+    rank, size = comm.rank, comm.size
+    failures, checks = [], 0
+
+    def expect(ok, what):
+        nonlocal checks
+        checks += 1
+        if not ok:
+            failures.append(what)
+
+    def run_graph(name, G, DG):
+        for source in _sources(G.num_vertices, DG.starts):
+            ref = reference_depths(G, source) if rank == 0 else None
+            single = gunpy.bfs(G, source, backend="cpu").depth if rank == 0 else None
+            for direction in ("push", "pull", "auto"):
+                r = gd.bfs(DG, source, direction=direction, debug=True)
+                lo, hi = DG.starts[rank], DG.starts[rank + 1]
+                expect(r.depth.shape[0] == hi - lo, f"{name} {source} {direction}: owned size")
+                full = r.gather(root=0)
+                what = f"{name} source={source} {direction}"
+                if rank != 0:
+                    expect(full is None, f"{what}: gather gave a result off the root")
+                    continue
+                expect(np.array_equal(full.depth, ref), f"{what}: depth != networkx")
+                expect(np.array_equal(full.depth, single), f"{what}: depth != gunpy.bfs")
+                try:
+                    check_bfs_tree(G, source, full.depth, full.parent)
+                    expect(True, "")
+                except AssertionError as exc:
+                    expect(False, f"{what}: Graph500 check: {exc}")
+                its = full.stats.per_iteration
+                expect(all("comm_ms" in it and "bytes_sent" in it for it in its),
+                       f"{what}: stats lack comm time or bytes")
+                if direction != "auto":
+                    expect(all(it["direction"] == direction for it in its), f"{what}: direction")
+
+    graphs = nasty_graphs(small=False)
+    for name, G in graphs.items():
+        run_graph(name, G, gd.DistGraph.from_graph(G))
+
+    # from_edges: each rank passes a different share (rank r: edges r, r + P, ...), reversed
+    for name in ("random_directed", "disconnected", "star_hub", "path_directed"):
+        G = graphs[name]
+        A = G.to_scipy().tocoo()
+        src, dst = A.row, A.col
+        if not G.directed:
+            keep = src <= dst
+            src, dst = src[keep], dst[keep]
+        mine = slice(rank, None, size)
+        DG = gd.DistGraph.from_edges(src[mine][::-1], dst[mine][::-1],
+                                     num_vertices=G.num_vertices, directed=G.directed)
+        expect(DG.num_edges == G.num_edges, f"from_edges {name}: {DG.num_edges} edges, "
+                                            f"expected {G.num_edges}")
+        run_graph(f"from_edges:{name}", G, DG)
+
+    # a bad source raises the same IndexError on every rank
+    DG = gd.DistGraph.from_graph(graphs["path_undirected"])
+    for bad in (DG.num_vertices, -1):
+        try:
+            gd.bfs(DG, bad)
+            msg = "no error"
+        except IndexError as exc:
+            msg = str(exc)
+        msgs = comm.allgather(msg)
+        expect(len(set(msgs)) == 1 and "out of range" in msgs[0],
+               f"bad source {bad}: {msgs}")
+
+    # rank divergence is detected, on every rank
+    if size > 1:
+        c = gd.get_comm(DG.comm, debug=True)
+        try:
+            c.step("advance" if rank == 0 else "filter")
+            msg = "no error"
+        except RuntimeError as exc:
+            msg = str(exc)
+        expect("rank divergence" in msg, f"divergence not detected on rank {rank}: {msg}")
+
+    # rmat: the tuples (and so the graph) do not depend on the rank count
+    if size & (size - 1) == 0:
+        DG = gd.DistGraph.rmat(7 - (size.bit_length() - 1), seed=3)
+        s, d = _kronecker_share(7, 16, 3, 0, 1)
+        G = gunpy.Graph.from_edges(s, d, num_vertices=128, directed=False)
+        expect(DG.num_vertices == 128 and DG.num_edges == G.num_edges,
+               f"rmat: {DG.num_edges} edges, serial generator {G.num_edges}")
+        run_graph("rmat7", G, DG)
+
+    all_failures = comm.gather(failures, root=0)
+    total = comm.reduce(checks, root=0)
+    if rank == 0:
+        flat = [f for fs in all_failures for f in fs]
+        for f in flat[:50]:
+            print("FAIL", f)
+        if not flat:
+            print(f"DIST-OK ranks={size} checks={total}")
+        sys.stdout.flush()
+        return 1 if flat else 0
+    return 0
+
+
+def _crash():
+    from mpi4py import MPI
+
+    import gunpy.dist as gd
+    from gunpy import generators
+    DG = gd.DistGraph.from_graph(generators.path(10))  # installs the abort hook
+    if MPI.COMM_WORLD.rank == 1:
+        raise ValueError("boom on rank 1")
+    DG.comm.barrier()  # the other ranks would wait here forever without the hook
+    time.sleep(120)
+
+
+if __name__ == "__main__":
+    what = sys.argv[1] if len(sys.argv) > 1 else "check"
+    if what == "crash":
+        _crash()
+    else:
+        rc = _check()
+        from mpi4py import MPI
+        rc = MPI.COMM_WORLD.allreduce(rc, op=MPI.MAX)
+        sys.exit(rc)
