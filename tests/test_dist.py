@@ -37,7 +37,7 @@ def _launch(k, *args, timeout=170):
     if exe is None:
         pytest.skip(why)
     env = dict(os.environ, NUMBA_NUM_THREADS="1", PYTHONPATH=ROOT)
-    # more ranks than cores here: MPICH's waiting ranks sleep instead of spinning (41 s -> 30 s at K=4)
+    # more ranks than cores here: MPICH's waiting ranks yield instead of spinning (K=4: 41 -> 30 s)
     env.setdefault("MPIR_CVAR_ENABLE_HEAVY_YIELD", "1")
     env.pop("NUMBA_ENABLE_CUDASIM", None)
     t0 = time.perf_counter()
@@ -111,6 +111,12 @@ def _check():
             for direction in ("push", "pull", "auto"):
                 r = gd.bfs(DG, source, direction=direction, debug=True)
                 lo, hi = DG.starts[rank], DG.starts[rank + 1]
+                try:  # the distributed validator, on the ranks' parts (one direction: time)
+                    if direction == "auto":
+                        gd.check_bfs_tree(DG, source, r.depth, r.parent)
+                    expect(True, "")
+                except AssertionError as exc:
+                    expect(False, f"{name} {source} {direction}: distributed check: {exc}")
                 expect(r.depth.shape[0] == hi - lo, f"{name} {source} {direction}: owned size")
                 full = r.gather(root=0)
                 what = f"{name} source={source} {direction}"
@@ -160,6 +166,27 @@ def _check():
         msgs = comm.allgather(msg)
         expect(len(set(msgs)) == 1 and "out of range" in msgs[0],
                f"bad source {bad}: {msgs}")
+
+    # the distributed validator rejects a broken tree on every rank
+    r = gd.bfs(DG, 0)
+    depth, parent = r.depth.copy(), r.parent.copy()
+    if rank == size - 1:
+        depth[-1] += 1  # the path's last vertex: one level too deep
+    try:
+        gd.check_bfs_tree(DG, 0, depth, parent)
+        msg = "no error"
+    except AssertionError as exc:
+        msg = str(exc)
+    expect(f"failed on rank {size - 1}" in msg, f"validator missed a bad depth: {msg}")
+    if rank == size - 1:
+        parent[-1] = 0 if DG.num_vertices > 2 else parent[-1]  # not an edge of the path
+        depth[-1] -= 1
+    try:
+        gd.check_bfs_tree(DG, 0, depth, parent)
+        msg = "no error"
+    except AssertionError as exc:
+        msg = str(exc)
+    expect("failed on rank" in msg, f"validator missed a bad parent: {msg}")
 
     # rank divergence is detected, on every rank
     if size > 1:

@@ -19,5 +19,7 @@ require_mpi()  # a clear ImportError (naming gunpy[mpi]) before anything else fa
 
 from gunpy.dist.graph import DistGraph, block_starts  # noqa: E402
 from gunpy.dist.bfs import DistBFSResult, bfs  # noqa: E402
+from gunpy.dist.validate import check_bfs_tree  # noqa: E402
 
-__all__ = ["Comm", "get_comm", "DistGraph", "block_starts", "bfs", "DistBFSResult"]
+__all__ = ["Comm", "get_comm", "DistGraph", "block_starts", "bfs", "DistBFSResult",
+           "check_bfs_tree"]

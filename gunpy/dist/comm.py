@@ -96,12 +96,14 @@ class Comm:
         self._timed(t0, a.nbytes)
         return out if np.ndim(values) else out[0].item()
 
-    def alltoallv(self, arrays, dest):
+    def alltoallv(self, arrays, dest, *, return_sources=False):
         """Send row ``i`` of each array in ``arrays`` to rank ``dest[i]``.
 
         ``arrays``: 1-D NumPy arrays of one length (e.g. vertex ids and their
-        parents); returns the arrays received, grouped by sending rank. One
-        Alltoall of the counts, then one Alltoallv per array.
+        parents); returns the arrays received, grouped by sending rank, each
+        sender's rows in their original order (plus, with ``return_sources``,
+        the sending rank of each row). One Alltoall of the counts, then one
+        Alltoallv per array.
         """
         dest = np.asarray(dest, dtype=np.int64)
         order = np.argsort(dest, kind="stable")
@@ -121,6 +123,23 @@ class Comm:
             nbytes += a.nbytes - a[dest[order] == self.rank].nbytes
             out.append(r)
         self._timed(t0, nbytes)
+        if return_sources:
+            out.append(np.repeat(np.arange(self.size), recv_counts))
+        return out
+
+    def fetch(self, ids, owner, lookup):
+        """``lookup(ids received)`` evaluated on the owners of ``ids``, returned in ``ids``' order.
+
+        Two Alltoallv: the requests to ``owner[i]``, the answers back.
+        """
+        ids = np.asarray(ids, dtype=np.int64)
+        owner = np.asarray(owner, dtype=np.int64)
+        asked, src = self.alltoallv([ids], owner, return_sources=True)
+        answer = np.asarray(lookup(asked))
+        (back,) = self.alltoallv([answer], src)
+        # answers arrive grouped by owner, in the order each owner was asked (sorted by owner)
+        out = np.empty(ids.shape[0], dtype=back.dtype)
+        out[np.argsort(owner, kind="stable")] = back
         return out
 
     def allgather_bits(self, bits):
