@@ -51,7 +51,7 @@ class DistBFSFunctor(Functor):
 
 
 class ClaimFunctor(Functor):
-    """Over positions ``i`` of the received (vertex, parent) pairs: the owner claims unvisited ones."""
+    """Over positions ``i`` of the received (vertex, parent) pairs: claim the unvisited ones."""
 
     @staticmethod
     def cond_vertex(i, data):
@@ -79,7 +79,7 @@ class DistBFSResult:
         self.parent = parent
 
     def gather(self, root=0):
-        """The full :class:`gunpy.primitives.bfs.BFSResult` on ``root``, ``None`` elsewhere (collective)."""
+        """The full :class:`gunpy.primitives.bfs.BFSResult` on ``root`` (else None; collective)."""
         from gunpy.primitives.bfs import BFSResult
         comm = self.graph.comm
         depth = comm.gatherv(self.depth, root)

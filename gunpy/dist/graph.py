@@ -180,7 +180,7 @@ class DistGraph:
 
     @classmethod
     def rmat(cls, scale_per_rank, edgefactor=16, *, seed=0, comm=None):
-        """A Graph500 Kronecker graph of ``2**(scale_per_rank + log2 P)`` vertices, generated in parallel.
+        """A Graph500 Kronecker graph of ``2**(scale_per_rank + log2 P)`` vertices in parallel.
 
         Weak scaling: each rank generates ``edgefactor * 2**scale_per_rank``
         edge tuples. The tuples come in fixed chunks seeded by their index and
