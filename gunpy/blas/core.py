@@ -730,6 +730,8 @@ class Matrix:
         self._T = _transpose_of
         self._contexts = {}
         self._structure = None
+        #: derived data algorithms keep with the matrix (LAGraph's "cached properties")
+        self.properties = {}
         #: what the last product with this matrix did: ``edges`` (examined), ``direction``,
         #: ``strategy`` (the advance's), ``structure_only`` (values left unread)
         self.last_stats = {}
@@ -859,10 +861,14 @@ class Matrix:
 
     def reduce_scalar(self, op=None):
         """The monoid over every entry (a :class:`Scalar` expression)."""
-        from gunpy.blas.expr import ReduceExpr
         from gunpy.blas.ops import monoid
         op = monoid.plus if op is None else as_monoid(op)
-        return ReduceExpr(_values_vector(self), op)
+        G = self._G
+        if G.num_edges and op.name in _DUP_UFUNCS and op is getattr(monoid, op.name):
+            # the values live on the host: one NumPy reduction
+            vals = (G.values if G.values is not None else np.ones(G.num_edges)).astype(self.dtype)
+            return Scalar(self.dtype, _DUP_UFUNCS[op.name].reduce(vals))
+        return _expr.ReduceExpr(_values_vector(self), op)
 
     def select(self, op, thunk=0):
         """A structural selection: ``"tril"`` / ``"triu"`` (``j <= i + thunk`` / ``j >= i +

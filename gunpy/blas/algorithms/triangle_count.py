@@ -29,6 +29,18 @@ def triangle_count(G, *, backend="auto"):
     1
     """
     A, graph = as_matrix(G, backend)
+    L = _presorted_lower(A, graph)
+    C = semiring.plus_pair(L @ L.T).new(mask=L.S)
+    total = C.reduce_scalar().value
+    return int(total or 0)
+
+
+def _presorted_lower(A, graph):
+    """L of the degree-relabelled undirected graph, kept with the matrix (LAGraph keeps such
+    "cached properties" on its graph object); rebuilt if the graph's arrays change."""
+    cached = A.properties.get("tc.L")
+    if cached is not None and cached[0] is graph.row_offsets and cached[1] is graph.column_indices:
+        return cached[2]
     rows, cols, _ = A.to_coo()
     n = A.nrows
     if graph.directed:   # the undirected graph: both directions of every edge
@@ -48,6 +60,5 @@ def triangle_count(G, *, backend="auto"):
     offsets = np.searchsorted(lr, np.arange(n + 1))
     L = Matrix._from_csr(offsets, (key % max(n, 1)).astype(graph.column_indices.dtype), None,
                          A.dtype, A.backend)
-    C = semiring.plus_pair(L @ L.T).new(mask=L.S)
-    total = C.reduce_scalar().value
-    return int(total or 0)
+    A.properties["tc.L"] = (graph.row_offsets, graph.column_indices, L)
+    return L
