@@ -1,0 +1,81 @@
+"""gunpy.dist's CUDA paths without a GPU: two ranks under the simulator, and PTX.
+
+Each runs in a child process (MPI is never initialised in the pytest process):
+``mpiexec -n 2`` with the simulator switched on in every rank, and one
+single-rank process compiling the distributed BFS's kernels for sm_90.
+"""
+
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from test_dist import ROOT, _mpiexec
+
+SIM_SCRIPT = textwrap.dedent("""
+    import os
+    os.environ["NUMBA_ENABLE_CUDASIM"] = "1"
+    from gunpy.testing import install_simulator_shims
+    install_simulator_shims(switch_interval=5e-4)
+    import numpy as np
+    import gunpy.dist as gd
+    from gunpy.testing import check_bfs_tree, nasty_graphs, reference_depths
+    graphs = nasty_graphs(small=True)
+    for name in ("disconnected", "random_directed", "star_hub"):
+        G = graphs[name]
+        DG = gd.DistGraph.from_graph(G)
+        for d in ("push", "pull", "auto"):
+            for s in (0, G.num_vertices - 1):
+                r = gd.bfs(DG, s, direction=d, backend="cuda").gather()
+                if r is not None:
+                    assert np.array_equal(r.depth, reference_depths(G, s)), (name, d, s)
+                    check_bfs_tree(G, s, r.depth, r.parent)
+    if DG.comm.rank == 0:
+        print("DIST-SIM-OK")
+""")
+
+PTX_SCRIPT = textwrap.dedent("""
+    import gunpy.dist as gd
+    from gunpy.testing import PtxBackend, nasty_graphs
+    G = nasty_graphs(hub=40, random_n=40)["preferential_hubs"]
+    DG = gd.DistGraph.from_graph(G)
+    be = PtxBackend(cc=(9, 0))
+    for d in ("push", "pull"):
+        gd.bfs(DG, 0, direction=d, backend=be)
+    names = " ".join(be.kernel_names())
+    assert ("advance" in names or "expand" in names) and "pull_" in names, names
+    print("DIST-PTX-OK")
+""")
+
+
+def _env():
+    env = dict(os.environ, NUMBA_NUM_THREADS="1", PYTHONPATH=ROOT)
+    env.setdefault("MPIR_CVAR_ENABLE_HEAVY_YIELD", "1")
+    env.pop("NUMBA_ENABLE_CUDASIM", None)
+    return env
+
+
+@pytest.mark.sim
+def test_two_ranks_under_the_simulator(tmp_path):
+    exe, why = _mpiexec()
+    if exe is None:
+        pytest.skip(why)
+    script = tmp_path / "dist_sim.py"
+    script.write_text(SIM_SCRIPT)
+    p = subprocess.run([exe, "-n", "2", sys.executable, "-m", "mpi4py", str(script)],
+                       capture_output=True, text=True, timeout=300, env=_env(), cwd=ROOT)
+    assert p.returncode == 0 and "DIST-SIM-OK" in p.stdout, (p.stdout + p.stderr)[-6000:]
+
+
+@pytest.mark.ptx
+def test_distributed_bfs_compiles_to_ptx(tmp_path):
+    exe, why = _mpiexec()
+    if exe is None:
+        pytest.skip(why)
+    script = tmp_path / "dist_ptx.py"
+    script.write_text(PTX_SCRIPT)
+    p = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
+                       timeout=300, env=_env(), cwd=ROOT)
+    assert p.returncode == 0 and "DIST-PTX-OK" in p.stdout, (p.stdout + p.stderr)[-6000:]
