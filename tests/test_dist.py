@@ -104,7 +104,29 @@ def _check():
         if not ok:
             failures.append(what)
 
+    def run_cc(name, G, DG):
+        r = gd.cc(DG, debug=True)
+        lo, hi = DG.starts[rank], DG.starts[rank + 1]
+        expect(r.labels.shape[0] == hi - lo and r.labels.dtype == np.int32,
+               f"{name} cc: owned labels' size or dtype")
+        full = r.gather(root=0)
+        if rank != 0:
+            expect(full is None, f"{name} cc: gather gave a result off the root")
+            return
+        import networkx as nx
+        H = G.to_networkx()
+        ncc = (nx.number_weakly_connected_components(H) if G.directed
+               else nx.number_connected_components(H))
+        expect(np.array_equal(full.labels, gunpy.cc(G, backend="cpu").labels),
+               f"{name} cc: labels != gunpy.cc")
+        expect(full.num_components == ncc, f"{name} cc: {full.num_components} components, "
+                                           f"networkx {ncc}")
+        its = full.stats.per_iteration
+        expect(len(its) > 0 and all("comm_ms" in it and "bytes_sent" in it for it in its),
+               f"{name} cc: stats lack comm time or bytes")
+
     def run_graph(name, G, DG):
+        run_cc(name, G, DG)
         for source in _sources(G.num_vertices, DG.starts):
             ref = reference_depths(G, source) if rank == 0 else None
             single = gunpy.bfs(G, source, backend="cpu").depth if rank == 0 else None
