@@ -234,6 +234,9 @@ def install_abort_hook(mpi_comm):
             sys.stderr.write(f"gunpy.dist: rank {rank} of {size} failed: "
                              f"{kind.__name__}: {value}\n{msg}")
             sys.stderr.flush()
+            # give mpiexec's proxy a moment to forward the message: MPI_Abort kills the
+            # job at once, and output still in the pipe would be lost
+            time.sleep(0.5)
         finally:
             if issubclass(kind, (KeyboardInterrupt, SystemExit)):
                 previous(kind, value, tb)
