@@ -234,6 +234,18 @@ class Mask:
         return out
 
 
+class _Masks:
+    """``x.S`` (its structure) and ``x.V`` (its true values) as masks."""
+
+    @property
+    def S(self):
+        return Mask(self, True)
+
+    @property
+    def V(self):
+        return Mask(self, False)
+
+
 def _check_mask(mask, size, backend):
     if mask is None:
         return None
@@ -250,7 +262,7 @@ def _check_mask(mask, size, backend):
 
 
 # --------------------------------------------------------------------------- Vector
-class Vector:
+class Vector(_Masks):
     """A sparse vector of ``size`` entries of one ``dtype``.
 
     Parameters
@@ -354,13 +366,6 @@ class Vector:
         f.set_bitmap(words, bitmap.popcount(self.backend, words) if count is None else count)
         self._st = f
 
-    @property
-    def S(self):
-        return Mask(self, True)
-
-    @property
-    def V(self):
-        return Mask(self, False)
 
     # ---------------------------------------------------------------- elements
     def _index(self, i):
@@ -704,7 +709,7 @@ def _scatter(w, m, value=None):
 
 
 # --------------------------------------------------------------------------- Matrix
-class Matrix:
+class Matrix(_Masks):
     """A square sparse matrix: the adjacency matrix of a :class:`gunpy.Graph`.
 
     ``A[i, j]`` is the edge ``i -> j``: ``u @ A`` (vxm) pushes along out-edges,
@@ -835,13 +840,6 @@ class Matrix:
         """The :class:`gunpy.Graph` behind the matrix."""
         return self._G
 
-    @property
-    def S(self):
-        return Mask(self, True)
-
-    @property
-    def V(self):
-        return Mask(self, False)
 
     def __matmul__(self, other):
         if isinstance(other, Vector):
