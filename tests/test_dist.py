@@ -1,4 +1,4 @@
-"""gunpy.dist under ``mpiexec -n K`` (K = 1, 2, 3, 4; 3 gives uneven blocks).
+"""gunpy.dist (BFS, CC, SSSP, PageRank) under ``mpiexec -n K`` (K = 1, 2, 3, 4; 3 gives uneven blocks).
 
 Each test launches one MPI job: this file run as an SPMD script
 (``mpiexec -n K python -m mpi4py tests/test_dist.py check``) checks every
@@ -53,7 +53,7 @@ def _cpu_mode_only(mode):
 
 
 @pytest.mark.parametrize("k", [1, 2, 3, 4])
-def test_bfs_matches_single_device_and_networkx(k):
+def test_primitives_match_single_device_and_networkx(k):
     p, _ = _launch(k, "check")
     out = p.stdout + p.stderr
     assert p.returncode == 0 and "DIST-OK" in p.stdout, out[-6000:]
@@ -85,6 +85,22 @@ def _sources(n, starts):
     return sorted(v for v in s if 0 <= v < n)
 
 
+def _weighted(G, kind, seed=0):
+    """A weighted copy of G (same edges; undirected stays undirected, one weight per edge)."""
+    import numpy as np
+    import gunpy
+    rng = np.random.default_rng(seed)
+    m = G.num_edges
+    w = {"int": rng.integers(1, 64, m).astype(float),
+         "real": rng.random(m) * 10 + 1e-3,
+         "zeros": rng.integers(0, 3, m).astype(float)}[kind]
+    src = np.repeat(np.arange(G.num_vertices), G.out_degrees())
+    dst = np.asarray(G.column_indices)
+    keep = slice(None) if G.directed else src <= dst
+    return gunpy.Graph.from_edges(src[keep], dst[keep], w[keep], num_vertices=G.num_vertices,
+                                  directed=G.directed)
+
+
 def _check():
     import numpy as np
     from mpi4py import MPI
@@ -92,7 +108,8 @@ def _check():
     import gunpy
     import gunpy.dist as gd
     from gunpy.dist.graph import _kronecker_share
-    from gunpy.testing import check_bfs_tree, nasty_graphs, reference_depths
+    from gunpy.testing import (check_bfs_tree, check_sssp_tree, nasty_graphs, reference_depths,
+                               reference_distances)
 
     comm = MPI.COMM_WORLD
     rank, size = comm.rank, comm.size
@@ -176,6 +193,88 @@ def _check():
         expect(DG.num_edges == G.num_edges, f"from_edges {name}: {DG.num_edges} edges, "
                                             f"expected {G.num_edges}")
         run_graph(f"from_edges:{name}", G, DG)
+
+    # SSSP (integer, real and zero weights, directed and undirected) and PageRank
+    for name, G0 in graphs.items():
+        for kind in ("int", "real", "zeros"):
+            G = _weighted(G0, kind)
+            DG = gd.DistGraph.from_graph(G)
+            for source in sorted({0, G.num_vertices - 1}):
+                r = gd.sssp(DG, source, debug=True)
+                lo, hi = DG.starts[rank], DG.starts[rank + 1]
+                expect(r.distance.shape[0] == hi - lo, f"{name} {kind} sssp: owned size")
+                full = r.gather(root=0)
+                if rank != 0:
+                    continue
+                what = f"{name} {kind} sssp source={source}"
+                ref = reference_distances(G, source)
+                single = gunpy.sssp(G, source, backend="cpu")
+                same = np.array_equal if kind != "real" else (
+                    lambda a, b: np.allclose(a, b, rtol=1e-12, atol=0))
+                expect(same(full.distance, ref), f"{what}: distance != networkx")
+                expect(same(full.distance, single.distance), f"{what}: distance != gunpy.sssp")
+                if kind != "zeros":  # positive weights: the same smallest tight in-neighbour
+                    expect(np.array_equal(full.parent, single.parent),
+                           f"{what}: parent != gunpy.sssp")
+                try:
+                    check_sssp_tree(G, source, full.distance, full.parent, reference=ref,
+                                    rtol=1e-12)
+                    expect(True, "")
+                except AssertionError as exc:
+                    expect(False, f"{what}: Graph500 check: {exc}")
+        pr = gd.pagerank(DG, debug=True)
+        full = pr.gather(root=0)
+        if rank == 0:
+            single = gunpy.pagerank(G, backend="cpu")
+            err = float(np.abs(full.rank - single.rank).max()) if G.num_vertices else 0.0
+            expect(err <= 1e-8 and full.iterations == single.iterations
+                   and full.converged == single.converged,
+                   f"{name} pagerank: max error {err:g}, {full.iterations} iterations "
+                   f"(single device {single.iterations})")
+            if G.num_vertices:
+                import networkx as nx
+                from gunpy.testing import to_nx
+                ref = nx.pagerank(to_nx(G))  # networkx's iteration: the same ranks to rounding
+                ref = np.array([ref[v] for v in range(G.num_vertices)])
+                expect(np.allclose(full.rank, ref, rtol=1e-9, atol=1e-12),
+                       f"{name} pagerank != networkx")
+
+    # bad weights and options: the same error on every rank
+    G = _weighted(graphs["random_directed"], "int")
+    w = G.values.copy()
+    for bad_w, word in ((-1.0, "non-negative"), (np.nan, "non-negative")):
+        w2 = w.copy()
+        w2[len(w2) // 2] = bad_w
+        src = np.repeat(np.arange(G.num_vertices), G.out_degrees())
+        H = gunpy.Graph.from_edges(src, G.column_indices, w2, num_vertices=G.num_vertices,
+                                   directed=True)
+        DG = gd.DistGraph.from_graph(H)
+        for call in (lambda: gd.sssp(DG, 0), lambda: gd.sssp(DG, 0, delta=-1.0)):
+            try:
+                call()
+                msg = "no error"
+            except ValueError as exc:
+                msg = str(exc)
+            msgs = comm.allgather(msg)
+            expect(len(set(msgs)) == 1 and (word in msgs[0] or "delta" in msgs[0]),
+                   f"bad weight {bad_w}: {msgs}")
+    DG = gd.DistGraph.from_graph(G)
+    for kw in ({"alpha": 1.5}, {"tol": -1.0}, {"max_iter": -2}):
+        try:
+            gd.pagerank(DG, **kw)
+            msg = "no error"
+        except ValueError as exc:
+            msg = str(exc)
+        msgs = comm.allgather(msg)
+        expect(len(set(msgs)) == 1 and msgs[0] != "no error", f"pagerank {kw}: {msgs}")
+    for bad in (DG.num_vertices, -1):
+        try:
+            gd.sssp(DG, bad)
+            msg = "no error"
+        except IndexError as exc:
+            msg = str(exc)
+        msgs = comm.allgather(msg)
+        expect(len(set(msgs)) == 1 and "out of range" in msgs[0], f"sssp bad source: {msgs}")
 
     # a bad source raises the same IndexError on every rank
     DG = gd.DistGraph.from_graph(graphs["path_undirected"])

@@ -2,7 +2,7 @@
 
 Each runs in a child process (MPI is never initialised in the pytest process):
 ``mpiexec -n 2`` with the simulator switched on in every rank, and one
-single-rank process compiling the distributed BFS's kernels for sm_90.
+single-rank process compiling the distributed primitives' kernels for sm_90.
 """
 
 import os
@@ -20,8 +20,9 @@ SIM_SCRIPT = textwrap.dedent("""
     from gunpy.testing import install_simulator_shims
     install_simulator_shims(switch_interval=5e-4)
     import numpy as np
+    import gunpy
     import gunpy.dist as gd
-    from gunpy.testing import check_bfs_tree, nasty_graphs, reference_depths
+    from gunpy.testing import check_bfs_tree, nasty_graphs, reference_depths, reference_distances
     graphs = nasty_graphs(small=True)
     for name in ("disconnected", "random_directed", "star_hub"):
         G = graphs[name]
@@ -32,6 +33,21 @@ SIM_SCRIPT = textwrap.dedent("""
                 if r is not None:
                     assert np.array_equal(r.depth, reference_depths(G, s)), (name, d, s)
                     check_bfs_tree(G, s, r.depth, r.parent)
+    # SSSP (integer weights: exact), PageRank and CC on one graph
+    G = graphs["random_directed"]
+    w = np.random.default_rng(1).integers(1, 9, G.num_edges).astype(float)
+    src = np.repeat(np.arange(G.num_vertices), G.out_degrees())
+    G = gunpy.Graph.from_edges(src, G.column_indices, w, num_vertices=G.num_vertices,
+                               directed=True)
+    DG = gd.DistGraph.from_graph(G)
+    r = gd.sssp(DG, 0, backend="cuda").gather()
+    p = gd.pagerank(DG, backend="cuda").gather()
+    c = gd.cc(DG, backend="cuda").gather()
+    if r is not None:
+        assert np.array_equal(r.distance, reference_distances(G, 0))
+        assert np.array_equal(r.parent, gunpy.sssp(G, 0, backend="cpu").parent)
+        assert np.allclose(p.rank, gunpy.pagerank(G, backend="cpu").rank, rtol=0, atol=1e-8)
+        assert np.array_equal(c.labels, gunpy.cc(G, backend="cpu").labels)
     if DG.comm.rank == 0:
         print("DIST-SIM-OK")
 """)
@@ -46,6 +62,11 @@ PTX_SCRIPT = textwrap.dedent("""
         gd.bfs(DG, 0, direction=d, backend=be)
     names = " ".join(be.kernel_names())
     assert ("advance" in names or "expand" in names) and "pull_" in names, names
+    n_bfs = len(be.kernel_names())
+    gd.sssp(DG, 0, backend=be)
+    gd.pagerank(DG, max_iter=2, backend=be)
+    gd.cc(DG, backend=be)
+    assert len(be.kernel_names()) > n_bfs, be.kernel_names()
     print("DIST-PTX-OK")
 """)
 
@@ -70,7 +91,7 @@ def test_two_ranks_under_the_simulator(tmp_path):
 
 
 @pytest.mark.ptx
-def test_distributed_bfs_compiles_to_ptx(tmp_path):
+def test_distributed_primitives_compile_to_ptx(tmp_path):
     exe, why = _mpiexec()
     if exe is None:
         pytest.skip(why)

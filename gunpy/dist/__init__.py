@@ -10,6 +10,8 @@ unchanged, and :mod:`gunpy.dist.comm` carries the exchanges between levels.
     r = gd.bfs(DG, 0)            # this rank's vertices
     full = r.gather(root=0)      # gunpy.primitives.bfs.BFSResult on rank 0, None elsewhere
     labels = gd.cc(DG).labels    # connected components (weak on directed graphs)
+    dist = gd.sssp(DG, 0).distance
+    pr = gd.pagerank(DG).rank
 
 Needs mpi4py and an MPI library: ``pip install gunpy[mpi]``.
 """
@@ -21,7 +23,10 @@ require_mpi()  # a clear ImportError (naming gunpy[mpi]) before anything else fa
 from gunpy.dist.graph import DistGraph, block_starts  # noqa: E402
 from gunpy.dist.bfs import DistBFSResult, bfs  # noqa: E402
 from gunpy.dist.cc import DistCCResult, cc  # noqa: E402
+from gunpy.dist.sssp import DistSSSPResult, sssp  # noqa: E402
+from gunpy.dist.pagerank import DistPageRankResult, pagerank  # noqa: E402
 from gunpy.dist.validate import check_bfs_tree  # noqa: E402
 
 __all__ = ["Comm", "get_comm", "DistGraph", "block_starts", "bfs", "DistBFSResult",
-           "check_bfs_tree", "cc", "DistCCResult"]
+           "check_bfs_tree", "cc", "DistCCResult", "sssp", "DistSSSPResult", "pagerank",
+           "DistPageRankResult"]

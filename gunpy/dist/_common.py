@@ -1,0 +1,79 @@
+"""What the distributed primitives share: source checks, gathered results, closing stats."""
+
+import numpy as np
+
+__all__ = ["Vertices", "check_source", "finish_stats", "gathered_graph", "Holders"]
+
+
+class Vertices:
+    """What a gathered result needs of a graph no rank holds whole: its size and labels."""
+
+    node_labels = None
+
+    def __init__(self, dg):
+        self.num_vertices = dg.num_vertices
+        self.directed = dg.directed
+
+    def labels(self):
+        return list(range(self.num_vertices))
+
+
+def gathered_graph(dg):
+    """The graph a gathered result refers to: the host graph, or a stand-in of its size."""
+    return dg.graph or Vertices(dg)
+
+
+def check_source(dg, comm, source, *same):
+    """``source`` as an int, or the same TypeError / IndexError on every rank.
+
+    ``same``: further options that must be equal on every rank (checked with the source).
+    """
+    if isinstance(source, (bool, np.bool_)) or not isinstance(source, (int, np.integer)):
+        raise TypeError(f"source must be an integer vertex id, got {source!r}")
+    if not 0 <= int(source) < dg.num_vertices:
+        raise IndexError(f"source {int(source)} is out of range for a graph with "
+                         f"{dg.num_vertices} vertices")
+    comm.same_on_all((int(source),) + tuple(same), "the source or an option")
+    return int(source)
+
+
+def finish_stats(comm, stats, iterations, elapsed, **extra):
+    """Close a run's stats the same way on every rank (collective).
+
+    ``edges_visited`` and the bytes sent are summed over the ranks, the time is
+    the slowest rank's, and ``extra`` gains ``ranks``, this rank's ``comm_ms``
+    and ``bytes_sent_all_ranks``.
+    """
+    its = stats.per_iteration
+    edges, nbytes = comm.allreduce(np.array([sum(i["edges"] for i in its),
+                                             sum(i["bytes_sent"] for i in its)]))
+    stats.iterations = int(iterations)
+    stats.edges_visited = int(edges)
+    stats.elapsed_ms = comm.allreduce(elapsed * 1e3, op="max")
+    stats.extra = {"ranks": comm.size, **extra,
+                   "comm_ms": round(sum(i["comm_ms"] for i in its), 3),
+                   "bytes_sent_all_ranks": int(nbytes)}
+    comm.take_counters()
+    return stats
+
+
+class Holders:
+    """Owner-to-holder copies of vertex values: every ghost gets its owner's value.
+
+    Built once per graph (one Alltoallv of the ghost lists); afterwards
+    :meth:`send` moves only the values, in an order both sides know.
+    """
+
+    def __init__(self, dg, comm):
+        self.dg, self.comm = dg, comm
+        held, holder = comm.alltoallv([dg.ghosts], dg.ghost_owner, return_sources=True)
+        self.held = held - dg.lo          # owned local ids another rank holds as a ghost
+        self.holder = holder              # ... and that rank
+        # the order values come back in: the ghosts sorted by owner (stable), as sent above
+        self.ghost_slots = dg.num_owned + np.argsort(dg.ghost_owner, kind="stable")
+
+    def send(self, values):
+        """``values[ghost] = values[owner's copy]`` for every ghost (collective)."""
+        (got,) = self.comm.alltoallv([values[self.held]], self.holder)
+        values[self.ghost_slots] = got
+        return values

@@ -1,0 +1,329 @@
+"""Distributed single-source shortest paths: delta-stepping over a 1-D partition.
+
+Every edge ``u -> v`` is in the local graph of ``u``'s owner, so the owner
+relaxes it whenever ``u``'s distance drops; a ghost ``v`` whose distance went
+down is sent to its owner, who keeps the minimum. Distances only ever move
+down to lengths of real paths, so at the fixed point (nothing pending on any
+rank, nothing in flight) they are the shortest ones. Each round, the same on
+every rank:
+
+local phase
+    each rank relaxes the out-edges of its owned vertices in the current
+    band (``distance < upper``) with the single-device advance and
+    :class:`gunpy.primitives.sssp.SSSPFunctor` (an atomic min), over and over
+    until no owned vertex in the band is left to expand here. Owned vertices
+    that improved beyond the band wait in the *far* set (Gunrock's near/far
+    queue, section 4.4.2).
+ghosts to owners
+    ghosts whose distance went below what was last sent for them go to their
+    owners as (vertex, distance) pairs with one Alltoallv; improved owned
+    vertices join the band or the far set.
+band
+    when no rank has a vertex left in the band (an allreduced count), the band
+    moves up to the next multiple of ``delta`` above the smallest far distance
+    on any rank (an allreduced minimum); the run ends when that is infinite.
+
+Parents are picked after the distances settle, as the single-device primitive
+does: one owner-to-holder exchange gives every ghost its final distance, then
+each vertex takes its smallest tight in-neighbour (positive weights; a
+neighbor-reduce over its in-edges, all of which its owner holds) or, with
+zero-weight edges, a distributed BFS over the tight edges picks them.
+"""
+
+import time
+from collections import namedtuple
+
+import numpy as np
+
+from gunpy import INVALID, Functor
+from gunpy import operators as ops
+from gunpy.dist._common import Holders, check_source, finish_stats, gathered_graph
+from gunpy.dist.comm import get_comm
+from gunpy.primitives.sssp import SSSPData, SSSPFunctor
+from gunpy.result import Stats
+
+__all__ = ["sssp", "DistSSSPResult", "TightParentFunctor"]
+
+TightData = namedtuple("TightData", "distance gid")
+
+
+class TightParentFunctor(Functor):
+    """Over in-edges: the global id of a tight in-neighbour (the smallest wins under ``min``)."""
+
+    @staticmethod
+    def gather_edge(src, dst, edge, weight, data):
+        d = data.distance[dst]
+        if d < np.inf and data.distance[src] + weight == d:
+            return np.float64(data.gid[src])
+        return np.inf
+
+
+class DistSSSPResult:
+    """This rank's part of a distributed SSSP.
+
+    ``distance`` (float64, inf unreachable) and ``parent`` (global ids, int32;
+    -1 unreachable, the source is its own) of the owned vertices
+    ``DG.starts[rank]:DG.starts[rank + 1]``; ``stats`` as the single-device
+    result's, whose ``per_iteration`` entries (one per round) also hold
+    ``comm_ms``, ``bytes_sent``, ``local_passes`` and the band's ``upper`` bound.
+    """
+
+    def __init__(self, dgraph, source, stats, distance, parent):
+        self.graph = dgraph
+        self.source = source
+        self.stats = stats
+        self.distance = distance
+        self.parent = parent
+
+    def gather(self, root=0):
+        """The full :class:`gunpy.primitives.sssp.SSSPResult` on ``root`` (else None; collective)."""
+        from gunpy.primitives.sssp import SSSPResult
+        comm = self.graph.comm
+        distance = comm.gatherv(self.distance, root)
+        parent = comm.gatherv(self.parent, root)
+        if comm.rank != root:
+            return None
+        return SSSPResult(gathered_graph(self.graph), self.stats, distance=distance,
+                          parent=parent)
+
+    def __repr__(self):
+        return (f"DistSSSPResult(rank {self.graph.comm.rank}: {self.distance.shape[0]} "
+                f"vertices, stats={self.stats.summary()})")
+
+
+def sssp(dgraph, source, *, delta=None, load_balance="auto", backend="cpu", debug=False):
+    """Shortest-path distances and a shortest-path tree over a :class:`~gunpy.dist.DistGraph`.
+
+    Collective: every rank calls it with the same arguments.
+
+    Parameters
+    ----------
+    dgraph : gunpy.dist.DistGraph
+        Weights non-negative and finite; an unweighted graph uses 1.
+    source : int
+        Global vertex id.
+    delta : float, optional
+        Width of the distance band (default: as :func:`gunpy.sssp`'s,
+        :func:`gunpy.primitives.sssp.default_delta`, computed over the whole graph).
+    load_balance : str, default "auto"
+        The local advance's strategy.
+    backend : {"cpu", "cuda", "auto"}, default "cpu"
+    debug : bool, default False
+        Check at every step that all ranks run the same operator sequence.
+
+    Returns
+    -------
+    DistSSSPResult
+        The owned vertices' ``distance`` and ``parent`` (global ids);
+        ``.gather(root)`` gives the single-device ``SSSPResult``.
+
+    Raises
+    ------
+    ValueError
+        (On every rank) a negative, NaN or infinite weight, a non-positive delta.
+    IndexError
+        (On every rank) ``source`` out of range.
+
+    See Also
+    --------
+    gunpy.sssp : the single-device twin (same distances; the same parents on
+        positive weights).
+    networkx.single_source_dijkstra_path_length
+
+    Examples
+    --------
+    Run with ``mpiexec -n 2 python -m mpi4py script.py``::
+
+        import gunpy, gunpy.dist as gd
+        G = gunpy.Graph.from_edges([0, 1, 0], [1, 2, 2], [1.0, 1.0, 5.0], directed=True)
+        r = gd.sssp(gd.DistGraph.from_graph(G), 0).gather()
+        if r is not None:
+            print(r.distance)     # [0. 1. 2.]
+    """
+    dg = dgraph
+    comm = get_comm(dg.comm, debug=debug)
+    ops.advance.check_load_balance(load_balance)
+    _check_weights(dg, comm)
+    source = check_source(dg, comm, source, load_balance)
+    delta = _delta(dg, comm) if delta is None else delta
+    if not (isinstance(delta, (int, float, np.integer, np.floating)) and np.isfinite(delta)
+            and delta > 0):
+        raise ValueError(f"delta must be a positive number, got {delta!r}")
+    comm.same_on_all(float(delta), "delta")
+    return _SSSP(dg, comm, backend, load_balance, float(delta)).run(source)
+
+
+def _owned_weights(dg):
+    L = dg.local
+    if L.values is None:
+        return None
+    return np.asarray(L.values)[:int(L.row_offsets[dg.num_owned])]
+
+
+def _check_weights(dg, comm):
+    w = _owned_weights(dg)
+    bad = 0 if w is None or w.size == 0 else int(np.count_nonzero(~np.isfinite(w) | (w < 0)))
+    if comm.allreduce(bad):
+        raise ValueError("SSSP needs non-negative finite weights; the graph has "
+                         f"{comm.allreduce(bad)} negative, NaN or infinite ones")
+
+
+def _delta(dg, comm):
+    """:func:`gunpy.primitives.sssp.default_delta` over the whole graph (collective)."""
+    w = _owned_weights(dg)
+    total = comm.allreduce(0.0 if w is None else float(w.sum()))
+    if dg.num_edges == 0:
+        return 1.0
+    mean_w = total / dg.num_edges if dg.weighted else 1.0
+    avg_deg = dg.num_edges / max(dg.num_vertices, 1)
+    if not mean_w > 0:
+        return 1.0
+    return max(2.0 * mean_w / max(avg_deg, 1.0), np.finfo(float).tiny)
+
+
+class _SSSP:
+    def __init__(self, dg, comm, backend, load_balance, delta):
+        self.dg, self.comm, self.delta, self.load_balance = dg, comm, delta, load_balance
+        self.L = dg.local
+        self.ctx = ops.Context(self.L, backend=backend)
+        self.be = self.ctx.backend
+        self.n_own = dg.num_owned
+
+    def run(self, source):
+        dg, comm, be, n_own = self.dg, self.comm, self.be, self.n_own
+        comm.take_counters()
+        nloc = max(self.L.num_vertices, 1)
+        self.dist = be.full(nloc, np.inf, np.float64)
+        one = be.zeros(1, np.int32)
+        self.data = SSSPData(self.dist, one, self.delta, be.zeros(1, np.float64), 0)
+        sent = np.full(dg.num_ghosts, np.inf)  # the distance last sent for each ghost
+        far = np.zeros(n_own, dtype=bool)      # owned vertices improved beyond the band
+        stats = Stats(backend=be.name, load_balance=self.load_balance, direction="push")
+        comm.barrier()
+        start = time.perf_counter()
+        near = np.zeros(0, dtype=np.int64)
+        if dg.owns(source):
+            be.write(self.dist, source - dg.lo, 0.0)
+            near = np.array([source - dg.lo], dtype=np.int64)
+        upper = self.delta
+        rounds = 0
+        while True:
+            comm.step(f"sssp round {rounds}")
+            self.ctx.record = {"edges": 0}
+            n_in = near.shape[0]
+            passes = 0
+            # local phase: expand the band's owned vertices until none is left here
+            while near.shape[0]:
+                improved = self.relax(near)
+                passes += 1
+                owned = improved[improved < n_own]
+                d = self._take(owned)
+                in_band = d < upper
+                far[owned[~in_band]] = True
+                near = owned[in_band]
+                far[near] = False
+            # ghosts that improved: to their owners, who keep the minimum
+            host = self._host()
+            g = np.flatnonzero(host[n_own:n_own + dg.num_ghosts] < sent)
+            sent[g] = host[n_own + g]
+            comm.step("sssp ghosts to owners")
+            recv_v, recv_d = comm.alltoallv([dg.ghosts[g], sent[g]], dg.ghost_owner[g])
+            if recv_v.shape[0]:
+                v = recv_v - dg.lo
+                best = np.full(n_own, np.inf)
+                np.minimum.at(best, v, recv_d)
+                won = np.flatnonzero(best < host[:n_own])
+                host[won] = best[won]
+                self._store(host, won)
+                in_band = best[won] < upper
+                near = won[in_band]
+                far[won[~in_band]] = True
+                far[near] = False
+            n_near = comm.allreduce(near.shape[0])
+            if n_near == 0:
+                # the band is done everywhere: move it past the smallest far distance
+                f = np.flatnonzero(far)
+                low = comm.allreduce(float(host[f].min()) if f.shape[0] else np.inf, op="min")
+                if low == np.inf:
+                    self._log(stats, rounds, n_in, passes, upper)
+                    rounds += 1
+                    break
+                upper = (np.floor(low / self.delta) + 1.0) * self.delta
+                if not upper > low:  # rounding: the band must take the smallest far vertex
+                    upper = low + self.delta
+                pick = f[host[f] < upper]
+                far[pick] = False
+                near = pick
+            self._log(stats, rounds, n_in, passes, upper)
+            rounds += 1
+        comm.step("sssp parents")
+        host = self._host()
+        parent = self.parents(source, host)
+        be.synchronize()
+        elapsed = time.perf_counter() - start
+        comm.step("sssp done")
+        finish_stats(comm, stats, rounds, elapsed, delta=self.delta)
+        return DistSSSPResult(dg, source, stats, host[:n_own].copy(), parent)
+
+    # ------------------------------------------------------------------ steps
+    def relax(self, near):
+        out = ops.advance(self.L, self.ctx.frontier(near), SSSPFunctor, self.data,
+                          load_balance=self.load_balance, context=self.ctx)
+        return np.unique(out.to_numpy().astype(np.int64))
+
+    def _host(self):
+        return self.dist if isinstance(self.dist, np.ndarray) else self.be.to_host(self.dist)
+
+    def _take(self, ids):
+        return self._host()[ids]
+
+    def _store(self, host, ids):
+        if not isinstance(self.dist, np.ndarray):  # a device array: write the new values back
+            self.dist = self.be.asarray(host)
+            self.data = self.data._replace(distance=self.dist)
+
+    def _log(self, stats, rounds, n_in, passes, upper):
+        secs, nbytes = self.comm.take_counters()
+        stats.per_iteration.append({
+            "iteration": rounds, "frontier": int(n_in), "edges": self.ctx.record["edges"],
+            "local_passes": passes, "upper": float(upper), "direction": "push",
+            "strategy": self.ctx.record.get("strategy", ""),
+            "comm_ms": secs * 1e3, "bytes_sent": nbytes})
+
+    def parents(self, source, host):
+        """Each reached vertex's parent along a tight edge (global ids; collective)."""
+        dg, comm, be, n_own = self.dg, self.comm, self.be, self.n_own
+        Holders(dg, comm).send(host)  # every ghost learns its final distance
+        w = _owned_weights(dg)
+        positive = comm.allreduce(int(w is not None and w.size and w.min() == 0)) == 0
+        pid = np.int32 if dg.num_vertices < 2 ** 31 else np.int64
+        if positive:
+            tight = be.full(max(self.L.num_vertices, 1), np.inf, np.float64)
+            data = TightData(be.asarray(host), be.asarray(dg.gid.astype(np.int64)))
+            if n_own:
+                ops.neighbor_reduce(self.L, self.ctx.frontier(np.arange(n_own)),
+                                    TightParentFunctor, data, tight, edges="in", op="min",
+                                    context=self.ctx)
+            t = be.to_host(tight)[:n_own]
+            parent = np.where(np.isfinite(t), t, INVALID).astype(pid)
+        else:
+            parent = self.tight_bfs(source, host).astype(pid)
+        if dg.owns(source):
+            parent[source - dg.lo] = source
+        return parent
+
+    def tight_bfs(self, source, host):
+        """Parents from a distributed BFS over the tight edges (zero weights may close cycles)."""
+        from gunpy.dist.bfs import bfs
+        from gunpy.dist.graph import DistGraph
+        dg, L = self.dg, self.L
+        rows = np.asarray(L.row_offsets, dtype=np.int64)
+        n_rows = int(rows[self.n_own])
+        src = np.repeat(np.arange(self.n_own, dtype=np.int64), np.diff(rows[:self.n_own + 1]))
+        dst = np.asarray(L.column_indices[:n_rows], dtype=np.int64)
+        w = np.ones(n_rows) if L.values is None else np.asarray(L.values)[:n_rows]
+        keep = np.isfinite(host[src]) & (host[src] + w == host[dst])
+        # each kept edge goes to its destination's owner too: one Alltoallv inside the constructor
+        tight = DistGraph.from_edges(dg.gid[src[keep]], dg.gid[dst[keep]],
+                                     num_vertices=dg.num_vertices, directed=True, comm=self.comm)
+        return bfs(tight, source, direction="push", backend=self.be).parent
