@@ -27,6 +27,7 @@ import numpy as np
 from gunpy import INVALID, Functor, atomics
 from gunpy import operators as ops
 from gunpy.direction import DirectionPolicy, PushPull, check_direction
+from gunpy.dist._common import check_source, finish_stats, gathered_graph
 from gunpy.dist.comm import get_comm
 from gunpy.result import Stats
 
@@ -86,7 +87,7 @@ class DistBFSResult:
         parent = comm.gatherv(self.parent, root)
         if comm.rank != root:
             return None
-        return BFSResult(self.graph.graph or _Vertices(self.graph), self.stats,
+        return BFSResult(gathered_graph(self.graph), self.stats,
                          depth=depth, parent=parent)
 
     def __repr__(self):
@@ -94,26 +95,6 @@ class DistBFSResult:
                 f"stats={self.stats.summary()})")
 
 
-class _Vertices:
-    """What a gathered result needs of a graph no rank holds whole: its size and labels."""
-
-    node_labels = None
-
-    def __init__(self, dg):
-        self.num_vertices = dg.num_vertices
-        self.directed = dg.directed
-
-    def labels(self):
-        return list(range(self.num_vertices))
-
-
-def _check_source(dg, source):
-    if isinstance(source, (bool, np.bool_)) or not isinstance(source, (int, np.integer)):
-        raise TypeError(f"source must be an integer vertex id, got {source!r}")
-    if not 0 <= int(source) < dg.num_vertices:
-        raise IndexError(f"source {int(source)} is out of range for a graph with "
-                         f"{dg.num_vertices} vertices")
-    return int(source)
 
 
 def _words(bits):
@@ -175,8 +156,7 @@ def bfs(dgraph, source, *, direction="auto", load_balance="auto", backend="cpu",
     comm = get_comm(dg.comm, debug=debug)
     check_direction(direction)
     ops.advance.check_load_balance(load_balance)
-    source = _check_source(dg, source)
-    comm.same_on_all((source, direction), "the source or direction")
+    source = check_source(dg, comm, source, direction)
     policy = direction_policy or DirectionPolicy()
     return _BFS(dg, comm, backend, load_balance, direction, policy).run(source)
 
@@ -240,16 +220,7 @@ class _BFS:
         be.synchronize()
         elapsed = time.perf_counter() - start
         comm.step("bfs done")
-        edges, bytes_sent = comm.allreduce(np.array(
-            [sum(it["edges"] for it in stats.per_iteration),
-             sum(it["bytes_sent"] for it in stats.per_iteration)]))
-        stats.iterations = level
-        stats.edges_visited = int(edges)
-        stats.elapsed_ms = comm.allreduce(elapsed * 1e3, op="max")
-        stats.extra = {"ranks": comm.size,
-                       "comm_ms": round(sum(it["comm_ms"] for it in stats.per_iteration), 3),
-                       "bytes_sent_all_ranks": int(bytes_sent)}
-        comm.take_counters()
+        finish_stats(comm, stats, level, elapsed)
         depth = be.to_host(self.depth)[:self.n_own]
         parent = be.to_host(self.parent)[:self.n_own]
         return DistBFSResult(dg, source, stats, depth, parent)

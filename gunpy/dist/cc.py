@@ -30,7 +30,7 @@ import numpy as np
 
 from gunpy import Functor, atomics
 from gunpy import operators as ops
-from gunpy.dist.bfs import _Vertices
+from gunpy.dist._common import Holders, finish_stats, gathered_graph
 from gunpy.dist.comm import get_comm
 from gunpy.graph import Graph
 from gunpy.result import Stats
@@ -72,7 +72,7 @@ class DistCCResult:
         labels = comm.gatherv(self.labels, root)
         if comm.rank != root:
             return None
-        r = CCResult(self.graph.graph or _Vertices(self.graph), self.stats, labels=labels)
+        r = CCResult(gathered_graph(self.graph), self.stats, labels=labels)
         r.num_components = self.num_components
         return r
 
@@ -143,9 +143,8 @@ class _CC:
         comm.take_counters()
         # who holds each owned vertex as a ghost: (owned local id, holder rank) pairs, once
         comm.step("cc holders")
-        held, holder = comm.alltoallv([dg.ghosts], dg.ghost_owner, return_sources=True)
-        self.held = held - dg.lo
-        self.holder = holder
+        holders = Holders(dg, comm)
+        self.held, self.holder = holders.held, holders.holder
         comm.take_counters()
         stats = Stats(backend=be.name, load_balance="auto", direction="push")
         comm.barrier()
@@ -198,17 +197,8 @@ class _CC:
         elapsed = time.perf_counter() - start
         comm.step("cc done")
         own = labels[:n_own]
-        edges, bytes_sent, roots = comm.allreduce(np.array(
-            [sum(i["edges"] for i in stats.per_iteration),
-             sum(i["bytes_sent"] for i in stats.per_iteration),
-             int(np.count_nonzero(own == dg.gid[:n_own]))]))
-        stats.iterations = it
-        stats.edges_visited = int(edges)
-        stats.elapsed_ms = comm.allreduce(elapsed * 1e3, op="max")
-        stats.extra = {"ranks": comm.size, "components": int(roots),
-                       "comm_ms": round(sum(i["comm_ms"] for i in stats.per_iteration), 3),
-                       "bytes_sent_all_ranks": int(bytes_sent)}
-        comm.take_counters()
+        roots = comm.allreduce(int(np.count_nonzero(own == dg.gid[:n_own])))
+        finish_stats(comm, stats, it, elapsed, components=int(roots))
         return DistCCResult(dg, stats, own.astype(np.int32), int(roots))
 
     def local(self, labels, frontier):
