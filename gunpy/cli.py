@@ -7,6 +7,7 @@
     gunpy info
     gunpy warmup                     # compile the built-in kernels into the cache
     gunpy cache info                 # where the kernel cache is, and what it holds
+    gunpy dist bench --scale-per-rank 16 --roots 64 --ranks 1,2,4   # gunpy.dist weak scaling
 
 Bad input ends with a one-line ``gunpy: error: ...`` and exit status 2, never a
 traceback (``--debug`` shows it).
@@ -214,6 +215,61 @@ def cmd_datasets(args):
     return 0
 
 
+# ----------------------------------------------------------------------------- dist
+#: environment variables by which MPI launchers tell a process its job's size
+_MPI_SIZE_VARS = ("PMI_SIZE", "OMPI_COMM_WORLD_SIZE", "MV2_COMM_WORLD_SIZE")
+
+
+def _mpi_job_size():
+    """The size of the MPI job this process was started in by mpiexec, or None."""
+    for var in _MPI_SIZE_VARS:
+        if os.environ.get(var, "").isdigit():
+            return int(os.environ[var])
+    return None
+
+
+def _dist_main(argv):
+    """``gunpy dist bench``: the weak-scaling benchmark of gunpy.dist (gunpy/dist/bench.py).
+
+    Run plainly, it launches one ``mpiexec`` job per rank count; run under
+    ``mpiexec -n P``, every rank measures that job's size itself.
+    """
+    size = _mpi_job_size()
+    try:
+        import mpi4py
+        if size is None:
+            # the launcher only starts mpiexec jobs: it must not become a singleton MPI
+            # process itself (and no MPI is initialised in a process that never uses it)
+            mpi4py.rc.initialize = False
+        from gunpy.dist import bench
+    except ImportError as exc:
+        print(f"gunpy: error: {str(exc).splitlines()[0]}", file=sys.stderr)
+        return 2
+    p = argparse.ArgumentParser(prog="gunpy dist", description="gunpy.dist over MPI")
+    sub = p.add_subparsers(dest="action", required=True)
+    b = sub.add_parser("bench", help="weak scaling of the distributed BFS (Graph500 TEPS)",
+                       description=bench.__doc__.split("\n\n")[0] + " Plainly run, it launches "
+                       "one mpiexec job per rank count; under 'mpiexec -n P' it measures that "
+                       "job.")
+    bench.add_arguments(b)
+    b.add_argument("--debug", action="store_true", help="show tracebacks")
+    args = p.parse_args(argv)
+    if size is not None and args.ranks is not None and os.environ.get("PMI_RANK", "0") == "0":
+        print(f"gunpy dist bench: inside an MPI job of {size} ranks; --ranks ignored",
+              file=sys.stderr)
+    try:
+        return bench.cli(args, in_mpi_job=size is not None)
+    except KeyboardInterrupt:
+        print("gunpy: interrupted", file=sys.stderr)
+        return 130
+    except (ValueError, RuntimeError, OSError) as exc:
+        if args.debug:
+            raise
+        msg = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        print(f"gunpy: error: {msg}", file=sys.stderr)
+        return 2
+
+
 # ----------------------------------------------------------------------------- parser
 def build_parser():
     p = argparse.ArgumentParser(prog="gunpy", description=__doc__.split("\n\n")[0])
@@ -282,6 +338,8 @@ def build_parser():
 
     sub.add_parser("bench", help="benchmark suite with peers side by side (gunpy bench --help)",
                    add_help=False)
+    sub.add_parser("dist", help="gunpy.dist over MPI: gunpy dist bench, the weak-scaling "
+                                "benchmark (gunpy dist bench --help)", add_help=False)
     return p
 
 
@@ -295,6 +353,8 @@ def main(argv=None):
         except (ValueError, RuntimeError, OSError) as exc:
             print(f"gunpy: error: {exc}", file=sys.stderr)
             return 2
+    if argv and argv[0] == "dist":
+        return _dist_main(argv[1:])
     parser = build_parser()
     args = parser.parse_args(argv)
     if getattr(args, "repeat", 1) < 1:

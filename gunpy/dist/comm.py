@@ -19,7 +19,7 @@ import zlib
 
 import numpy as np
 
-__all__ = ["Comm", "get_comm", "install_abort_hook", "require_mpi"]
+__all__ = ["Comm", "get_comm", "install_abort_hook", "require_mpi", "select_device"]
 
 
 def require_mpi():
@@ -210,6 +210,42 @@ def get_comm(comm=None, *, debug=False):
     if isinstance(comm, Comm):
         return comm.with_debug(debug) if debug else comm
     return Comm(comm, debug=debug)
+
+
+def select_device(comm=None):
+    """Give this rank a GPU of its node: its node-local rank modulo the visible CUDA devices.
+
+    Call it before anything touches CUDA (it creates the rank's context).
+    Ranks on one node are told apart by ``MPI_Comm_split_type(SHARED)``, so
+    ``mpiexec -n 8`` over two 4-GPU nodes gives each rank its own device;
+    more ranks than devices share them round-robin.
+
+    Parameters
+    ----------
+    comm : gunpy.dist.comm.Comm or mpi4py communicator, optional
+        Default ``MPI.COMM_WORLD``.
+
+    Returns
+    -------
+    int
+        The device id selected (numba's numbering of the visible devices).
+
+    Raises
+    ------
+    RuntimeError
+        No CUDA device is visible to this rank.
+    """
+    from numba import cuda
+    c = get_comm(comm)
+    node = c.comm.Split_type(c.MPI.COMM_TYPE_SHARED, key=c.rank)
+    local_rank = node.Get_rank()
+    node.Free()
+    count = len(cuda.gpus) if cuda.is_available() else 0
+    if count == 0:
+        raise RuntimeError(f"rank {c.rank}: no CUDA device visible (backend='cuda')")
+    device = local_rank % count
+    cuda.select_device(device)
+    return device
 
 
 _hooked = []
