@@ -105,7 +105,8 @@ def test_efficiency_and_table(bench):
     assert "| 2 | 17 | 131,072 | 1,800,000 | 1 | 6.0 | 150.0 | 200.0 | 75.0 | 0.75 | 0.83 | " \
            "25 % | 3 of 3 roots |" in md
     assert "| 0 | push | 1 | 0.50 | 0.25 | 0.30 | 0.25 | 64 |" in md  # the largest job's levels
-    assert "0.115 GTEPS per GPU" in md and "0.05 GTEPS per rank at 4 ranks" in md
+    assert "0.115 GTEPS per GPU" in md and "0.05 GTEPS per rank by the harmonic mean" in md
+    assert "0.06 by the median" in md
     assert "1 of 3 roots lay outside the giant component" in md
     assert "4 ranks x 1 thread share 2 cores" in md and "2 ranks x" not in md
 

@@ -303,6 +303,8 @@ def _machine(backend):
                                         cwd=os.path.dirname(__file__)).stdout.strip()
     except (OSError, subprocess.SubprocessError):
         pass
+    if hasattr(os, "getloadavg"):
+        info["load_average"] = os.getloadavg()[0]
     if backend == "cuda":
         from numba import cuda
         name = getattr(cuda.get_current_device(), "name", "CUDA simulator")
@@ -530,19 +532,27 @@ def markdown(runs):
             out.append(f"| {lv['level']} | {lv['direction']} | {lv['frontier']:,} | "
                        f"{_f(lv['ms'])} | {_f(lv['compute_ms'])} | {_f(lv['compute_max_ms'])} | "
                        f"{_f(lv['comm_ms'])} | {lv['bytes']:,} |")
-    per = big["teps_per_rank"] / 1e9
+    per, per_median = big["teps_per_rank"] / 1e9, big["median_teps_per_rank"] / 1e9
     out += ["", f"Beside the paper (Hiragushi and Takahashi, section 5.2): {PAPER['gteps']} GTEPS "
             f"on {PAPER['gpus']:,} {PAPER['gpu']} GPUs at Graph500 scale {PAPER['scale']}, "
             f"2^{PAPER['vertices_per_process_log2']} vertices per process: "
-            f"{PAPER['gteps_per_gpu']:.3f} GTEPS per GPU. Here: {per:.3g} GTEPS per rank at "
-            f"{big['ranks']} rank{'s' if big['ranks'] > 1 else ''} (2^{big['scale_per_rank']} "
-            f"vertices per rank, {big['backend']} backend, {big['threads_per_rank']} "
-            f"thread{'s' if big['threads_per_rank'] > 1 else ''} per rank), "
-            f"{per / PAPER['gteps_per_gpu']:.3g}x the paper's per-GPU rate."]
+            f"{PAPER['gteps_per_gpu']:.3f} GTEPS per GPU. Here at {big['ranks']} "
+            f"rank{'s' if big['ranks'] > 1 else ''} (2^{big['scale_per_rank']} vertices per "
+            f"rank, {big['backend']} backend, {big['threads_per_rank']} "
+            f"thread{'s' if big['threads_per_rank'] > 1 else ''} per rank): {per:.3g} GTEPS "
+            f"per rank by the harmonic mean, {per_median:.3g} by the median, "
+            f"{per / PAPER['gteps_per_gpu']:.3g}x and {per_median / PAPER['gteps_per_gpu']:.3g}x "
+            "the paper's per-GPU rate."]
     m = first.get("machine", {})
     out += ["", "Machine: " + ", ".join(f"{k} {m[k]}" for k in ("cores", "cpu", "gpu", "mpi",
                                                                   "numba", "commit", "date")
                                          if k in m) + "."]
+    loads = [(r["ranks"], r["machine"]["load_average"]) for r in runs
+             if "load_average" in r.get("machine", {})]
+    if loads:  # on a shared machine, what else was running
+        out[-1] += (" Load average (1 min) at the end of each job: "
+                    + ", ".join(f"{p} rank{'s' if p > 1 else ''} {la:.1f}" for p, la in loads)
+                    + ".")
     return "\n".join(out) + "\n"
 
 
