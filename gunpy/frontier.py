@@ -44,13 +44,16 @@ class Frontier:
         self.name = name
         self.num_vertices = int(num_vertices)
         self.queue = backend.empty(max(int(capacity), 1), self.dtype)
-        self.length = backend.zeros(1, np.int64)
+        #: ``[size, out-degree sum]`` on the device; a push kernel that emits vertices
+        #: adds their degrees to slot 1, so one read gives both (see :meth:`touched`)
+        self.length = backend.zeros(2, np.int64)
         self.bitmap = None
         self.has_queue = True
         self.has_bitmap = False
         #: out-degree sum of the frontier's vertices when an operator already knows it
         self.known_edges = None
         self._size = 0          # host copy of length; None when a kernel changed it
+        self._counted = False   # the kernel that wrote length also counted the degrees
 
     @classmethod
     def view(cls, backend, queue, size, *, kind="vertex", name="", num_vertices=0):
@@ -62,12 +65,13 @@ class Frontier:
         f.name = name
         f.num_vertices = int(num_vertices)
         f.queue = queue
-        f.length = backend.asarray(np.array([size], dtype=np.int64))
+        f.length = backend.asarray(np.array([size, 0], dtype=np.int64))
         f.bitmap = None
         f.has_queue = True
         f.has_bitmap = False
         f.known_edges = None
         f._size = int(size)
+        f._counted = False
         return f
 
     # ------------------------------------------------------------------ size
@@ -79,7 +83,12 @@ class Frontier:
     def size(self):
         """Number of ids in the frontier (reads the device length if needed)."""
         if self._size is None:
-            self._size = int(self.backend.read(self.length, 0))
+            if self._counted:  # one read for the size and the degree sum
+                size, edges = self.backend.read_head(self.length, 2)
+                self.known_edges = int(edges)
+                self._size = int(size)
+            else:
+                self._size = int(self.backend.read(self.length, 0))
         return self._size
 
     def __len__(self):
@@ -90,10 +99,16 @@ class Frontier:
         self.has_bitmap = False
         self.known_edges = None
 
-    def touched(self):
-        """Note that a kernel wrote the queue and ``length``; :attr:`size` re-reads it."""
+    def touched(self, *, counted=False):
+        """Note that a kernel wrote the queue and ``length``; :attr:`size` re-reads it.
+
+        ``counted``: the kernel also summed the out-degrees of what it wrote into
+        ``length[1]`` (after :meth:`clear`), so reading the size also sets
+        :attr:`known_edges`.
+        """
         self._queue_written()
         self._size = None
+        self._counted = bool(counted)
 
     def assume_size(self, n):
         """Record a length a kernel has already written to ``length``."""
@@ -101,10 +116,11 @@ class Frontier:
         self._size = int(n)
 
     def set_size(self, n):
-        """Set the length on both sides (the host already knows it)."""
+        """Set the length on both sides (the host already knows it); zero the degree count."""
         self._queue_written()
-        self.backend.write(self.length, 0, n)
+        self.backend.copy_in(self.length, 0, np.array([n, 0], dtype=np.int64))
         self._size = int(n)
+        self._counted = False
 
     def clear(self):
         self.set_size(0)

@@ -26,7 +26,7 @@ from numba import cuda  # a module global: the simulator swaps it for its fake m
 from gunpy import atomics
 
 __all__ = ["PushSpec", "OUTPUTS", "cuda_emit", "cuda_weight", "cuda_accept", "cpu_emit",
-           "cpu_weight", "cpu_visit", "cuda_append"]
+           "cpu_weight", "cpu_visit", "cuda_append", "cuda_count_edges"]
 
 PushSpec = namedtuple("PushSpec", "weighted output mark_visited skip_visited")
 
@@ -56,22 +56,46 @@ def cuda_append(queue, length, item):
 
 
 def cuda_emit(output, mark_visited):
-    """``emit(out_queue, out_length, visited, dst, e)``: append with a warp-aggregated atomic."""
+    """``emit(out_queue, out_length, visited, dst, e, row_offsets)``: append with a
+    warp-aggregated atomic.
+
+    Returns the out-degree of ``dst`` when appending vertices (else 0): the
+    kernel sums what its thread emitted and hands the sum to
+    :func:`cuda_count_edges` at its end, so the output frontier knows its own
+    push work (``out_length[1]``) and the next level needs no degree scan.
+    """
     # plain booleans: device code cannot compare strings
     append = output != "none"
     as_vertex = output == "vertex"
 
     @cuda.jit(device=True, inline="always")
-    def emit(out_queue, out_length, visited, dst, e):
+    def emit(out_queue, out_length, visited, dst, e, row_offsets):
         if mark_visited:
             atomics.or_(visited, dst >> 5, np.uint32(1) << np.uint32(dst & 31))
         if append:
             if as_vertex:
                 cuda_append(out_queue, out_length, dst)
-            else:
-                cuda_append(out_queue, out_length, e)
+                return np.int64(row_offsets[dst + 1] - row_offsets[dst])
+            cuda_append(out_queue, out_length, e)
+        return np.int64(0)
 
     return emit
+
+
+@cuda.jit(device=True, inline="always")
+def cuda_count_edges(out_length, edges):
+    """Add every lane's ``edges`` to ``out_length[1]``: one atomic per warp with work.
+
+    Called by all 32 lanes of every warp at the end of a push kernel (they
+    have all left the grid-stride loop), so full-mask shuffles are safe.
+    """
+    total = edges
+    offset = 16
+    while offset > 0:
+        total += cuda.shfl_down_sync(0xFFFFFFFF, total, offset)
+        offset //= 2
+    if cuda.laneid == 0 and total != 0:
+        cuda.atomic.add(out_length, 1, total)
 
 
 def cuda_accept(hooks, spec):

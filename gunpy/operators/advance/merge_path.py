@@ -21,7 +21,8 @@ from numba import cuda  # a module global: the simulator swaps it for its fake m
 
 from gunpy.functor import hooks_cache
 from gunpy.operators import scan
-from gunpy.operators.advance.common import cpu_visit, cuda_accept, cuda_emit, cuda_weight
+from gunpy.operators.advance.common import (cpu_visit, cuda_accept, cuda_count_edges, cuda_emit,
+                                           cuda_weight)
 from gunpy.operators.common import cpu_compact
 
 __all__ = ["cuda_kernels", "cpu_kernel", "execute", "cuda_execute", "cpu_execute", "ITEMS"]
@@ -59,6 +60,7 @@ def cuda_kernels(hooks, spec, block):
 
     def expand(row_offsets, column_indices, values, in_queue, scanned, n, total, starts,
                nchunks, out_queue, out_length, visited, data):
+        found = np.int64(0)  # out-degree sum of what this thread emitted
         for c in range(cuda.blockIdx.x, nchunks, cuda.gridDim.x):
             lo = starts[c]
             hi = min(n, starts[c + 1] + 1)
@@ -71,7 +73,8 @@ def cuda_kernels(hooks, spec, block):
                 dst = column_indices[e]
                 w = weight(values, e)
                 if accept(src, dst, e, w, visited, data):
-                    emit(out_queue, out_length, visited, dst, e)
+                    found += emit(out_queue, out_length, visited, dst, e, row_offsets)
+        cuda_count_edges(out_length, found)
 
     return kernel(partition), kernel(expand)
 
@@ -145,7 +148,7 @@ def cuda_execute(ctx, dg, frontier, out, hooks, data, *, edges, spec):
     backend.run(k_expand, nchunks * block, dg.row_offsets, dg.column_indices, dg.values,
                 frontier.queue, scanned, n, np.int64(total), starts, np.int64(nchunks),
                 out.queue, out.length, ctx.visited_words(), data, block_size=block)
-    out.touched()
+    out.touched(counted=spec.output == "vertex")
 
 
 def cpu_execute(ctx, dg, frontier, out, hooks, data, *, edges, spec):

@@ -239,13 +239,16 @@ def execute(ctx, dg, visited, input_bits, next_bits, hooks, data, *, mapping="au
                                                 data, mapping=mapping, early_exit=early_exit)
 
 
+_ZEROS3 = np.zeros(3, dtype=np.int64)
+
+
 def cuda_execute(ctx, dg, visited, input_bits, next_bits, hooks, data, *, mapping, early_exit):
     backend = ctx.backend
     n = dg.num_vertices
     mapping = choose_mapping(mapping, dg)
     backend.fill(next_bits, 0)
     counters = ctx.scratch("pull.counters", 3, np.int64)
-    backend.fill(counters, 0)
+    backend.copy_in(counters, 0, _ZEROS3)  # an upload, not a launch
     k = cuda_kernel(hooks, dg.weighted, mapping, bool(early_exit))
     items = n * 32 if mapping == "warp" else n
     backend.run(k, items, n, dg.in_offsets, dg.in_indices, dg.in_edge_ids, dg.values,

@@ -23,7 +23,8 @@ from numba import cuda  # a module global: the simulator swaps it for its fake m
 
 from gunpy.backends.cpu import functor_pair, run_thin
 from gunpy.functor import hooks_cache
-from gunpy.operators.advance.common import cpu_visit, cuda_accept, cuda_emit, cuda_weight
+from gunpy.operators.advance.common import (cpu_visit, cuda_accept, cuda_count_edges, cuda_emit,
+                                           cuda_weight)
 from gunpy.operators.common import cpu_compact
 
 __all__ = ["cuda_kernel", "cpu_source", "cpu_kernel", "cpu_serial", "cpu_thin", "execute",
@@ -40,13 +41,15 @@ def cuda_kernel(hooks, spec):
     def advance(row_offsets, column_indices, values, in_queue, in_length,
                 out_queue, out_length, visited, data):
         n = in_length[0]
+        found = np.int64(0)  # out-degree sum of what this thread emitted
         for i in range(cuda.grid(1), n, cuda.gridsize(1)):
             src = in_queue[i]
             for e in range(row_offsets[src], row_offsets[src + 1]):
                 dst = column_indices[e]
                 w = weight(values, e)
                 if accept(src, dst, e, w, visited, data):
-                    emit(out_queue, out_length, visited, dst, e)
+                    found += emit(out_queue, out_length, visited, dst, e, row_offsets)
+        cuda_count_edges(out_length, found)
 
     return kernel(advance)
 
@@ -99,7 +102,7 @@ def cuda_execute(ctx, dg, frontier, out, hooks, data, *, edges, spec):
     ctx.backend.run(cuda_kernel(hooks, spec), frontier.size, dg.row_offsets, dg.column_indices,
                     dg.values, frontier.queue, frontier.length, out.queue, out.length,
                     ctx.visited_words(), data)
-    out.touched()
+    out.touched(counted=spec.output == "vertex")
 
 
 def cpu_execute(ctx, dg, frontier, out, hooks, data, *, edges, spec):

@@ -24,7 +24,8 @@ import numpy as np
 from numba import cuda  # a module global: the simulator swaps it for its fake module
 
 from gunpy.functor import hooks_cache
-from gunpy.operators.advance.common import cpu_visit, cuda_accept, cuda_emit, cuda_weight
+from gunpy.operators.advance.common import (cpu_visit, cuda_accept, cuda_count_edges, cuda_emit,
+                                           cuda_weight)
 from gunpy.operators.common import cpu_compact
 from gunpy.operators.scan import block_inclusive_scan
 
@@ -51,7 +52,8 @@ def cuda_kernel(hooks, spec, block):
         dst = column_indices[e]
         w = weight(values, e)
         if accept(src, dst, e, w, visited, data):
-            emit(out_queue, out_length, visited, dst, e)
+            return emit(out_queue, out_length, visited, dst, e, row_offsets)
+        return np.int64(0)
 
     def advance(row_offsets, column_indices, values, in_queue, in_length, out_queue, out_length,
                 visited, data):
@@ -64,6 +66,7 @@ def cuda_kernel(hooks, spec, block):
         lane = cuda.laneid
         warp = tid // 32
         n = in_length[0]
+        found = np.int64(0)  # out-degree sum of what this thread emitted
         ntiles = (n + block - 1) // block
         for t in range(cuda.blockIdx.x, ntiles, cuda.gridDim.x):
             i = t * block + tid
@@ -92,8 +95,8 @@ def cuda_kernel(hooks, spec, block):
                     start = end  # this list is done
                 cuda.syncthreads()
                 for e in range(o_start + tid, o_end, block):
-                    visit(o_src, e, row_offsets, column_indices, values, out_queue, out_length,
-                          visited, data)
+                    found += visit(o_src, e, row_offsets, column_indices, values, out_queue,
+                                   out_length, visited, data)
                 cuda.syncthreads()
             # 2. warp phase: lists of at least 32 edges, one at a time per warp
             while cuda.any_sync(_FULL, 1 if end - start >= 32 else 0):
@@ -107,8 +110,8 @@ def cuda_kernel(hooks, spec, block):
                 if owner == lane:
                     start = end
                 for e in range(o_start + lane, o_end, 32):
-                    visit(o_src, e, row_offsets, column_indices, values, out_queue, out_length,
-                          visited, data)
+                    found += visit(o_src, e, row_offsets, column_indices, values, out_queue,
+                                   out_length, visited, data)
                 cuda.syncwarp()
             # 3. thread phase: a block-wide scan of the short lists' lengths ...
             length = end - start
@@ -130,9 +133,10 @@ def cuda_kernel(hooks, spec, block):
                         hi = mid
                 before = scan[lo - 1] if lo > 0 else np.int64(0)
                 e = small_start[lo] + (r - before)
-                visit(small_src[lo], e, row_offsets, column_indices, values, out_queue,
-                      out_length, visited, data)
+                found += visit(small_src[lo], e, row_offsets, column_indices, values, out_queue,
+                               out_length, visited, data)
             cuda.syncthreads()
+        cuda_count_edges(out_length, found)
 
     return kernel(advance)
 
@@ -200,7 +204,7 @@ def cuda_execute(ctx, dg, frontier, out, hooks, data, *, edges, spec):
     backend.run(cuda_kernel(hooks, spec, block), frontier.size, dg.row_offsets,
                 dg.column_indices, dg.values, frontier.queue, frontier.length, out.queue,
                 out.length, ctx.visited_words(), data, block_size=block)
-    out.touched()
+    out.touched(counted=spec.output == "vertex")
 
 
 def cpu_execute(ctx, dg, frontier, out, hooks, data, *, edges, spec):

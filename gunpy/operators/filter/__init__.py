@@ -93,6 +93,9 @@ def filter(graph, frontier, functor, data=None, *, out=None, mode="predicated", 
 
 def run(ctx, frontier, out, hooks, data, mode):
     """:func:`filter` once its arguments are checked (``hooks``: the compiled functor)."""
+    if (mode == "predicated" and frontier.kind == "vertex" and hooks.default_cond_vertex
+            and hooks.default_apply_vertex):
+        return frontier  # the bypass with nothing to run: keep the frontier in its form
     frontier.ensure_queue(ctx.scratch)
     if frontier.kind == "edge":
         ctx.log(edges=frontier.size)  # an edge filter visits each of its edges once
