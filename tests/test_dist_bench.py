@@ -70,6 +70,7 @@ def test_cli_launches_one_job_per_rank_count(tmp_path):
         levels = r["levels"]
         assert levels and levels[0]["frontier"] == 1 and levels[0]["direction"] in ("push", "pull")
         assert all(lv["compute_ms"] >= 0 and lv["comm_ms"] >= 0 for lv in levels)
+        assert sum(lv["edges"] for lv in levels) > 0
     assert runs[0]["efficiency"] == 1.0
 
 
@@ -89,8 +90,8 @@ def _run(ranks, hmean, median):
             "hmean_teps": hmean, "median_teps": median, "comm_share": 0.25, "validated": 3,
             "kernel_loads_timed": 0, "machine": {"cores": 2, "commit": "abc1234"},
             "levels": [{"level": 0, "direction": "push", "frontier": 1, "ms": 0.5,
-                        "compute_ms": 0.25, "compute_max_ms": 0.3, "comm_ms": 0.25,
-                        "bytes": 64}]}
+                        "edges": 12, "compute_ms": 0.25, "compute_max_ms": 0.3,
+                        "comm_ms": 0.25, "bytes": 64}]}
 
 
 def test_efficiency_and_table(bench):
@@ -104,7 +105,7 @@ def test_efficiency_and_table(bench):
     md = bench.markdown(runs)
     assert "| 2 | 17 | 131,072 | 1,800,000 | 1 | 6.0 | 150.0 | 200.0 | 75.0 | 0.75 | 0.83 | " \
            "25 % | 3 of 3 roots |" in md
-    assert "| 0 | push | 1 | 0.50 | 0.25 | 0.30 | 0.25 | 64 |" in md  # the largest job's levels
+    assert "| 0 | push | 1 | 12 | 0.50 | 0.25 | 0.30 | 0.25 | 64 |" in md  # largest job
     assert "0.115 GTEPS per GPU" in md and "0.05 GTEPS per rank by the harmonic mean" in md
     assert "0.06 by the median" in md
     assert "1 of 3 roots lay outside the giant component" in md

@@ -260,7 +260,10 @@ def _warm_up(dg, roots, direction, backend, *, quiet_runs=4):
 
 
 def _levels_table(comm, per_iteration, split):
-    """The first root's levels, reduced over the ranks (collective)."""
+    """The first root's levels, reduced over the ranks (collective).
+
+    ``edges``: the edges the level's advances visited or examined, all ranks.
+    """
     k = len(per_iteration)
     if split is None:
         wall = compute = np.full(k, np.nan)
@@ -273,10 +276,12 @@ def _levels_table(comm, per_iteration, split):
         compute_max = comm.allreduce(compute, op="max")
         comm_sum = comm.allreduce(comm_ms)
         nbytes = comm.allreduce(np.array([it["bytes_sent"] for it in per_iteration]))
+        edges = comm.allreduce(np.array([it["edges"] for it in per_iteration]))
     rows = []
     for i, it in enumerate(per_iteration):
         rows.append({"level": it["iteration"], "direction": it["direction"],
-                     "frontier": it["frontier"], "ms": float(wall_max[i]),
+                     "frontier": it["frontier"], "edges": int(edges[i]),
+                     "ms": float(wall_max[i]),
                      "compute_ms": float(compute_sum[i]) / comm.size,
                      "compute_max_ms": float(compute_max[i]),
                      "comm_ms": float(comm_sum[i]) / comm.size, "bytes": int(nbytes[i])})
@@ -526,10 +531,11 @@ def markdown(runs):
         out += ["", f"Levels of the first root ({big['roots'][0]}) at {big['ranks']} "
                 f"rank{'s' if big['ranks'] > 1 else ''} (ms: slowest rank; compute and comm: "
                 "mean over ranks; comm includes waiting for slower ranks):", "",
-                "| level | direction | frontier | ms | compute ms | compute ms (max rank) | "
-                "comm ms | bytes sent |", "|---" * 8 + "|"]
+                "| level | direction | frontier | edges | ms | compute ms | "
+                "compute ms (max rank) | comm ms | bytes sent |", "|---" * 9 + "|"]
         for lv in big["levels"]:
             out.append(f"| {lv['level']} | {lv['direction']} | {lv['frontier']:,} | "
+                       f"{lv.get('edges', '-'):,} | "
                        f"{_f(lv['ms'])} | {_f(lv['compute_ms'])} | {_f(lv['compute_max_ms'])} | "
                        f"{_f(lv['comm_ms'])} | {lv['bytes']:,} |")
     per, per_median = big["teps_per_rank"] / 1e9, big["median_teps_per_rank"] / 1e9
