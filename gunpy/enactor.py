@@ -223,19 +223,21 @@ class Enactor:
                                self.problem.data(), out, edges, mapping, op)
         return frontier
 
-    def near_far(self, frontier, functor):
+    def near_far(self, frontier, functor, *, dedupe=False):
         """Split ``frontier`` by ``functor.priority``: the near slice (returned), the far pile.
 
         When the near slice is empty the level rises past the far pile's lowest
         priority and the far pile is split again; the result is empty only when
-        both are. See :mod:`gunpy.operators.priority_queue`.
+        both are. ``dedupe=True`` also drops repeats of a vertex within
+        ``frontier`` (what a unique filter before the split would do, fused into
+        it). See :mod:`gunpy.operators.priority_queue`.
         """
         hooks = compile_functor(functor, self.backend)
         if self._pq is None:
             self._pq = NearFarQueue(self.context, initial_level=self.initial_level)
         frontier.ensure_queue(self.context.scratch)
         return self._pq.next(frontier, self._pool.output_for(frontier), hooks,
-                             self.problem.data())
+                             self.problem.data(), dedupe=dedupe)
 
     def reduce(self, array, op="sum", n=None):
         """``op`` ("sum", "min", "max") over a device array, as a Python number."""

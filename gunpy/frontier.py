@@ -54,6 +54,7 @@ class Frontier:
         self.known_edges = None
         self._size = 0          # host copy of length; None when a kernel changed it
         self._counted = False   # the kernel that wrote length also counted the degrees
+        self._bound = None      # an upper bound on the size while it is unread
 
     @classmethod
     def view(cls, backend, queue, size, *, kind="vertex", name="", num_vertices=0):
@@ -72,6 +73,7 @@ class Frontier:
         f.known_edges = None
         f._size = int(size)
         f._counted = False
+        f._bound = None
         return f
 
     # ------------------------------------------------------------------ size
@@ -99,16 +101,27 @@ class Frontier:
         self.has_bitmap = False
         self.known_edges = None
 
-    def touched(self, *, counted=False):
+    def touched(self, *, counted=False, bound=None):
         """Note that a kernel wrote the queue and ``length``; :attr:`size` re-reads it.
 
         ``counted``: the kernel also summed the out-degrees of what it wrote into
         ``length[1]`` (after :meth:`clear`), so reading the size also sets
-        :attr:`known_edges`.
+        :attr:`known_edges`. ``bound``: what the host knows the size cannot
+        exceed (see :meth:`size_bound`).
         """
         self._queue_written()
         self._size = None
         self._counted = bool(counted)
+        self._bound = None if bound is None else int(bound)
+
+    def size_bound(self):
+        """The size if known, else an upper bound recorded by :meth:`touched` (no device read
+        unless neither is known)."""
+        if self._size is not None:
+            return self._size
+        if self._bound is not None:
+            return self._bound
+        return self.size
 
     def assume_size(self, n):
         """Record a length a kernel has already written to ``length``."""

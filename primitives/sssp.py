@@ -1,11 +1,12 @@
 """Single-source shortest paths: Bellman-Ford relaxation over frontiers, delta-stepping order.
 
 Gunrock section 5.1.2: advance relaxes each out-edge of the frontier with an
-atomic min on the destination's distance; a filter drops the repeats of
-vertices improved several times in one step; the two-level near/far priority
+atomic min on the destination's distance; the two-level near/far priority
 queue (section 4.4.2, Davidson et al.) keeps only vertices within the current
-distance band in the frontier and parks the rest. ``method="bellman_ford"``
-skips the queue: every improved vertex goes straight into the next frontier.
+distance band in the frontier and parks the rest, dropping the repeats of
+vertices improved several times in one step as it splits. ``method="bellman_ford"``
+skips the queue: a unique filter drops the repeats and every improved vertex
+goes straight into the next frontier.
 
 Parents are chosen after the distances settle, from the *tight* edges
 (``distance[src] + weight == distance[dst]``): writing them during relaxation
@@ -130,10 +131,10 @@ class SSSPEnactor(Enactor):
 
     def loop(self, frontier):
         frontier = self.advance(frontier, SSSPFunctor)
-        frontier = self.filter(frontier, SSSPFunctor, mode="unique")
         if self.method == "near_far":
-            frontier = self.near_far(frontier, SSSPFunctor)
-        return frontier
+            # the split drops the repeats (a vertex improved twice this step) itself
+            return self.near_far(frontier, SSSPFunctor, dedupe=True)
+        return self.filter(frontier, SSSPFunctor, mode="unique")
 
     def finalize(self):
         self.stats.extra["method"] = self.method

@@ -24,7 +24,7 @@ from gunpy.backends.cpu import functor_pair, run_thin
 from gunpy.frontier import Frontier
 from gunpy.functor import hooks_cache
 from gunpy.operators import bitmap
-from gunpy.operators.advance.common import cuda_append
+from gunpy.operators.advance.common import cuda_append, cuda_count_edges
 from gunpy.operators.common import cpu_compact
 
 __all__ = ["NearFarQueue"]
@@ -36,8 +36,9 @@ def _cuda_kernels(hooks, block):
     priority = hooks.priority
 
     def split(in_queue, in_length, level, floor, dedupe, seen, near_q, near_len, far_q, far_len,
-              data):
+              row_offsets, data):
         n = in_length[0]
+        found = np.int64(0)  # out-degree sum of this thread's near items (the next push's work)
         for i in range(cuda.grid(1), n, cuda.gridsize(1)):
             v = in_queue[i]
             if v < 0:
@@ -51,8 +52,10 @@ def _cuda_kernels(hooks, block):
                 continue  # stale: improved below an earlier level, so already processed
             if p < level:
                 cuda_append(near_q, near_len, v)
+                found += row_offsets[v + 1] - row_offsets[v]
             else:
                 cuda_append(far_q, far_len, v)
+        cuda_count_edges(near_len, found)
 
     def min_priority(in_queue, in_length, out, data):
         sh = cuda.shared.array(block, np.float64)
@@ -161,9 +164,12 @@ class NearFarQueue:
         has been processed already.
         """
         ctx, backend = self.ctx, self.backend
-        n = frontier.size
+        n = frontier.size_bound()  # the kernels read the true size: no host read here
+        if far_out.size_bound() + n > far_out.capacity:
+            # the bounds say the pile might overflow: read the true sizes before growing it
+            n = frontier.size
+            far_out.reserve(far_out.size + n, keep=True)
         out.reserve(n)
-        far_out.reserve(far_out.size + n, keep=True)
         seen = ctx.visited_words() if not dedupe else \
             ctx.scratch("pq.seen", bitmap.num_words(ctx.num_vertices), np.uint32)
         if dedupe:
@@ -174,13 +180,16 @@ class NearFarQueue:
     def _min_far_priority(self, hooks, data):
         return self.backend.operator("near_far.min_priority")(self.backend, self.far, hooks, data)
 
-    def next(self, frontier, out, hooks, data):
+    def next(self, frontier, out, hooks, data, *, dedupe=False):
         """The next near frontier (in ``out``); the rest of ``frontier`` joins the far pile.
 
+        ``dedupe``: drop repeated items of ``frontier`` on the way (one bitmap
+        test-and-set each), so a traversal whose advance emits a vertex once per
+        improvement needs no unique filter before the split.
         Returns the frontier to process next: empty only when near and far both are.
         """
-        self._split(frontier, out, hooks, data, dedupe=False, far_out=self.far)
-        while out.size == 0 and self.far.size > 0:
+        self._split(frontier, out, hooks, data, dedupe=dedupe, far_out=self.far)
+        while out.size == 0 and self.far.size_bound() > 0:  # (an empty pile's minimum: inf)
             # the near slice ran dry: raise the level past the far pile's minimum
             # and split the far pile again (dropping its repeats)
             lowest = self._min_far_priority(hooks, data)
@@ -200,12 +209,14 @@ class NearFarQueue:
 def cuda_split(ctx, frontier, out, far_out, hooks, data, level, floor, dedupe, seen):
     backend = ctx.backend
     k_split, _ = _cuda_kernels(hooks, backend.block_size)
+    n = frontier.size_bound()
+    far_bound = far_out.size_bound() + n
     out.clear()
-    backend.run(k_split, frontier.size, frontier.queue, frontier.length, np.float64(level),
+    backend.run(k_split, n, frontier.queue, frontier.length, np.float64(level),
                 np.float64(floor), dedupe, seen, out.queue, out.length, far_out.queue,
-                far_out.length, data)
-    out.touched()
-    far_out.touched()
+                far_out.length, backend.graph(ctx.graph).row_offsets, data)
+    out.touched(counted=True, bound=n)
+    far_out.touched(bound=far_bound)
 
 
 def cpu_split(ctx, frontier, out, far_out, hooks, data, level, floor, dedupe, seen):
@@ -235,10 +246,15 @@ def cpu_split(ctx, frontier, out, far_out, hooks, data, level, floor, dedupe, se
     far_out.set_size(base + added)
 
 
+_INF = np.full(1, np.inf)
+
+
 def cuda_min_priority(backend, far, hooks, data):
     _, k_min = _cuda_kernels(hooks, backend.block_size)
-    out = backend.full(1, np.inf, np.float64)
-    backend.run(k_min, far.size, far.queue, far.length, out, data,
+    out = backend.empty(1, np.float64)
+    backend.copy_in(out, 0, _INF)  # an upload, not a fill launch
+    # a grid for the pile's size bound (the kernel reads the true size): no read here
+    backend.run(k_min, far.size_bound(), far.queue, far.length, out, data,
                 block_size=backend.block_size)
     return backend.read(out, 0)
 

@@ -148,7 +148,7 @@ def cuda_execute(ctx, dg, frontier, out, hooks, data, *, edges, spec):
     backend.run(k_expand, nchunks * block, dg.row_offsets, dg.column_indices, dg.values,
                 frontier.queue, scanned, n, np.int64(total), starts, np.int64(nchunks),
                 out.queue, out.length, ctx.visited_words(), data, block_size=block)
-    out.touched(counted=spec.output == "vertex")
+    out.touched(counted=spec.output == "vertex", bound=edges)  # one item an edge at most
 
 
 def cpu_execute(ctx, dg, frontier, out, hooks, data, *, edges, spec):

@@ -102,7 +102,7 @@ def cuda_execute(ctx, dg, frontier, out, hooks, data, *, edges, spec):
     ctx.backend.run(cuda_kernel(hooks, spec), frontier.size, dg.row_offsets, dg.column_indices,
                     dg.values, frontier.queue, frontier.length, out.queue, out.length,
                     ctx.visited_words(), data)
-    out.touched(counted=spec.output == "vertex")
+    out.touched(counted=spec.output == "vertex", bound=edges)  # one item an edge at most
 
 
 def cpu_execute(ctx, dg, frontier, out, hooks, data, *, edges, spec):

@@ -204,7 +204,7 @@ def cuda_execute(ctx, dg, frontier, out, hooks, data, *, edges, spec):
     backend.run(cuda_kernel(hooks, spec, block), frontier.size, dg.row_offsets,
                 dg.column_indices, dg.values, frontier.queue, frontier.length, out.queue,
                 out.length, ctx.visited_words(), data, block_size=block)
-    out.touched(counted=spec.output == "vertex")
+    out.touched(counted=spec.output == "vertex", bound=edges)  # one item an edge at most
 
 
 def cpu_execute(ctx, dg, frontier, out, hooks, data, *, edges, spec):
