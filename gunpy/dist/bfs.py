@@ -26,6 +26,7 @@ import numpy as np
 
 from gunpy import INVALID, Functor, atomics
 from gunpy import operators as ops
+from gunpy.operators import bitmap
 from gunpy.direction import DirectionPolicy, PushPull, check_direction
 from gunpy.dist._common import check_source, finish_stats, gathered_graph
 from gunpy.dist.comm import get_comm
@@ -171,9 +172,11 @@ class _BFS:
         self.be = self.ctx.backend
         self.n_own = dg.num_owned
         self.pid = np.int32 if dg.num_vertices < 2 ** 31 else np.int64
+        self.lengths = np.diff(dg.starts)
+        self.ghost_byte, self.ghost_shift = _ghost_bit_positions(dg)
 
     def run(self, source):
-        dg, comm, be = self.dg, self.comm, self.be
+        dg, comm, be, n_own = self.dg, self.comm, self.be, self.n_own
         comm.take_counters()
         nloc = self.L.num_vertices
         self.depth = be.full(max(nloc, 1), INVALID, np.int32)
@@ -182,6 +185,10 @@ class _BFS:
         self.data = DistBFSData(self.depth, self.parent, be.asarray(dg.gid if nloc else
                                                                     np.zeros(1, np.int64)),
                                 self.level)
+        # the pull mask: visited owned vertices and every ghost (a ghost's in-edges are not
+        # all here); owned vertices reached by push levels are added before the next pull
+        self.visited = None
+        self.unmarked = []
         stats = Stats(backend=be.name, load_balance=self.load_balance, direction=self.direction)
         push_pull = PushPull(self.policy, dg.num_vertices, dg.num_edges)
         comm.barrier()
@@ -192,10 +199,16 @@ class _BFS:
             be.write(self.depth, s, 0)
             be.write(self.parent, s, source)
             frontier = np.array([s], dtype=np.int64)
-        level = 0
+        self.unmarked.append(frontier)
+        level, examined, pulled_m_f = 0, 0, None
         while True:
-            n_f, m_f = comm.allreduce(np.array([frontier.shape[0],
-                                                int(dg.out_degrees[frontier].sum())]))
+            # one allreduce a level: the frontier's size and edges, and the last pull's work
+            n_f, m_f, ex = comm.allreduce(np.array([frontier.shape[0],
+                                                    int(dg.out_degrees[frontier].sum()),
+                                                    examined]))
+            if pulled_m_f is not None:
+                push_pull.pulled(ex, pulled_m_f)
+                pulled_m_f = None
             if n_f == 0:
                 break
             if self.direction == "auto":
@@ -206,11 +219,13 @@ class _BFS:
             comm.step(f"bfs level {level}: {d}")
             self.ctx.record = {"edges": 0}
             be.write(self.level, 0, level)
+            examined = 0
             if d == "push":
-                frontier = self.push(frontier, level)
+                frontier = self.push(frontier)
             else:
                 frontier, examined = self.pull(frontier)
-                push_pull.pulled(comm.allreduce(examined), m_f)
+                pulled_m_f = m_f
+            self.unmarked.append(frontier)
             secs, nbytes = comm.take_counters()
             stats.per_iteration.append({
                 "iteration": level, "frontier": int(n_f), "edges": self.ctx.record["edges"],
@@ -225,7 +240,7 @@ class _BFS:
         parent = be.to_host(self.parent)[:self.n_own]
         return DistBFSResult(dg, source, stats, depth, parent)
 
-    def push(self, frontier, level):
+    def push(self, frontier):
         """Advance the owned frontier; ghosts found go to their owners, who claim them."""
         dg, comm, be, n_own = self.dg, self.comm, self.be, self.n_own
         found = np.zeros(0, dtype=np.int64)
@@ -235,15 +250,15 @@ class _BFS:
             found = out.to_numpy().astype(np.int64)
         mine = found[found < n_own]
         ghosts = found[found >= n_own]
-        parent_host = be.to_host(self.parent) if ghosts.shape[0] else None
-        send_v = dg.gid[ghosts]
-        send_p = parent_host[ghosts].astype(np.int64) if ghosts.shape[0] else send_v
+        # (vertex, parent) pairs in the id type (int32 below 2**31 vertices: half the bytes)
+        send_v = dg.gid[ghosts].astype(self.pid)
+        send_p = _take(be, self.parent, ghosts).astype(self.pid)
         comm.step("bfs push exchange")
-        recv_v, recv_p = comm.alltoallv([send_v, send_p], dg.owner(send_v))
+        recv_v, recv_p = comm.alltoallv([send_v, send_p], dg.ghost_owner[ghosts - n_own])
         claimed = np.zeros(0, dtype=np.int64)
         if recv_v.shape[0]:
             # one pair per vertex (several ranks may send the same one); the first parent wins
-            recv_v, first = np.unique(recv_v - dg.lo, return_index=True)
+            recv_v, first = np.unique(recv_v.astype(np.int64) - dg.lo, return_index=True)
             recv_p = recv_p[first]
             data = ClaimData(self.depth, self.parent, self.level, be.asarray(recv_v),
                              be.asarray(recv_p))
@@ -255,18 +270,55 @@ class _BFS:
     def pull(self, frontier):
         """Allgather the frontier bitmap; unvisited owned vertices scan their in-edges."""
         dg, comm, be, n_own = self.dg, self.comm, self.be, self.n_own
+        nloc = self.L.num_vertices
         bits = np.zeros(n_own, dtype=bool)
         bits[frontier] = True
         comm.step("bfs pull exchange")
-        everyone = comm.allgather_bits(bits)
+        buf, _ = comm.allgather_bits(bits, self.lengths, packed=True)
         if n_own == 0:
+            self.unmarked.clear()
             return np.zeros(0, dtype=np.int64), 0
-        local_frontier = np.flatnonzero(everyone[dg.gid])
-        # the mask: visited owned vertices and every ghost (a ghost's in-edges are not all here)
-        visited = np.ones(self.L.num_vertices, dtype=bool)
-        visited[:n_own] = be.to_host(self.depth)[:n_own] != INVALID
-        out = ops.advance(self.L, self.ctx.frontier(local_frontier), DistBFSFunctor, self.data,
-                          mask=be.asarray(_words(visited)), direction="pull",
-                          pull_input="frontier", pull_mapping=self.policy.pull_mapping,
-                          context=self.ctx)
+        # the input over local ids: this rank's frontier, then the ghosts in the others'
+        local = np.empty(nloc, dtype=bool)
+        local[:n_own] = bits
+        local[n_own:] = (buf[self.ghost_byte] >> self.ghost_shift) & 1
+        inp = self.ctx.frontier(())
+        inp.num_vertices = nloc
+        inp.set_bitmap(be.asarray(_words(local)), int(np.count_nonzero(local)))
+        self.mark_visited()
+        out = ops.advance(self.L, inp, DistBFSFunctor, self.data, mask=self.visited,
+                          direction="pull", pull_input="frontier",
+                          pull_mapping=self.policy.pull_mapping, context=self.ctx)
         return out.to_numpy().astype(np.int64), int(out.examined)
+
+    def mark_visited(self):
+        """Bring the pull mask up to date with the owned vertices reached since the last pull."""
+        ids = np.concatenate(self.unmarked) if self.unmarked else np.zeros(0, dtype=np.int64)
+        self.unmarked.clear()
+        if self.visited is None:
+            bits = np.zeros(self.L.num_vertices, dtype=bool)
+            bits[self.n_own:] = True
+            bits[ids] = True
+            self.visited = self.be.asarray(_words(bits))
+        elif ids.shape[0]:
+            f = self.ctx.frontier(ids)
+            bitmap.queue_to_bitmap(self.be, f.queue, f.length, f.size, self.visited, clear=False)
+
+
+def _take(be, arr, idx):
+    """``arr[idx]`` on the host (a device array is copied whole: CUDA has no gather here)."""
+    if isinstance(arr, np.ndarray):
+        return arr[idx]
+    return be.to_host(arr)[idx] if idx.shape[0] else np.zeros(0, dtype=arr.dtype)
+
+
+def _ghost_bit_positions(dg):
+    """Where each ghost's bit sits in an allgathered packed bitmap (byte, shift); cached."""
+    pos = getattr(dg, "_ghost_bits", None)
+    if pos is None:
+        nbytes = (np.diff(dg.starts) + 7) // 8
+        displ = np.concatenate(([0], np.cumsum(nbytes)[:-1]))
+        off = dg.ghosts - dg.starts[dg.ghost_owner]
+        pos = dg._ghost_bits = (displ[dg.ghost_owner] + (off >> 3)).astype(np.int64), \
+            (off & 7).astype(np.uint8)
+    return pos

@@ -103,7 +103,8 @@ class Comm:
         parents); returns the arrays received, grouped by sending rank, each
         sender's rows in their original order (plus, with ``return_sources``,
         the sending rank of each row). One Alltoall of the counts, then one
-        Alltoallv per array.
+        Alltoallv for all the arrays when they share a dtype (their rows
+        interleaved), else one per array.
         """
         dest = np.asarray(dest, dtype=np.int64)
         order = np.argsort(dest, kind="stable")
@@ -112,16 +113,24 @@ class Comm:
         t0 = time.perf_counter()
         self.comm.Alltoall(send_counts, recv_counts)
         nbytes = send_counts.nbytes
-        sdispl = np.concatenate(([0], np.cumsum(send_counts)[:-1]))
-        rdispl = np.concatenate(([0], np.cumsum(recv_counts)[:-1]))
+        own = int(send_counts[self.rank])
+        arrays = [np.asarray(a) for a in arrays]
+        groups = [arrays] if len({a.dtype for a in arrays}) == 1 else [[a] for a in arrays]
         out = []
-        for a in arrays:
-            a = np.ascontiguousarray(np.asarray(a)[order])
-            r = np.empty(int(recv_counts.sum()), dtype=a.dtype)
-            mt = self.MPI._typedict[a.dtype.char]
-            self.comm.Alltoallv([a, send_counts, sdispl, mt], [r, recv_counts, rdispl, mt])
-            nbytes += a.nbytes - a[dest[order] == self.rank].nbytes
-            out.append(r)
+        for group in groups:
+            k = len(group)
+            # rows sorted by destination, the arrays side by side: one message per group
+            block = np.empty((dest.shape[0], k), dtype=group[0].dtype)
+            for j, a in enumerate(group):
+                block[:, j] = a[order]
+            sc, rc = send_counts * k, recv_counts * k
+            sd = np.concatenate(([0], np.cumsum(sc)[:-1]))
+            rd = np.concatenate(([0], np.cumsum(rc)[:-1]))
+            r = np.empty((int(recv_counts.sum()), k), dtype=block.dtype)
+            mt = self.MPI._typedict[block.dtype.char]
+            self.comm.Alltoallv([block, sc, sd, mt], [r, rc, rd, mt])
+            nbytes += block.nbytes - own * k * block.itemsize
+            out.extend(np.ascontiguousarray(r[:, j]) for j in range(k))
         self._timed(t0, nbytes)
         if return_sources:
             out.append(np.repeat(np.arange(self.size), recv_counts))
@@ -142,21 +151,29 @@ class Comm:
         out[np.argsort(owner, kind="stable")] = back
         return out
 
-    def allgather_bits(self, bits):
+    def allgather_bits(self, bits, lengths=None, *, packed=False):
         """Concatenate every rank's boolean block (rank order) into one boolean array.
 
         Each rank packs its block to bytes (one bit a vertex) before sending:
         the bottom-up levels' frontier exchange costs ``n / 8`` bytes a rank.
+        ``lengths``: every rank's block length, when the caller knows them
+        (saves a collective). ``packed=True`` returns ``(bytes, byte offset of
+        each rank's block)`` instead, unpacked by nobody (bit ``i & 7`` of byte
+        ``offset[r] + i // 8`` is rank ``r``'s item ``i``).
         """
         bits = np.asarray(bits, dtype=bool)
-        packed = np.packbits(bits, bitorder="little")
+        mine = np.packbits(bits, bitorder="little")
         t0 = time.perf_counter()
-        lengths = np.array(self.comm.allgather(bits.shape[0]), dtype=np.int64)
+        if lengths is None:
+            lengths = self.comm.allgather(bits.shape[0])
+        lengths = np.asarray(lengths, dtype=np.int64)
         nbytes_each = (lengths + 7) // 8
         buf = np.empty(int(nbytes_each.sum()), dtype=np.uint8)
         displ = np.concatenate(([0], np.cumsum(nbytes_each)[:-1]))
-        self.comm.Allgatherv(packed, [buf, nbytes_each, displ, self.MPI.BYTE])
-        self._timed(t0, packed.nbytes * max(self.size - 1, 0))
+        self.comm.Allgatherv(mine, [buf, nbytes_each, displ, self.MPI.BYTE])
+        self._timed(t0, mine.nbytes * max(self.size - 1, 0))
+        if packed:
+            return buf, displ
         parts = [np.unpackbits(buf[d:d + k], bitorder="little")[:n]
                  for d, k, n in zip(displ, nbytes_each, lengths)]
         return np.concatenate(parts).astype(bool) if parts else np.zeros(0, dtype=bool)
