@@ -67,6 +67,30 @@ def test_exception_on_one_rank_ends_the_job():
     assert seconds < 60, f"the job took {seconds:.0f} s to end"
 
 
+def test_ranks_share_the_cores_unless_told():
+    """Without NUMBA_NUM_THREADS each rank takes cores // ranks-on-the-node threads."""
+    exe, why = _mpiexec()
+    if exe is None:
+        pytest.skip(why)
+    code = ("import numba, gunpy.dist as gd; from gunpy import generators\n"
+            "DG = gd.DistGraph.from_graph(generators.path(4))\n"
+            "got = DG.comm.comm.gather((numba.config.NUMBA_NUM_THREADS, numba.get_num_threads()))\n"
+            "if got: print('\\n'.join(f'THREADS {c} {t}' for c, t in got))")
+    for forced in (None, "2"):  # 2: more than cores // ranks here, kept as the user set it
+        env = dict(os.environ, PYTHONPATH=ROOT, MPIR_CVAR_ENABLE_HEAVY_YIELD="1")
+        env.pop("NUMBA_ENABLE_CUDASIM", None)
+        env.pop("NUMBA_NUM_THREADS", None)
+        if forced:
+            env["NUMBA_NUM_THREADS"] = forced
+        p = subprocess.run([exe, "-n", "2", sys.executable, "-m", "mpi4py", "-c", code],
+                           capture_output=True, text=True, timeout=120, env=env, cwd=ROOT)
+        lines = [ln.split() for ln in p.stdout.splitlines() if ln.startswith("THREADS")]
+        assert p.returncode == 0 and len(lines) == 2, p.stdout + p.stderr
+        for _, cores, threads in lines:
+            expect = int(forced) if forced else max(1, int(cores) // 2)
+            assert int(threads) == expect, (forced, lines)
+
+
 def test_missing_mpi4py_names_the_extra():
     code = ("import sys; sys.modules['mpi4py'] = None\n"
             "try:\n    import gunpy.dist\nexcept ImportError as e:\n    print(e)")

@@ -48,6 +48,8 @@ SIM_SCRIPT = textwrap.dedent("""
         assert np.array_equal(r.parent, gunpy.sssp(G, 0, backend="cpu").parent)
         assert np.allclose(p.rank, gunpy.pagerank(G, backend="cpu").rank, rtol=0, atol=1e-8)
         assert np.array_equal(c.labels, gunpy.cc(G, backend="cpu").labels)
+    from gunpy.dist import comm as dist_comm
+    assert dist_comm._selected == [0], dist_comm._selected  # by node-local rank, mod 1 device
     if DG.comm.rank == 0:
         print("DIST-SIM-OK")
 """)

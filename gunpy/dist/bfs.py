@@ -29,7 +29,7 @@ from gunpy import operators as ops
 from gunpy.operators import bitmap
 from gunpy.direction import DirectionPolicy, PushPull, check_direction
 from gunpy.dist._common import check_source, finish_stats, gathered_graph
-from gunpy.dist.comm import get_comm
+from gunpy.dist.comm import ensure_device, get_comm
 from gunpy.result import Stats
 
 __all__ = ["bfs", "DistBFSResult", "DistBFSFunctor", "ClaimFunctor"]
@@ -155,6 +155,7 @@ def bfs(dgraph, source, *, direction="auto", load_balance="auto", backend="cpu",
     """
     dg = dgraph
     comm = get_comm(dg.comm, debug=debug)
+    ensure_device(comm, backend)  # one GPU per rank on a node (once)
     check_direction(direction)
     ops.advance.check_load_balance(load_balance)
     source = check_source(dg, comm, source, direction)

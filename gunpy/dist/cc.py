@@ -31,7 +31,7 @@ import numpy as np
 from gunpy import Functor, atomics
 from gunpy import operators as ops
 from gunpy.dist._common import Holders, finish_stats, gathered_graph
-from gunpy.dist.comm import get_comm
+from gunpy.dist.comm import ensure_device, get_comm
 from gunpy.graph import Graph
 from gunpy.result import Stats
 
@@ -119,6 +119,7 @@ def cc(dgraph, *, backend="cpu", debug=False):
     """
     dg = dgraph
     comm = get_comm(dg.comm, debug=debug)
+    ensure_device(comm, backend)  # one GPU per rank on a node (once)
     return _CC(dg, comm, backend).run()
 
 

@@ -12,6 +12,7 @@ took a different branch fails with ``RuntimeError: rank divergence`` instead
 of deadlocking in mismatched collectives.
 """
 
+import os
 import sys
 import time
 import traceback
@@ -19,7 +20,8 @@ import zlib
 
 import numpy as np
 
-__all__ = ["Comm", "get_comm", "install_abort_hook", "require_mpi", "select_device"]
+__all__ = ["Comm", "get_comm", "install_abort_hook", "require_mpi", "node_rank", "share_cores",
+           "ensure_device", "select_device"]
 
 
 def require_mpi():
@@ -63,6 +65,7 @@ class Comm:
         self.bytes_sent = 0
         if self.size > 1:
             install_abort_hook(self.comm)
+            share_cores(self)
 
     def with_debug(self, debug):
         """This communicator with ``debug`` set (same MPI communicator)."""
@@ -254,15 +257,74 @@ def select_device(comm=None):
     """
     from numba import cuda
     c = get_comm(comm)
-    node = c.comm.Split_type(c.MPI.COMM_TYPE_SHARED, key=c.rank)
-    local_rank = node.Get_rank()
-    node.Free()
+    local_rank, _ = node_rank(c)
     count = len(cuda.gpus) if cuda.is_available() else 0
     if count == 0:
         raise RuntimeError(f"rank {c.rank}: no CUDA device visible (backend='cuda')")
     device = local_rank % count
     cuda.select_device(device)
+    _selected.append(device)
     return device
+
+
+_selected = []
+_node = {}
+
+
+def node_rank(comm):
+    """``(rank on this node, ranks on this node)`` by ``MPI_Comm_split_type(SHARED)``.
+
+    Collective the first time for a communicator (every rank must call it);
+    remembered afterwards.
+    """
+    key = id(comm.comm)
+    if key not in _node:
+        node = comm.comm.Split_type(comm.MPI.COMM_TYPE_SHARED, key=comm.rank)
+        _node[key] = (node.Get_rank(), node.Get_size())
+        node.Free()
+    return _node[key]
+
+
+def share_cores(comm):
+    """Split this node's cores between its ranks: ``numba.set_num_threads(cores // ranks here)``.
+
+    Done once per process when a communicator of more than one rank is first
+    wrapped, unless ``NUMBA_NUM_THREADS`` is set (the user's choice wins).
+    Without it every rank would start a thread per core and the ranks on a
+    node would fight over them.
+    """
+    if _node.get("shared") or os.environ.get("NUMBA_NUM_THREADS"):
+        return
+    _node["shared"] = True
+    import numba
+    _, here = node_rank(comm)
+    numba.set_num_threads(max(1, numba.config.NUMBA_NUM_THREADS // max(here, 1)))
+
+
+def ensure_device(comm, backend):
+    """On the first CUDA use of a multi-rank job, give each rank its own GPU (collective).
+
+    ``backend``: the name or backend object a distributed primitive was
+    given. Does nothing on the CPU, with one rank, or once a device was
+    chosen (by this or by :func:`select_device`); with ``"auto"`` and no GPU
+    it leaves the choice to gunpy's backend selection.
+    """
+    name = getattr(backend, "name", backend)
+    if comm.size == 1 or _selected or name not in ("cuda", "auto") or \
+            not isinstance(backend, str):
+        return
+    from numba import cuda
+    if not cuda.is_available():
+        if name == "cuda":
+            raise RuntimeError(f"rank {comm.rank}: no CUDA device visible (backend='cuda')")
+        return
+    try:
+        select_device(comm)
+    except Exception as exc:  # a context made before gunpy.dist ran: keep it, say so once
+        _selected.append(None)
+        import warnings
+        warnings.warn(f"gunpy.dist: rank {comm.rank} could not pick its GPU by node-local "
+                      f"rank ({exc}); it keeps the device it has", RuntimeWarning)
 
 
 _hooked = []

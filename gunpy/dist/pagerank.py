@@ -23,7 +23,7 @@ import numpy as np
 
 from gunpy import operators as ops
 from gunpy.dist._common import Holders, finish_stats, gathered_graph
-from gunpy.dist.comm import get_comm
+from gunpy.dist.comm import ensure_device, get_comm
 from gunpy.primitives.pagerank import Contribute, OutWeight, PRData, Pull, Update
 from gunpy.result import Stats
 
@@ -105,6 +105,7 @@ def pagerank(dgraph, *, alpha=0.85, tol=1e-6, max_iter=100, backend="cpu", debug
             print(r.rank)       # [0.333 0.333 0.333]
     """
     comm = get_comm(dgraph.comm, debug=debug)
+    ensure_device(comm, backend)  # one GPU per rank on a node (once)
     if not 0.0 <= alpha <= 1.0:
         raise ValueError(f"alpha must be in [0, 1], got {alpha!r}")
     if not (tol >= 0.0):

@@ -38,7 +38,7 @@ import numpy as np
 from gunpy import INVALID, Functor
 from gunpy import operators as ops
 from gunpy.dist._common import Holders, check_source, finish_stats, gathered_graph
-from gunpy.dist.comm import get_comm
+from gunpy.dist.comm import ensure_device, get_comm
 from gunpy.primitives.sssp import SSSPData, SSSPFunctor
 from gunpy.result import Stats
 
@@ -142,6 +142,7 @@ def sssp(dgraph, source, *, delta=None, load_balance="auto", backend="cpu", debu
     """
     dg = dgraph
     comm = get_comm(dg.comm, debug=debug)
+    ensure_device(comm, backend)  # one GPU per rank on a node (once)
     ops.advance.check_load_balance(load_balance)
     _check_weights(dg, comm)
     source = check_source(dg, comm, source, load_balance)
