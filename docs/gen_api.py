@@ -20,6 +20,8 @@ from gunpy.operators.neighbor_reduce import neighbor_reduce
 from gunpy.operators.reduce import reduce
 from gunpy import blas
 from gunpy.blas import algorithms as blas_algorithms
+import gunpy.dist as dist  # needs mpi4py (the test extra has it); MPI starts as a 1-rank job
+from gunpy.dist import comm as dist_comm
 
 SECTIONS = [
     ("Graphs", [gunpy.Graph, gunpy.Graph.from_edges, gunpy.Graph.from_scipy,
@@ -55,6 +57,10 @@ SECTIONS = [
     ("GraphBLAS algorithms (gunpy.blas.algorithms)", [
         blas_algorithms.bfs, blas_algorithms.bfs_sigma, blas_algorithms.bc, blas_algorithms.sssp,
         blas_algorithms.pagerank, blas_algorithms.triangle_count]),
+    ("Distributed (gunpy.dist, over MPI)", [
+        dist.DistGraph, dist.DistGraph.from_graph, dist.DistGraph.from_edges,
+        dist.DistGraph.rmat, dist.bfs, dist.cc, dist.sssp, dist.pagerank, dist.check_bfs_tree,
+        dist_comm.select_device, dist_comm.share_cores]),
     ("Atomics", [atomics.cas, atomics.min, atomics.max, atomics.add, atomics.or_,
                  atomics.and_, atomics.exch]),
 ]

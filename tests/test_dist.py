@@ -389,14 +389,21 @@ if __name__ == "__main__":
 
 
 def test_the_distributed_page_example_runs(tmp_path):
-    """docs/distributed.md's SPMD script (and its CC lines), as written, on 2 ranks."""
+    """docs/distributed.md's SPMD script (and its CC, SSSP and PageRank lines), as written,
+    on 2 ranks."""
     import re
     text = open(os.path.join(ROOT, "docs", "distributed.md")).read()
     blocks = re.findall(r"```python\n(.*?)```", text, re.S)
-    script = blocks[0] + blocks[2] + (
-        "if full is not None:\n"
-        "    assert full.num_components == gunpy.cc(G, backend='cpu').num_components\n"
-        "    print('DOC-OK')\n")
+    script = (blocks[0] + blocks[2]
+              + "if full is not None:\n"
+                "    assert full.num_components == gunpy.cc(G, backend='cpu').num_components\n"
+              + blocks[3]
+              + "if full is not None:\n"
+                "    assert np.array_equal(full.distance, gunpy.sssp(G, 0, backend='cpu').distance)\n"
+              + blocks[4]
+              + "if full is not None:\n"
+                "    assert np.allclose(full.rank, gunpy.pagerank(G, backend='cpu').rank, atol=1e-8)\n"
+                "    print('DOC-OK')\n")
     path = tmp_path / "bfs_dist.py"
     path.write_text(script)
     exe, why = _mpiexec()
