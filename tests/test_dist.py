@@ -91,6 +91,28 @@ def test_ranks_share_the_cores_unless_told():
             assert int(threads) == expect, (forced, lines)
 
 
+def test_hash_relabel_is_a_bijection_that_spreads_consecutive_ids():
+    _mpiexec()[0] or pytest.skip("mpi4py is not installed")
+    import mpi4py
+    import numpy as np
+    if "mpi4py.MPI" not in sys.modules:
+        mpi4py.rc.initialize = False  # import gunpy.dist without this process joining MPI
+    from gunpy.dist.graph import Relabel, block_starts
+    for n in (1, 2, 3, 7, 64, 1000, 4097, 2 ** 20):
+        r = Relabel(n)
+        v = np.arange(n)
+        u = r.forward(v)
+        assert np.array_equal(np.sort(u), v), n                 # a permutation
+        assert np.array_equal(r.inverse(u), v), n               # and its inverse
+    # hubs first (ids 0..k-1, as degree-sorted files have them): over 4 blocks, evenly
+    n, k = 2 ** 20, 1000
+    owners = np.searchsorted(block_starts(n, 4), Relabel(n).forward(np.arange(k)), "right") - 1
+    assert np.bincount(owners, minlength=4).min() >= k // 4 - 5
+    big = Relabel(2 ** 33 + 1)  # past int64-safe products: exact object arithmetic
+    v = np.array([0, 1, 2 ** 33, 6345678901])
+    assert np.array_equal(big.inverse(big.forward(v)), v)
+
+
 def test_missing_mpi4py_names_the_extra():
     code = ("import sys; sys.modules['mpi4py'] = None\n"
             "try:\n    import gunpy.dist\nexcept ImportError as e:\n    print(e)")
@@ -201,7 +223,23 @@ def _check():
 
     graphs = nasty_graphs(small=False)
     for name, G in graphs.items():
-        run_graph(name, G, gd.DistGraph.from_graph(G))
+        DG = gd.DistGraph.from_graph(G)  # hash-relabelled (the default)
+        # the owned vertices' original ids: every vertex once over the ranks
+        ids = np.concatenate(comm.allgather(DG.vertices))
+        expect(np.array_equal(np.sort(ids), np.arange(G.num_vertices)), f"{name}: DG.vertices")
+        run_graph(name, G, DG)
+    for name in ("path_directed", "star_hub", "grid"):  # ids as they are (locality kept)
+        G = graphs[name]
+        DG = gd.DistGraph.from_graph(G, relabel=None)
+        expect(np.array_equal(DG.vertices, np.arange(DG.starts[rank], DG.starts[rank + 1])),
+               f"{name}: relabel=None moved ids")
+        run_graph(f"relabel=None:{name}", G, DG)
+    try:
+        gd.DistGraph.from_graph(graphs["grid"], relabel="random")
+        msg = "no error"
+    except ValueError as exc:
+        msg = str(exc)
+    expect("relabel" in msg, f"bad relabel: {msg}")
 
     # from_edges: each rank passes a different share (rank r: edges r, r + P, ...), reversed
     for name in ("random_directed", "disconnected", "star_hub", "path_directed"):
@@ -301,7 +339,7 @@ def _check():
         expect(len(set(msgs)) == 1 and "out of range" in msgs[0], f"sssp bad source: {msgs}")
 
     # a bad source raises the same IndexError on every rank
-    DG = gd.DistGraph.from_graph(graphs["path_undirected"])
+    DG = gd.DistGraph.from_graph(graphs["path_undirected"], relabel=None)  # the path in blocks
     for bad in (DG.num_vertices, -1):
         try:
             gd.bfs(DG, bad)

@@ -67,8 +67,8 @@ class ClaimFunctor(Functor):
 class DistBFSResult:
     """This rank's part of a distributed BFS.
 
-    ``depth`` and ``parent`` (global ids) of the owned vertices
-    ``DG.starts[rank]:DG.starts[rank + 1]``; ``stats`` as the single-device
+    ``depth`` and ``parent`` (original ids) of the owned vertices, whose
+    original ids are ``DG.vertices``; ``stats`` as the single-device
     result's, whose ``per_iteration`` entries also hold ``comm_ms`` and
     ``bytes_sent`` (this rank's) and ``edges`` (this rank's).
     """
@@ -83,10 +83,9 @@ class DistBFSResult:
     def gather(self, root=0):
         """The full :class:`gunpy.primitives.bfs.BFSResult` on ``root`` (else None; collective)."""
         from gunpy.primitives.bfs import BFSResult
-        comm = self.graph.comm
-        depth = comm.gatherv(self.depth, root)
-        parent = comm.gatherv(self.parent, root)
-        if comm.rank != root:
+        depth = self.graph.gather(self.depth, root)
+        parent = self.graph.gather(self.parent, root)
+        if self.graph.comm.rank != root:
             return None
         return BFSResult(gathered_graph(self.graph), self.stats,
                          depth=depth, parent=parent)
@@ -183,8 +182,9 @@ class _BFS:
         self.depth = be.full(max(nloc, 1), INVALID, np.int32)
         self.parent = be.full(max(nloc, 1), INVALID, self.pid)
         self.level = be.zeros(1, np.int32)
-        self.data = DistBFSData(self.depth, self.parent, be.asarray(dg.gid if nloc else
-                                                                    np.zeros(1, np.int64)),
+        # parents are written as original ids (the functor stores gid[src])
+        self.data = DistBFSData(self.depth, self.parent,
+                                be.asarray(dg.original_gid if nloc else np.zeros(1, np.int64)),
                                 self.level)
         # the pull mask: visited owned vertices and every ghost (a ghost's in-edges are not
         # all here); owned vertices reached by push levels are added before the next pull
@@ -195,8 +195,8 @@ class _BFS:
         comm.barrier()
         start = time.perf_counter()
         frontier = np.zeros(0, dtype=np.int64)  # owned local ids
-        if dg.owns(source):
-            s = source - dg.lo
+        if dg.owns(dg.internal(source)):
+            s = dg.internal(source) - dg.lo
             be.write(self.depth, s, 0)
             be.write(self.parent, s, source)
             frontier = np.array([s], dtype=np.int64)

@@ -52,8 +52,8 @@ class MinLabelFunctor(Functor):
 class DistCCResult:
     """This rank's part of a distributed CC.
 
-    ``labels`` (int32, global ids: the smallest vertex id of each component) of
-    the owned vertices ``DG.starts[rank]:DG.starts[rank + 1]``; ``stats`` as the
+    ``labels`` (int32, original ids: the smallest vertex id of each component) of
+    the owned vertices, whose original ids are ``DG.vertices``; ``stats`` as the
     single-device result's, whose ``per_iteration`` entries also hold
     ``comm_ms`` and ``bytes_sent`` (this rank's), ``edges`` (this rank's) and
     ``local_passes`` (this rank's advances in the local phase).
@@ -69,7 +69,7 @@ class DistCCResult:
         """The full :class:`gunpy.primitives.cc.CCResult` on ``root`` (else None; collective)."""
         from gunpy.primitives.cc import CCResult
         comm = self.graph.comm
-        labels = comm.gatherv(self.labels, root)
+        labels = self.graph.gather(self.labels, root)
         if comm.rank != root:
             return None
         r = CCResult(gathered_graph(self.graph), self.stats, labels=labels)
@@ -150,7 +150,7 @@ class _CC:
         stats = Stats(backend=be.name, load_balance="auto", direction="push")
         comm.barrier()
         start = time.perf_counter()
-        labels = dg.gid.astype(self.dtype)
+        labels = dg.original_gid.astype(self.dtype)  # labels are original ids
         synced = labels[n_own:].copy()  # the owners' labels of the ghosts, as last heard
         frontier = np.arange(self.nloc, dtype=np.int64)
         it = 0
@@ -198,7 +198,7 @@ class _CC:
         elapsed = time.perf_counter() - start
         comm.step("cc done")
         own = labels[:n_own]
-        roots = comm.allreduce(int(np.count_nonzero(own == dg.gid[:n_own])))
+        roots = comm.allreduce(int(np.count_nonzero(own == dg.vertices)))
         finish_stats(comm, stats, it, elapsed, components=int(roots))
         return DistCCResult(dg, stats, own.astype(np.int32), int(roots))
 

@@ -33,7 +33,7 @@ __all__ = ["pagerank", "DistPageRankResult"]
 class DistPageRankResult:
     """This rank's part of a distributed PageRank.
 
-    ``rank`` (float64) of the owned vertices ``DG.starts[rank]:DG.starts[rank + 1]``,
+    ``rank`` (float64) of the owned vertices (original ids ``DG.vertices``),
     ``iterations`` and ``converged`` (the same on every rank), ``stats`` whose
     ``per_iteration`` entries also hold ``comm_ms`` and ``bytes_sent``.
     """
@@ -49,7 +49,7 @@ class DistPageRankResult:
         """The full :class:`gunpy.primitives.pagerank.PageRankResult` on ``root`` (collective)."""
         from gunpy.primitives.pagerank import PageRankResult
         comm = self.graph.comm
-        rank = comm.gatherv(self.rank, root)
+        rank = self.graph.gather(self.rank, root)
         if comm.rank != root:
             return None
         r = PageRankResult(gathered_graph(self.graph), self.stats, rank=rank)

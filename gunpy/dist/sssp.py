@@ -61,9 +61,9 @@ class TightParentFunctor(Functor):
 class DistSSSPResult:
     """This rank's part of a distributed SSSP.
 
-    ``distance`` (float64, inf unreachable) and ``parent`` (global ids, int32;
-    -1 unreachable, the source is its own) of the owned vertices
-    ``DG.starts[rank]:DG.starts[rank + 1]``; ``stats`` as the single-device
+    ``distance`` (float64, inf unreachable) and ``parent`` (original ids, int32;
+    -1 unreachable, the source is its own) of the owned vertices, whose
+    original ids are ``DG.vertices``; ``stats`` as the single-device
     result's, whose ``per_iteration`` entries (one per round) also hold
     ``comm_ms``, ``bytes_sent``, ``local_passes`` and the band's ``upper`` bound.
     """
@@ -79,8 +79,8 @@ class DistSSSPResult:
         """The full :class:`gunpy.primitives.sssp.SSSPResult` on ``root`` (else None; collective)."""
         from gunpy.primitives.sssp import SSSPResult
         comm = self.graph.comm
-        distance = comm.gatherv(self.distance, root)
-        parent = comm.gatherv(self.parent, root)
+        distance = self.graph.gather(self.distance, root)
+        parent = self.graph.gather(self.parent, root)
         if comm.rank != root:
             return None
         return SSSPResult(gathered_graph(self.graph), self.stats, distance=distance,
@@ -203,9 +203,10 @@ class _SSSP:
         comm.barrier()
         start = time.perf_counter()
         near = np.zeros(0, dtype=np.int64)
-        if dg.owns(source):
-            be.write(self.dist, source - dg.lo, 0.0)
-            near = np.array([source - dg.lo], dtype=np.int64)
+        s = dg.internal(source)
+        if dg.owns(s):
+            be.write(self.dist, s - dg.lo, 0.0)
+            near = np.array([s - dg.lo], dtype=np.int64)
         upper = self.delta
         rounds = 0
         while True:
@@ -300,7 +301,8 @@ class _SSSP:
         pid = np.int32 if dg.num_vertices < 2 ** 31 else np.int64
         if positive:
             tight = be.full(max(self.L.num_vertices, 1), np.inf, np.float64)
-            data = TightData(be.asarray(host), be.asarray(dg.gid.astype(np.int64)))
+            # original ids: the smallest tight in-neighbour is gunpy.sssp's parent
+            data = TightData(be.asarray(host), be.asarray(dg.original_gid.astype(np.int64)))
             if n_own:
                 ops.neighbor_reduce(self.L, self.ctx.frontier(np.arange(n_own)),
                                     TightParentFunctor, data, tight, edges="in", op="min",
@@ -308,9 +310,9 @@ class _SSSP:
             t = be.to_host(tight)[:n_own]
             parent = np.where(np.isfinite(t), t, INVALID).astype(pid)
         else:
-            parent = self.tight_bfs(source, host).astype(pid)
-        if dg.owns(source):
-            parent[source - dg.lo] = source
+            parent = dg.original(self.tight_bfs(dg.internal(source), host)).astype(pid)
+        if dg.owns(dg.internal(source)):
+            parent[dg.internal(source) - dg.lo] = source
         return parent
 
     def tight_bfs(self, source, host):
@@ -326,5 +328,6 @@ class _SSSP:
         keep = np.isfinite(host[src]) & (host[src] + w == host[dst])
         # each kept edge goes to its destination's owner too: one Alltoallv inside the constructor
         tight = DistGraph.from_edges(dg.gid[src[keep]], dg.gid[dst[keep]],
-                                     num_vertices=dg.num_vertices, directed=True, comm=self.comm)
+                                     num_vertices=dg.num_vertices, directed=True, comm=self.comm,
+                                     relabel=None)  # internal ids (its parents: internal too)
         return bfs(tight, source, direction="push", backend=self.be).parent

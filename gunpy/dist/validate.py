@@ -14,7 +14,8 @@ def check_bfs_tree(dgraph, source, depth, parent):
     """Assert Graph500's BFS-tree checks on a distributed result (collective).
 
     ``depth`` and ``parent``: this rank's owned parts (a
-    :class:`~gunpy.dist.DistBFSResult`'s arrays; parents are global ids).
+    :class:`~gunpy.dist.DistBFSResult`'s arrays; parents are original ids).
+    Messages name internal ids (``DG.original`` maps them back).
     The checks are those of :func:`gunpy.testing.check_bfs_tree`: the tree is
     rooted at ``source``; tree edges join depths ``d`` and ``d + 1``; every
     edge out of a reached vertex reaches a vertex at most one level further
@@ -30,7 +31,12 @@ def check_bfs_tree(dgraph, source, depth, parent):
     comm = dg.comm
     n_own = dg.num_owned
     depth = np.asarray(depth, dtype=np.int64)
+    # the checks run on internal ids (the partition's); results hold original ones
     parent = np.asarray(parent, dtype=np.int64)
+    if dg.relabel is not None:
+        ok = (parent >= 0) & (parent < dg.num_vertices)
+        parent = np.where(ok, dg.internal(np.where(ok, parent, 0)), parent)
+    source = dg.internal(int(source))
     problems = []
     if depth.shape != (n_own,) or parent.shape != (n_own,):
         problems.append("result arrays have the wrong length")
