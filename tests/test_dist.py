@@ -193,8 +193,10 @@ def _check():
         for source in _sources(G.num_vertices, DG.starts):
             ref = reference_depths(G, source) if rank == 0 else None
             single = gunpy.bfs(G, source, backend="cpu").depth if rank == 0 else None
-            for direction in ("push", "pull", "auto"):
-                r = gd.bfs(DG, source, direction=direction, debug=True)
+            for direction in ("push", "pull", "auto", "idempotent"):
+                idem = direction == "idempotent"
+                r = gd.bfs(DG, source, direction="push" if idem else direction, idempotent=idem,
+                           debug=True)
                 lo, hi = DG.starts[rank], DG.starts[rank + 1]
                 try:  # the distributed validator, on the ranks' parts (one direction: time)
                     if direction == "auto":
@@ -218,7 +220,7 @@ def _check():
                 its = full.stats.per_iteration
                 expect(all("comm_ms" in it and "bytes_sent" in it for it in its),
                        f"{what}: stats lack comm time or bytes")
-                if direction != "auto":
+                if direction in ("push", "pull"):
                     expect(all(it["direction"] == direction for it in its), f"{what}: direction")
 
     graphs = nasty_graphs(small=False)
@@ -256,19 +258,35 @@ def _check():
                                             f"expected {G.num_edges}")
         run_graph(f"from_edges:{name}", G, DG)
 
+    def check_pagerank(name, direction, G, full):
+        what = f"{name} pagerank {direction}"
+        single = gunpy.pagerank(G, backend="cpu")
+        err = float(np.abs(full.rank - single.rank).max()) if G.num_vertices else 0.0
+        expect(err <= 1e-8 and full.iterations == single.iterations
+               and full.converged == single.converged,
+               f"{what}: max error {err:g}, {full.iterations} iterations "
+               f"(single device {single.iterations})")
+        if G.num_vertices:
+            import networkx as nx
+            from gunpy.testing import to_nx
+            ref = nx.pagerank(to_nx(G))  # networkx's iteration: the same ranks to rounding
+            ref = np.array([ref[v] for v in range(G.num_vertices)])
+            expect(np.allclose(full.rank, ref, rtol=1e-9, atol=1e-12), f"{what} != networkx")
+
     # SSSP (integer, real and zero weights, directed and undirected) and PageRank
     for name, G0 in graphs.items():
         for kind in ("int", "real", "zeros"):
             G = _weighted(G0, kind)
             DG = gd.DistGraph.from_graph(G)
-            for source in sorted({0, G.num_vertices - 1}):
-                r = gd.sssp(DG, source, debug=True)
+            for source, method in [(v, "near_far") for v in sorted({0, G.num_vertices - 1})] + [
+                    (G.num_vertices // 2, "bellman_ford")]:
+                r = gd.sssp(DG, source, method=method, debug=True)
                 lo, hi = DG.starts[rank], DG.starts[rank + 1]
                 expect(r.distance.shape[0] == hi - lo, f"{name} {kind} sssp: owned size")
                 full = r.gather(root=0)
                 if rank != 0:
                     continue
-                what = f"{name} {kind} sssp source={source}"
+                what = f"{name} {kind} sssp {method} source={source}"
                 ref = reference_distances(G, source)
                 single = gunpy.sssp(G, source, backend="cpu")
                 same = np.array_equal if kind != "real" else (
@@ -284,22 +302,10 @@ def _check():
                     expect(True, "")
                 except AssertionError as exc:
                     expect(False, f"{what}: Graph500 check: {exc}")
-        pr = gd.pagerank(DG, debug=True)
-        full = pr.gather(root=0)
-        if rank == 0:
-            single = gunpy.pagerank(G, backend="cpu")
-            err = float(np.abs(full.rank - single.rank).max()) if G.num_vertices else 0.0
-            expect(err <= 1e-8 and full.iterations == single.iterations
-                   and full.converged == single.converged,
-                   f"{name} pagerank: max error {err:g}, {full.iterations} iterations "
-                   f"(single device {single.iterations})")
-            if G.num_vertices:
-                import networkx as nx
-                from gunpy.testing import to_nx
-                ref = nx.pagerank(to_nx(G))  # networkx's iteration: the same ranks to rounding
-                ref = np.array([ref[v] for v in range(G.num_vertices)])
-                expect(np.allclose(full.rank, ref, rtol=1e-9, atol=1e-12),
-                       f"{name} pagerank != networkx")
+        for direction in ("pull", "push"):
+            full = gd.pagerank(DG, direction=direction, debug=True).gather(root=0)
+            if rank == 0:
+                check_pagerank(name, direction, G, full)
 
     # bad weights and options: the same error on every rank
     G = _weighted(graphs["random_directed"], "int")
@@ -321,14 +327,16 @@ def _check():
             expect(len(set(msgs)) == 1 and (word in msgs[0] or "delta" in msgs[0]),
                    f"bad weight {bad_w}: {msgs}")
     DG = gd.DistGraph.from_graph(G)
-    for kw in ({"alpha": 1.5}, {"tol": -1.0}, {"max_iter": -2}):
+    for call, kw in [(gd.pagerank, {"alpha": 1.5}), (gd.pagerank, {"tol": -1.0}),
+                     (gd.pagerank, {"max_iter": -2}), (gd.pagerank, {"direction": "up"}),
+                     (lambda g, **k: gd.sssp(g, 0, **k), {"method": "dijkstra"})]:
         try:
-            gd.pagerank(DG, **kw)
+            call(DG, **kw)
             msg = "no error"
         except ValueError as exc:
             msg = str(exc)
         msgs = comm.allgather(msg)
-        expect(len(set(msgs)) == 1 and msgs[0] != "no error", f"pagerank {kw}: {msgs}")
+        expect(len(set(msgs)) == 1 and msgs[0] != "no error", f"bad option {kw}: {msgs}")
     for bad in (DG.num_vertices, -1):
         try:
             gd.sssp(DG, bad)

@@ -42,11 +42,13 @@ SIM_SCRIPT = textwrap.dedent("""
     DG = gd.DistGraph.from_graph(G)
     r = gd.sssp(DG, 0, backend="cuda").gather()
     p = gd.pagerank(DG, backend="cuda").gather()
+    pp = gd.pagerank(DG, direction="push", backend="cuda").gather()
     c = gd.cc(DG, backend="cuda").gather()
     if r is not None:
         assert np.array_equal(r.distance, reference_distances(G, 0))
         assert np.array_equal(r.parent, gunpy.sssp(G, 0, backend="cpu").parent)
         assert np.allclose(p.rank, gunpy.pagerank(G, backend="cpu").rank, rtol=0, atol=1e-8)
+        assert np.allclose(pp.rank, p.rank, rtol=0, atol=1e-8)
         assert np.array_equal(c.labels, gunpy.cc(G, backend="cpu").labels)
     from gunpy.dist import comm as dist_comm
     assert dist_comm._selected == [0], dist_comm._selected  # by node-local rank, mod 1 device
@@ -67,6 +69,8 @@ PTX_SCRIPT = textwrap.dedent("""
     n_bfs = len(be.kernel_names())
     gd.sssp(DG, 0, backend=be)
     gd.pagerank(DG, max_iter=2, backend=be)
+    gd.pagerank(DG, max_iter=2, direction="push", backend=be)
+    gd.bfs(DG, 0, direction="push", idempotent=True, backend=be)
     gd.cc(DG, backend=be)
     assert len(be.kernel_names()) > n_bfs, be.kernel_names()
     print("DIST-PTX-OK")

@@ -77,3 +77,14 @@ class Holders:
         (got,) = self.comm.alltoallv([values[self.held]], self.holder)
         values[self.ghost_slots] = got
         return values
+
+    def collect(self, values):
+        """``values[owned] += values[its ghost copies]`` over every rank holding one, then
+        the ghosts' slots are zeroed (collective): partial sums pushed to ghosts go home."""
+        dg = self.dg
+        ghosts = values[dg.num_owned:dg.num_owned + dg.num_ghosts]
+        # sent in ghost order, grouped by owner: the order ``held`` was built in
+        (got,) = self.comm.alltoallv([ghosts.copy()], dg.ghost_owner)
+        np.add.at(values, self.held, got)
+        ghosts[:] = 0
+        return values

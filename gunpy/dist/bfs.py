@@ -32,7 +32,7 @@ from gunpy.dist._common import check_source, finish_stats, gathered_graph
 from gunpy.dist.comm import ensure_device, get_comm
 from gunpy.result import Stats
 
-__all__ = ["bfs", "DistBFSResult", "DistBFSFunctor", "ClaimFunctor"]
+__all__ = ["bfs", "DistBFSResult", "DistBFSFunctor", "IdempotentDistBFSFunctor", "ClaimFunctor"]
 
 DistBFSData = namedtuple("DistBFSData", "depth parent gid level")
 ClaimData = namedtuple("ClaimData", "depth parent level vertex from_parent")
@@ -49,6 +49,21 @@ class DistBFSFunctor(Functor):
 
     @staticmethod
     def apply_edge(src, dst, edge, weight, data):
+        data.parent[dst] = data.gid[src]
+
+
+class IdempotentDistBFSFunctor(Functor):
+    """Discover without atomics: racing discoverers store the same depth (a benign race)."""
+
+    skip_visited = True
+
+    @staticmethod
+    def cond_edge(src, dst, edge, weight, data):
+        return data.depth[dst] == INVALID
+
+    @staticmethod
+    def apply_edge(src, dst, edge, weight, data):
+        data.depth[dst] = data.level[0] + 1
         data.parent[dst] = data.gid[src]
 
 
@@ -105,8 +120,8 @@ def _words(bits):
     return buf.view("<u4").astype(np.uint32)
 
 
-def bfs(dgraph, source, *, direction="auto", load_balance="auto", backend="cpu",
-        direction_policy=None, debug=False):
+def bfs(dgraph, source, *, direction="auto", load_balance="auto", idempotent=False,
+        backend="cpu", direction_policy=None, debug=False):
     """Breadth-first search over a :class:`~gunpy.dist.DistGraph` (collective).
 
     Parameters
@@ -117,6 +132,10 @@ def bfs(dgraph, source, *, direction="auto", load_balance="auto", backend="cpu",
     direction : {"auto", "push", "pull"}, default "auto"
     load_balance : str, default "auto"
         The local push advance's strategy (:func:`gunpy.operators.advance`).
+    idempotent : bool, default False
+        Push levels discover without atomics (racing discoverers store the
+        same depth; their duplicates are dropped before the exchange), as
+        :func:`gunpy.bfs`'s option.
     backend : {"cpu", "cuda", "auto"}, default "cpu"
         Where each rank's local operators run.
     direction_policy : gunpy.direction.DirectionPolicy, optional
@@ -159,10 +178,14 @@ def bfs(dgraph, source, *, direction="auto", load_balance="auto", backend="cpu",
     ops.advance.check_load_balance(load_balance)
     source = check_source(dg, comm, source, direction)
     policy = direction_policy or DirectionPolicy()
-    return _BFS(dg, comm, backend, load_balance, direction, policy).run(source)
+    bfs_run = _BFS(dg, comm, backend, load_balance, direction, policy)
+    bfs_run.functor = IdempotentDistBFSFunctor if idempotent else DistBFSFunctor
+    return bfs_run.run(source)
 
 
 class _BFS:
+    functor = DistBFSFunctor
+
     def __init__(self, dg, comm, backend, load_balance, direction, policy):
         self.dg, self.comm = dg, comm
         self.direction, self.load_balance, self.policy = direction, load_balance, policy
@@ -246,9 +269,11 @@ class _BFS:
         dg, comm, be, n_own = self.dg, self.comm, self.be, self.n_own
         found = np.zeros(0, dtype=np.int64)
         if frontier.shape[0]:
-            out = ops.advance(self.L, self.ctx.frontier(frontier), DistBFSFunctor, self.data,
+            out = ops.advance(self.L, self.ctx.frontier(frontier), self.functor, self.data,
                               load_balance=self.load_balance, context=self.ctx)
             found = out.to_numpy().astype(np.int64)
+            if self.functor is IdempotentDistBFSFunctor:
+                found = np.unique(found)  # racing discoverers each emitted the vertex
         mine = found[found < n_own]
         ghosts = found[found >= n_own]
         # (vertex, parent) pairs in the id type (int32 below 2**31 vertices: half the bytes)

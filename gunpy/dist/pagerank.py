@@ -24,7 +24,8 @@ import numpy as np
 from gunpy import operators as ops
 from gunpy.dist._common import Holders, finish_stats, gathered_graph
 from gunpy.dist.comm import ensure_device, get_comm
-from gunpy.primitives.pagerank import Contribute, OutWeight, PRData, Pull, Update
+from gunpy.primitives.pagerank import (DIRECTIONS, Contribute, OutWeight, PRData, Pull, Push,
+                                       Update)
 from gunpy.result import Stats
 
 __all__ = ["pagerank", "DistPageRankResult"]
@@ -62,7 +63,8 @@ class DistPageRankResult:
                 f"vertices, {self.iterations} iterations, converged={self.converged})")
 
 
-def pagerank(dgraph, *, alpha=0.85, tol=1e-6, max_iter=100, backend="cpu", debug=False):
+def pagerank(dgraph, *, alpha=0.85, tol=1e-6, max_iter=100, direction="pull",
+             load_balance="auto", backend="cpu", debug=False):
     """PageRank of a :class:`~gunpy.dist.DistGraph` with networkx's semantics (collective).
 
     Parameters
@@ -73,6 +75,13 @@ def pagerank(dgraph, *, alpha=0.85, tol=1e-6, max_iter=100, backend="cpu", debug
     tol : float, default 1e-6
         Stop when the L1 change is below ``n * tol``; 0 runs ``max_iter`` iterations.
     max_iter : int, default 100
+    direction : {"pull", "push"}, default "pull"
+        Pull: each owned vertex gathers over its in-edges (ghosts hold their
+        owners' contributions). Push: each owned vertex adds its contribution
+        along its out-edges with atomic adds, and the sums that landed on
+        ghosts go to their owners. As :func:`gunpy.pagerank`'s option.
+    load_balance : str, default "auto"
+        The push advance's strategy.
     backend : {"cpu", "cuda", "auto"}, default "cpu"
     debug : bool, default False
         Check at every step that all ranks run the same operator sequence.
@@ -112,8 +121,15 @@ def pagerank(dgraph, *, alpha=0.85, tol=1e-6, max_iter=100, backend="cpu", debug
         raise ValueError(f"tol must be >= 0, got {tol!r}")
     if int(max_iter) != max_iter or max_iter < 0:
         raise ValueError(f"max_iter must be a non-negative integer, got {max_iter!r}")
-    comm.same_on_all((float(alpha), float(tol), int(max_iter)), "alpha, tol or max_iter")
-    return _PageRank(dgraph, comm, backend).run(float(alpha), float(tol), int(max_iter))
+    if direction not in DIRECTIONS:
+        raise ValueError(f"unknown PageRank direction {direction!r}; valid: "
+                         f"{', '.join(map(repr, DIRECTIONS))}")
+    ops.advance.check_load_balance(load_balance)
+    comm.same_on_all((float(alpha), float(tol), int(max_iter), direction, load_balance),
+                     "alpha, tol, max_iter, direction or load_balance")
+    run = _PageRank(dgraph, comm, backend)
+    run.direction, run.load_balance = direction, load_balance
+    return run.run(float(alpha), float(tol), int(max_iter))
 
 
 class _PageRank:
@@ -130,7 +146,7 @@ class _PageRank:
         nloc = max(self.L.num_vertices, 1)
         comm.take_counters()
         self.holders = Holders(dg, comm)
-        stats = Stats(backend=be.name, load_balance="", direction="pull")
+        stats = Stats(backend=be.name, load_balance=self.load_balance, direction=self.direction)
         arrays = {name: be.full(nloc, 0.0, np.float64)
                   for name in ("rank", "received", "contrib", "dangling", "change",
                                "out_weight")}
@@ -150,20 +166,27 @@ class _PageRank:
             if owned is not None:
                 ops.compute(self.L, owned, Contribute, data, context=ctx)
                 dangling = ops.reduce(data.dangling, n=n_own, context=ctx)
-            self.share(data.contrib)
+            if self.direction == "pull":
+                self.share(data.contrib)  # ghosts get their owners' contributions
+            elif owned is not None:
+                ops.advance(self.L, owned, Push, data, output="none",
+                            load_balance=self.load_balance, context=ctx)
+            if self.direction == "push":
+                self.exchange(self.holders.collect, data.received)  # ghosts' sums go home
             dangling = comm.allreduce(float(dangling))
             data = data._replace(base=(alpha * dangling + 1.0 - alpha) / n)
             change = 0.0
             if owned is not None:
-                ops.neighbor_reduce(self.L, owned, Pull, data, data.received, edges="in",
-                                    context=ctx)
+                if self.direction == "pull":
+                    ops.neighbor_reduce(self.L, owned, Pull, data, data.received, edges="in",
+                                        context=ctx)
                 ops.compute(self.L, owned, Update, data, context=ctx)
                 change = ops.reduce(data.change, n=n_own, context=ctx)
             error = comm.allreduce(float(change))
             secs, nbytes = comm.take_counters()
             stats.per_iteration.append({
                 "iteration": it, "frontier": n_own, "edges": ctx.record["edges"],
-                "direction": "pull", "strategy": ctx.record.get("strategy", ""),
+                "direction": self.direction, "strategy": ctx.record.get("strategy", ""),
                 "error": error, "comm_ms": secs * 1e3, "bytes_sent": nbytes})
             it += 1
             if error < n * tol:
@@ -178,9 +201,13 @@ class _PageRank:
 
     def share(self, contrib):
         """Every ghost's contribution from its owner (values only, in a fixed order)."""
-        if isinstance(contrib, np.ndarray):
-            self.holders.send(contrib)
+        self.exchange(self.holders.send, contrib)
+
+    def exchange(self, how, values):
+        """``how(values)`` on the host copy of a device array (in place on the CPU)."""
+        if isinstance(values, np.ndarray):
+            how(values)
             return
-        host = self.be.to_host(contrib)
-        self.holders.send(host)
-        self.be.copy_in(contrib, 0, host)
+        host = self.be.to_host(values)
+        how(host)
+        self.be.copy_in(values, 0, host)

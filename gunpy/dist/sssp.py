@@ -39,7 +39,7 @@ from gunpy import INVALID, Functor
 from gunpy import operators as ops
 from gunpy.dist._common import Holders, check_source, finish_stats, gathered_graph
 from gunpy.dist.comm import ensure_device, get_comm
-from gunpy.primitives.sssp import SSSPData, SSSPFunctor
+from gunpy.primitives.sssp import METHODS, SSSPData, SSSPFunctor
 from gunpy.result import Stats
 
 __all__ = ["sssp", "DistSSSPResult", "TightParentFunctor"]
@@ -91,7 +91,8 @@ class DistSSSPResult:
                 f"vertices, stats={self.stats.summary()})")
 
 
-def sssp(dgraph, source, *, delta=None, load_balance="auto", backend="cpu", debug=False):
+def sssp(dgraph, source, *, delta=None, method="near_far", load_balance="auto", backend="cpu",
+         debug=False):
     """Shortest-path distances and a shortest-path tree over a :class:`~gunpy.dist.DistGraph`.
 
     Collective: every rank calls it with the same arguments.
@@ -105,6 +106,9 @@ def sssp(dgraph, source, *, delta=None, load_balance="auto", backend="cpu", debu
     delta : float, optional
         Width of the distance band (default: as :func:`gunpy.sssp`'s,
         :func:`gunpy.primitives.sssp.default_delta`, computed over the whole graph).
+    method : {"near_far", "bellman_ford"}, default "near_far"
+        Delta-stepping bands, or every improved vertex expanded at once (one
+        band of infinite width), as :func:`gunpy.sssp`'s option.
     load_balance : str, default "auto"
         The local advance's strategy.
     backend : {"cpu", "cuda", "auto"}, default "cpu"
@@ -144,14 +148,20 @@ def sssp(dgraph, source, *, delta=None, load_balance="auto", backend="cpu", debu
     comm = get_comm(dg.comm, debug=debug)
     ensure_device(comm, backend)  # one GPU per rank on a node (once)
     ops.advance.check_load_balance(load_balance)
+    if method not in METHODS:
+        raise ValueError(f"unknown SSSP method {method!r}; valid: "
+                         f"{', '.join(map(repr, METHODS))}")
     _check_weights(dg, comm)
-    source = check_source(dg, comm, source, load_balance)
+    source = check_source(dg, comm, source, load_balance, method)
     delta = _delta(dg, comm) if delta is None else delta
     if not (isinstance(delta, (int, float, np.integer, np.floating)) and np.isfinite(delta)
             and delta > 0):
         raise ValueError(f"delta must be a positive number, got {delta!r}")
     comm.same_on_all(float(delta), "delta")
-    return _SSSP(dg, comm, backend, load_balance, float(delta)).run(source)
+    run = _SSSP(dg, comm, backend, load_balance, float(delta))
+    run.band = float(delta) if method == "near_far" else np.inf
+    run.method = method
+    return run.run(source)
 
 
 def _owned_weights(dg):
@@ -207,7 +217,7 @@ class _SSSP:
         if dg.owns(s):
             be.write(self.dist, s - dg.lo, 0.0)
             near = np.array([s - dg.lo], dtype=np.int64)
-        upper = self.delta
+        upper = self.band
         rounds = 0
         while True:
             comm.step(f"sssp round {rounds}")
@@ -264,7 +274,7 @@ class _SSSP:
         be.synchronize()
         elapsed = time.perf_counter() - start
         comm.step("sssp done")
-        finish_stats(comm, stats, rounds, elapsed, delta=self.delta)
+        finish_stats(comm, stats, rounds, elapsed, method=self.method, delta=self.delta)
         return DistSSSPResult(dg, source, stats, host[:n_own].copy(), parent)
 
     # ------------------------------------------------------------------ steps
