@@ -8,13 +8,16 @@ vertices improved several times in one step as it splits. ``method="bellman_ford
 skips the queue: a unique filter drops the repeats and every improved vertex
 goes straight into the next frontier.
 
-Parents are chosen after the distances settle, from the *tight* edges
-(``distance[src] + weight == distance[dst]``): writing them during relaxation
-races with the atomic min (a slower writer can leave a parent that no longer
-realises the distance). With positive weights the tight edges form a DAG, so
-one neighbor-reduce over in-edges takes the smallest tight in-neighbour of
-every vertex; with zero-weight edges that could close a cycle, so a BFS over
-the tight edges from the source picks the parents instead.
+Parents come from the *tight* edges (``distance[src] + weight ==
+distance[dst]``). Each successful relaxation records its source and edge, but
+that races with the atomic min (a slower writer can leave a parent that no
+longer realises the distance), so after the distances settle a filter keeps
+the recorded parents that are still tight and, for the few others, one
+neighbor-reduce over their in-edges takes the smallest tight in-neighbour.
+With positive weights the tight edges form a DAG, so any choice is a tree;
+with zero-weight edges tight edges could close a cycle, so a BFS over the
+tight edges from the source picks the parents instead. Which tight parent a
+vertex gets may differ between runs (as BFS's parents do).
 """
 
 from collections import namedtuple
@@ -28,7 +31,8 @@ __all__ = ["sssp", "SSSPResult", "SSSPFunctor", "SSSPProblem", "SSSPEnactor", "M
 
 METHODS = ("near_far", "bellman_ford")
 
-SSSPData = namedtuple("SSSPData", "distance parent delta tight source")
+SSSPData = namedtuple("SSSPData", "distance parent delta tight source via row_offsets "
+                                  "column_indices weights weighted")
 
 
 class SSSPFunctor(Functor):
@@ -41,8 +45,35 @@ class SSSPFunctor(Functor):
         return atomics.min(data.distance, dst, new) > new
 
     @staticmethod
+    def apply_edge(src, dst, edge, weight, data):
+        # a candidate parent: a slower writer may leave one that no longer realises the
+        # distance (or a src from one writer and an edge from another); finalize checks
+        data.parent[dst] = src
+        data.via[dst] = edge
+
+    @staticmethod
     def priority(v, data):
         return data.distance[v] / data.delta
+
+
+class UnverifiedParent(Functor):
+    """Reached vertices whose recorded (parent, edge) is not a tight edge into them."""
+
+    @staticmethod
+    def cond_vertex(v, data):
+        d = data.distance[v]
+        if v == data.source or not d < np.inf:
+            return False
+        p = data.parent[v]
+        e = data.via[v]
+        if p < 0 or p >= data.distance.shape[0] or e < 0 or e >= data.column_indices.shape[0]:
+            return True
+        if e < data.row_offsets[p] or e >= data.row_offsets[p + 1]:
+            return True
+        if data.column_indices[e] != v:
+            return True
+        w = data.weights[e] if data.weighted else 1.0
+        return data.distance[p] + w != d
 
 
 class TightEdgeFunctor(Functor):
@@ -75,6 +106,10 @@ class SSSPProblem(Problem):
         self.distance = self.vertex_array(np.float64)
         self.parent = self.vertex_array(np.int32)
         self.tight = self.vertex_array(np.float64)
+        self.via = self.vertex_array(np.int64)  # the edge that last lowered each distance
+        dg = self.backend.graph(self.graph)
+        self.row_offsets, self.column_indices = dg.row_offsets, dg.column_indices
+        self.weights, self.weighted = dg.values, bool(dg.weighted)
 
     def reset(self, source, delta=None):
         """Start from ``source``, near band ``delta`` wide (default: :func:`default_delta`)."""
@@ -138,10 +173,17 @@ class SSSPEnactor(Enactor):
 
     def finalize(self):
         self.stats.extra["method"] = self.method
-        # distances are final: pick each vertex's parent among its tight in-edges
+        # distances are final. Positive weights: keep the parent each vertex's last
+        # successful relaxation recorded where it is still a tight edge (almost always),
+        # and pick the smallest tight in-neighbour for the others (one pass over their
+        # in-edges instead of every vertex's)
         if self.positive_weights:
-            self.neighbor_reduce(None, TightParent, self.problem.tight, edges="in", op="min")
-            self.compute(None, TightParent)
+            stale = self.filter(self.full_frontier("vertex"), UnverifiedParent)
+            self.stats.extra["parents_repaired"] = stale.size
+            if stale.size:
+                self.neighbor_reduce(stale, TightParent, self.problem.tight, edges="in",
+                                     op="min")
+                self.compute(stale, TightParent)
             return
         frontier = self.start_frontier().push(self.problem.source)
         while frontier.size:

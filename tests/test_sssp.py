@@ -131,6 +131,43 @@ def test_sssp_enactor_with_its_defaults(name, kind, backend):
     check_sssp_tree(G, 0, distance, parent, reference=ref)
 
 
+class StaleParents(SSSPEnactor):
+    """Before the parents are checked, spoil what the relaxations recorded (as racing
+    writers can): every recorded edge id wrong, half the parents too."""
+
+    def finalize(self):
+        p, be = self.problem, self.problem.backend
+        via = be.to_host(p.via)
+        via[1:] = np.where(np.arange(1, via.shape[0]) % 2, -1, 10 ** 12)
+        be.copy_in(p.via, 0, via)
+        parent = be.to_host(p.parent)
+        spoil = np.zeros(parent.shape[0], dtype=bool)
+        spoil[2::2] = True  # reached vertices only, never the source (no relaxation writes it)
+        parent[spoil & (parent >= 0)] = parent.shape[0] + 5
+        be.copy_in(p.parent, 0, parent)
+        super().finalize()
+
+
+@pytest.mark.parametrize("name", ["random_directed", "preferential_hubs", "grid"])
+def test_sssp_repairs_parents_the_relaxations_left_stale(name, backend):
+    G = weighted(TINY[name], "int", seed=5)
+    problem = SSSPProblem(G, backend=backend)
+    problem.reset(0)
+    stats = StaleParents(problem).enact()
+    distance, parent = problem.extract()
+    reached = np.isfinite(distance)
+    assert stats.extra["parents_repaired"] == int(reached.sum()) - 1  # all but the source
+    check_sssp_tree(G, 0, distance, parent, reference=reference_distances(G, 0))
+    # a repaired parent is the smallest tight in-neighbour
+    src = np.repeat(np.arange(G.num_vertices), G.out_degrees())
+    tight = distance[src] + G.values == distance[G.column_indices]
+    best = np.full(G.num_vertices, np.iinfo(np.int64).max)
+    np.minimum.at(best, G.column_indices[tight], src[tight])
+    expect = np.where(reached, best, -1)
+    expect[0] = 0
+    assert np.array_equal(parent, expect)
+
+
 def test_sssp_enactor_rejects_bad_options():
     problem = SSSPProblem(weighted(TINY["path_directed"], "int"), backend="cpu")
     with pytest.raises(ValueError, match="method.*'near_far', 'bellman_ford'"):

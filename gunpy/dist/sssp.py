@@ -39,12 +39,20 @@ from gunpy import INVALID, Functor
 from gunpy import operators as ops
 from gunpy.dist._common import Holders, check_source, finish_stats, gathered_graph
 from gunpy.dist.comm import ensure_device, get_comm
-from gunpy.primitives.sssp import METHODS, SSSPData, SSSPFunctor
+from gunpy.primitives.sssp import METHODS, SSSPFunctor
 from gunpy.result import Stats
 
 __all__ = ["sssp", "DistSSSPResult", "TightParentFunctor"]
 
 TightData = namedtuple("TightData", "distance gid")
+RelaxData = namedtuple("RelaxData", "distance")
+
+
+class RelaxFunctor(Functor):
+    """:class:`gunpy.primitives.sssp.SSSPFunctor`'s relaxation (an atomic min), no parents:
+    they are picked once the distances settle."""
+
+    cond_edge = staticmethod(SSSPFunctor.cond_edge)
 
 
 class TightParentFunctor(Functor):
@@ -130,8 +138,8 @@ def sssp(dgraph, source, *, delta=None, method="near_far", load_balance="auto", 
 
     See Also
     --------
-    gunpy.sssp : the single-device twin (same distances; the same parents on
-        positive weights).
+    gunpy.sssp : the single-device twin (same distances; parents along tight edges,
+        not necessarily the same ones).
     networkx.single_source_dijkstra_path_length
 
     Examples
@@ -205,8 +213,7 @@ class _SSSP:
         comm.take_counters()
         nloc = max(self.L.num_vertices, 1)
         self.dist = be.full(nloc, np.inf, np.float64)
-        one = be.zeros(1, np.int32)
-        self.data = SSSPData(self.dist, one, self.delta, be.zeros(1, np.float64), 0)
+        self.data = RelaxData(self.dist)
         sent = np.full(dg.num_ghosts, np.inf)  # the distance last sent for each ghost
         far = np.zeros(n_own, dtype=bool)      # owned vertices improved beyond the band
         stats = Stats(backend=be.name, load_balance=self.load_balance, direction="push")
@@ -279,7 +286,7 @@ class _SSSP:
 
     # ------------------------------------------------------------------ steps
     def relax(self, near):
-        out = ops.advance(self.L, self.ctx.frontier(near), SSSPFunctor, self.data,
+        out = ops.advance(self.L, self.ctx.frontier(near), RelaxFunctor, self.data,
                           load_balance=self.load_balance, context=self.ctx)
         return np.unique(out.to_numpy().astype(np.int64))
 
