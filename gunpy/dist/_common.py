@@ -2,7 +2,8 @@
 
 import numpy as np
 
-__all__ = ["Vertices", "check_source", "finish_stats", "gathered_graph", "Holders"]
+__all__ = ["Vertices", "check_source", "finish_stats", "gathered_graph", "Holders",
+           "DistResult"]
 
 
 class Vertices:
@@ -88,3 +89,44 @@ class Holders:
         np.add.at(values, self.held, got)
         ghosts[:] = 0
         return values
+
+
+class DistResult:
+    """This rank's part of a distributed result: per-owned-vertex arrays and the stats.
+
+    Subclasses name the single-device result class (``single``: a
+    ``"module:Class"`` string, imported on :meth:`gather`), the per-vertex
+    arrays (``fields``) and the scalars copied onto the gathered result
+    (``scalars``); the arrays are indexed like ``DG.vertices``.
+    """
+
+    single = ""
+    fields = ()
+    scalars = ()
+
+    def __init__(self, dgraph, stats, **values):
+        self.graph = dgraph
+        self.stats = stats
+        for name, value in values.items():
+            setattr(self, name, value)
+
+    def gather(self, root=0):
+        """The full single-device result on ``root`` in original id order, None elsewhere.
+
+        Collective: every rank calls it.
+        """
+        arrays = {f: self.graph.gather(getattr(self, f), root) for f in self.fields}
+        if self.graph.comm.rank != root:
+            return None
+        module, name = self.single.split(":")
+        cls = getattr(__import__(module, fromlist=[name]), name)
+        result = cls(gathered_graph(self.graph), self.stats, **arrays)
+        for s in self.scalars:
+            setattr(result, s, getattr(self, s))
+        return result
+
+    def __repr__(self):
+        extra = "".join(f", {s}={getattr(self, s)}" for s in self.scalars)
+        return (f"{type(self).__name__}(rank {self.graph.comm.rank}: "
+                f"{getattr(self, self.fields[0]).shape[0]} vertices{extra}, "
+                f"stats={self.stats.summary()})")

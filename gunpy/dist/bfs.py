@@ -28,7 +28,7 @@ from gunpy import INVALID, Functor, atomics
 from gunpy import operators as ops
 from gunpy.operators import bitmap
 from gunpy.direction import DirectionPolicy, PushPull, check_direction
-from gunpy.dist._common import check_source, finish_stats, gathered_graph
+from gunpy.dist._common import DistResult, check_source, finish_stats
 from gunpy.dist.comm import ensure_device, get_comm
 from gunpy.result import Stats
 
@@ -79,7 +79,7 @@ class ClaimFunctor(Functor):
         data.parent[data.vertex[i]] = data.from_parent[i]
 
 
-class DistBFSResult:
+class DistBFSResult(DistResult):
     """This rank's part of a distributed BFS.
 
     ``depth`` and ``parent`` (original ids) of the owned vertices, whose
@@ -88,29 +88,9 @@ class DistBFSResult:
     ``bytes_sent`` (this rank's) and ``edges`` (this rank's).
     """
 
-    def __init__(self, dgraph, source, stats, depth, parent):
-        self.graph = dgraph
-        self.source = source
-        self.stats = stats
-        self.depth = depth
-        self.parent = parent
-
-    def gather(self, root=0):
-        """The full :class:`gunpy.primitives.bfs.BFSResult` on ``root`` (else None; collective)."""
-        from gunpy.primitives.bfs import BFSResult
-        depth = self.graph.gather(self.depth, root)
-        parent = self.graph.gather(self.parent, root)
-        if self.graph.comm.rank != root:
-            return None
-        return BFSResult(gathered_graph(self.graph), self.stats,
-                         depth=depth, parent=parent)
-
-    def __repr__(self):
-        return (f"DistBFSResult(rank {self.graph.comm.rank}: {self.depth.shape[0]} vertices, "
-                f"stats={self.stats.summary()})")
-
-
-
+    single = "gunpy.primitives.bfs:BFSResult"
+    fields = ('depth', 'parent')
+    scalars = ('source',)
 
 def _words(bits):
     """A boolean array as bitmap words (uint32, bit ``v & 31`` of word ``v >> 5``)."""
@@ -262,7 +242,7 @@ class _BFS:
         finish_stats(comm, stats, level, elapsed)
         depth = be.to_host(self.depth)[:self.n_own]
         parent = be.to_host(self.parent)[:self.n_own]
-        return DistBFSResult(dg, source, stats, depth, parent)
+        return DistBFSResult(dg, stats, depth=depth, parent=parent, source=source)
 
     def push(self, frontier):
         """Advance the owned frontier; ghosts found go to their owners, who claim them."""

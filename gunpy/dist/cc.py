@@ -30,7 +30,7 @@ import numpy as np
 
 from gunpy import Functor, atomics
 from gunpy import operators as ops
-from gunpy.dist._common import Holders, finish_stats, gathered_graph
+from gunpy.dist._common import DistResult, Holders, finish_stats
 from gunpy.dist.comm import ensure_device, get_comm
 from gunpy.graph import Graph
 from gunpy.result import Stats
@@ -49,7 +49,7 @@ class MinLabelFunctor(Functor):
         return atomics.min(data.labels, dst, lab) > lab
 
 
-class DistCCResult:
+class DistCCResult(DistResult):
     """This rank's part of a distributed CC.
 
     ``labels`` (int32, original ids: the smallest vertex id of each component) of
@@ -59,27 +59,9 @@ class DistCCResult:
     ``local_passes`` (this rank's advances in the local phase).
     """
 
-    def __init__(self, dgraph, stats, labels, num_components):
-        self.graph = dgraph
-        self.stats = stats
-        self.labels = labels
-        self.num_components = num_components
-
-    def gather(self, root=0):
-        """The full :class:`gunpy.primitives.cc.CCResult` on ``root`` (else None; collective)."""
-        from gunpy.primitives.cc import CCResult
-        comm = self.graph.comm
-        labels = self.graph.gather(self.labels, root)
-        if comm.rank != root:
-            return None
-        r = CCResult(gathered_graph(self.graph), self.stats, labels=labels)
-        r.num_components = self.num_components
-        return r
-
-    def __repr__(self):
-        return (f"DistCCResult(rank {self.graph.comm.rank}: {self.labels.shape[0]} vertices, "
-                f"{self.num_components} components, stats={self.stats.summary()})")
-
+    single = "gunpy.primitives.cc:CCResult"
+    fields = ('labels',)
+    scalars = ('num_components',)
 
 def cc(dgraph, *, backend="cpu", debug=False):
     """Connected components of a :class:`~gunpy.dist.DistGraph` (collective).
@@ -200,7 +182,7 @@ class _CC:
         own = labels[:n_own]
         roots = comm.allreduce(int(np.count_nonzero(own == dg.vertices)))
         finish_stats(comm, stats, it, elapsed, components=int(roots))
-        return DistCCResult(dg, stats, own.astype(np.int32), int(roots))
+        return DistCCResult(dg, stats, labels=own.astype(np.int32), num_components=int(roots))
 
     def local(self, labels, frontier):
         """Propagate over the local graph from ``frontier`` until no label changes here."""

@@ -22,7 +22,7 @@ import time
 import numpy as np
 
 from gunpy import operators as ops
-from gunpy.dist._common import Holders, finish_stats, gathered_graph
+from gunpy.dist._common import DistResult, Holders, finish_stats
 from gunpy.dist.comm import ensure_device, get_comm
 from gunpy.primitives.pagerank import (DIRECTIONS, Contribute, OutWeight, PRData, Pull, Push,
                                        Update)
@@ -31,7 +31,7 @@ from gunpy.result import Stats
 __all__ = ["pagerank", "DistPageRankResult"]
 
 
-class DistPageRankResult:
+class DistPageRankResult(DistResult):
     """This rank's part of a distributed PageRank.
 
     ``rank`` (float64) of the owned vertices (original ids ``DG.vertices``),
@@ -39,29 +39,9 @@ class DistPageRankResult:
     ``per_iteration`` entries also hold ``comm_ms`` and ``bytes_sent``.
     """
 
-    def __init__(self, dgraph, stats, rank, iterations, converged):
-        self.graph = dgraph
-        self.stats = stats
-        self.rank = rank
-        self.iterations = iterations
-        self.converged = converged
-
-    def gather(self, root=0):
-        """The full :class:`gunpy.primitives.pagerank.PageRankResult` on ``root`` (collective)."""
-        from gunpy.primitives.pagerank import PageRankResult
-        comm = self.graph.comm
-        rank = self.graph.gather(self.rank, root)
-        if comm.rank != root:
-            return None
-        r = PageRankResult(gathered_graph(self.graph), self.stats, rank=rank)
-        r.iterations = self.iterations
-        r.converged = self.converged
-        return r
-
-    def __repr__(self):
-        return (f"DistPageRankResult(rank {self.graph.comm.rank}: {self.rank.shape[0]} "
-                f"vertices, {self.iterations} iterations, converged={self.converged})")
-
+    single = "gunpy.primitives.pagerank:PageRankResult"
+    fields = ('rank',)
+    scalars = ('iterations', 'converged')
 
 def pagerank(dgraph, *, alpha=0.85, tol=1e-6, max_iter=100, direction="pull",
              load_balance="auto", backend="cpu", debug=False):
@@ -197,7 +177,7 @@ class _PageRank:
         finish_stats(comm, stats, it, elapsed)
         converged = bool(n == 0 or error < n * tol)
         rank = be.to_host(data.rank)[:n_own].copy()
-        return DistPageRankResult(dg, stats, rank, it, converged)
+        return DistPageRankResult(dg, stats, rank=rank, iterations=it, converged=converged)
 
     def share(self, contrib):
         """Every ghost's contribution from its owner (values only, in a fixed order)."""

@@ -37,7 +37,7 @@ import numpy as np
 
 from gunpy import INVALID, Functor
 from gunpy import operators as ops
-from gunpy.dist._common import Holders, check_source, finish_stats, gathered_graph
+from gunpy.dist._common import DistResult, Holders, check_source, finish_stats
 from gunpy.dist.comm import ensure_device, get_comm
 from gunpy.primitives.sssp import METHODS, SSSPFunctor
 from gunpy.result import Stats
@@ -66,7 +66,7 @@ class TightParentFunctor(Functor):
         return np.inf
 
 
-class DistSSSPResult:
+class DistSSSPResult(DistResult):
     """This rank's part of a distributed SSSP.
 
     ``distance`` (float64, inf unreachable) and ``parent`` (original ids, int32;
@@ -76,28 +76,9 @@ class DistSSSPResult:
     ``comm_ms``, ``bytes_sent``, ``local_passes`` and the band's ``upper`` bound.
     """
 
-    def __init__(self, dgraph, source, stats, distance, parent):
-        self.graph = dgraph
-        self.source = source
-        self.stats = stats
-        self.distance = distance
-        self.parent = parent
-
-    def gather(self, root=0):
-        """The full :class:`gunpy.primitives.sssp.SSSPResult` on ``root`` (else None; collective)."""
-        from gunpy.primitives.sssp import SSSPResult
-        comm = self.graph.comm
-        distance = self.graph.gather(self.distance, root)
-        parent = self.graph.gather(self.parent, root)
-        if comm.rank != root:
-            return None
-        return SSSPResult(gathered_graph(self.graph), self.stats, distance=distance,
-                          parent=parent)
-
-    def __repr__(self):
-        return (f"DistSSSPResult(rank {self.graph.comm.rank}: {self.distance.shape[0]} "
-                f"vertices, stats={self.stats.summary()})")
-
+    single = "gunpy.primitives.sssp:SSSPResult"
+    fields = ('distance', 'parent')
+    scalars = ('source',)
 
 def sssp(dgraph, source, *, delta=None, method="near_far", load_balance="auto", backend="cpu",
          debug=False):
@@ -282,7 +263,8 @@ class _SSSP:
         elapsed = time.perf_counter() - start
         comm.step("sssp done")
         finish_stats(comm, stats, rounds, elapsed, method=self.method, delta=self.delta)
-        return DistSSSPResult(dg, source, stats, host[:n_own].copy(), parent)
+        return DistSSSPResult(dg, stats, distance=host[:n_own].copy(), parent=parent,
+                              source=source)
 
     # ------------------------------------------------------------------ steps
     def relax(self, near):
