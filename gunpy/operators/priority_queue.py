@@ -189,7 +189,7 @@ class NearFarQueue:
         Returns the frontier to process next: empty only when near and far both are.
         """
         self._split(frontier, out, hooks, data, dedupe=dedupe, far_out=self.far)
-        while out.size == 0 and self.far.size_bound() > 0:  # (an empty pile's minimum: inf)
+        while out.size == 0 and self.far.size > 0:  # one read, and only when near ran dry
             # the near slice ran dry: raise the level past the far pile's minimum
             # and split the far pile again (dropping its repeats)
             lowest = self._min_far_priority(hooks, data)
