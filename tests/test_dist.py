@@ -168,7 +168,7 @@ def _check():
             failures.append(what)
 
     def run_cc(name, G, DG):
-        r = gd.cc(DG, debug=True)
+        r = gd.cc(DG, load_balance="twc" if G.directed else "auto", debug=True)
         lo, hi = DG.starts[rank], DG.starts[rank + 1]
         expect(r.labels.shape[0] == hi - lo and r.labels.dtype == np.int32,
                f"{name} cc: owned labels' size or dtype")
@@ -326,7 +326,8 @@ def _check():
     DG = gd.DistGraph.from_graph(G)
     for call, kw in [(gd.pagerank, {"alpha": 1.5}), (gd.pagerank, {"tol": -1.0}),
                      (gd.pagerank, {"max_iter": -2}), (gd.pagerank, {"direction": "up"}),
-                     (lambda g, **k: gd.sssp(g, 0, **k), {"method": "dijkstra"})]:
+                     (lambda g, **k: gd.sssp(g, 0, **k), {"method": "dijkstra"}),
+                     (gd.cc, {"load_balance": "nope"})]:
         try:
             call(DG, **kw)
             msg = "no error"

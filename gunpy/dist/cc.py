@@ -63,7 +63,7 @@ class DistCCResult(DistResult):
     fields = ('labels',)
     scalars = ('num_components',)
 
-def cc(dgraph, *, backend="cpu", debug=False):
+def cc(dgraph, *, load_balance="auto", backend="cpu", debug=False):
     """Connected components of a :class:`~gunpy.dist.DistGraph` (collective).
 
     Weakly connected components on directed graphs (edges followed either way).
@@ -71,6 +71,9 @@ def cc(dgraph, *, backend="cpu", debug=False):
     Parameters
     ----------
     dgraph : gunpy.dist.DistGraph
+    load_balance : str, default "auto"
+        The local advance's strategy, as :func:`gunpy.cc`'s option. (Its
+        ``sample`` option has no counterpart: label propagation samples nothing.)
     backend : {"cpu", "cuda", "auto"}, default "cpu"
         Where each rank's local operators run.
     debug : bool, default False
@@ -102,7 +105,11 @@ def cc(dgraph, *, backend="cpu", debug=False):
     dg = dgraph
     comm = get_comm(dg.comm, debug=debug)
     ensure_device(comm, backend)  # one GPU per rank on a node (once)
-    return _CC(dg, comm, backend).run()
+    ops.advance.check_load_balance(load_balance)
+    comm.same_on_all(load_balance, "load_balance")
+    run = _CC(dg, comm, backend)
+    run.load_balance = load_balance
+    return run.run()
 
 
 class _CC:
@@ -129,7 +136,7 @@ class _CC:
         holders = Holders(dg, comm)
         self.held, self.holder = holders.held, holders.holder
         comm.take_counters()
-        stats = Stats(backend=be.name, load_balance="auto", direction="push")
+        stats = Stats(backend=be.name, load_balance=self.load_balance, direction="push")
         comm.barrier()
         start = time.perf_counter()
         labels = dg.original_gid.astype(self.dtype)  # labels are original ids
@@ -194,7 +201,7 @@ class _CC:
         passes = 0
         while frontier.shape[0]:
             out = ops.advance(self.L, self.ctx.frontier(frontier), MinLabelFunctor, data,
-                              context=self.ctx)
+                              load_balance=self.load_balance, context=self.ctx)
             frontier = np.unique(out.to_numpy().astype(np.int64))
             passes += 1
         return be.to_host(dev).astype(self.dtype), passes

@@ -23,8 +23,8 @@ from numba import cuda  # a module global: the simulator swaps it for its fake m
 
 from gunpy.backends.cpu import functor_pair, run_thin
 from gunpy.functor import hooks_cache
-from gunpy.operators.advance.common import (cpu_visit, cuda_accept, cuda_count_edges, cuda_emit,
-                                           cuda_weight)
+from gunpy.operators.advance.common import (cpu_visit, cuda_accept, cuda_count_edges,
+                                           cuda_emit_counting, cuda_weight)
 from gunpy.operators.common import cpu_compact
 
 __all__ = ["cuda_kernel", "cpu_source", "cpu_kernel", "cpu_serial", "cpu_thin", "execute",
@@ -36,7 +36,7 @@ def cuda_kernel(hooks, spec):
     from gunpy.backends.cuda import kernel
     accept = cuda_accept(hooks, spec)
     weight = cuda_weight(spec.weighted)
-    emit = cuda_emit(spec.output, spec.mark_visited)
+    emit = cuda_emit_counting(spec.output, spec.mark_visited)
 
     def advance(row_offsets, column_indices, values, in_queue, in_length,
                 out_queue, out_length, visited, data):

@@ -24,8 +24,8 @@ import numpy as np
 from numba import cuda  # a module global: the simulator swaps it for its fake module
 
 from gunpy.functor import hooks_cache
-from gunpy.operators.advance.common import (cpu_visit, cuda_accept, cuda_count_edges, cuda_emit,
-                                           cuda_weight)
+from gunpy.operators.advance.common import (cpu_visit, cuda_accept, cuda_count_edges,
+                                           cuda_emit_counting, cuda_weight)
 from gunpy.operators.common import cpu_compact
 from gunpy.operators.scan import block_inclusive_scan
 
@@ -43,7 +43,7 @@ def cuda_kernel(hooks, spec, block):
     from gunpy.backends.cuda import kernel
     accept = cuda_accept(hooks, spec)
     weight = cuda_weight(spec.weighted)
-    emit = cuda_emit(spec.output, spec.mark_visited)
+    emit = cuda_emit_counting(spec.output, spec.mark_visited)
     nwarps = max(1, block // 32)
 
     @cuda.jit(device=True, inline="always")
