@@ -126,7 +126,7 @@ def bfs(dgraph, source, *, direction="auto", load_balance="auto", idempotent=Fal
     Returns
     -------
     DistBFSResult
-        The owned vertices' ``depth`` and ``parent`` (global ids, int32; -1
+        The owned vertices' ``depth`` and ``parent`` (original ids, int32; -1
         unreachable); ``.gather(root)`` gives the single-device ``BFSResult``.
 
     Raises

@@ -107,7 +107,7 @@ def sssp(dgraph, source, *, delta=None, method="near_far", load_balance="auto", 
     Returns
     -------
     DistSSSPResult
-        The owned vertices' ``distance`` and ``parent`` (global ids);
+        The owned vertices' ``distance`` and ``parent`` (original ids);
         ``.gather(root)`` gives the single-device ``SSSPResult``.
 
     Raises
@@ -292,7 +292,7 @@ class _SSSP:
             "comm_ms": secs * 1e3, "bytes_sent": nbytes})
 
     def parents(self, source, host):
-        """Each reached vertex's parent along a tight edge (global ids; collective)."""
+        """Each reached vertex's parent along a tight edge (original ids; collective)."""
         dg, comm, be, n_own = self.dg, self.comm, self.be, self.n_own
         Holders(dg, comm).send(host)  # every ghost learns its final distance
         w = _owned_weights(dg)
