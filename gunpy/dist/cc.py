@@ -83,7 +83,7 @@ def cc(dgraph, *, load_balance="auto", backend="cpu", debug=False):
     Returns
     -------
     DistCCResult
-        The owned vertices' ``labels`` (int32 global ids, each the smallest
+        The owned vertices' ``labels`` (int32 original ids, each the smallest
         vertex id of its component), ``num_components`` (on every rank) and
         ``stats``; ``.gather(root)`` gives the single-device ``CCResult``.
 
