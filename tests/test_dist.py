@@ -167,6 +167,15 @@ def _check():
         if not ok:
             failures.append(what)
 
+    def messages(call, kind):
+        """``call()``'s ``kind`` error message on every rank ("no error" where none)."""
+        try:
+            call()
+            msg = "no error"
+        except kind as exc:
+            msg = str(exc)
+        return comm.allgather(msg)
+
     def run_cc(name, G, DG):
         r = gd.cc(DG, load_balance="twc" if G.directed else "auto", debug=True)
         lo, hi = DG.starts[rank], DG.starts[rank + 1]
@@ -315,12 +324,7 @@ def _check():
                                    directed=True)
         DG = gd.DistGraph.from_graph(H)
         for call in (lambda: gd.sssp(DG, 0), lambda: gd.sssp(DG, 0, delta=-1.0)):
-            try:
-                call()
-                msg = "no error"
-            except ValueError as exc:
-                msg = str(exc)
-            msgs = comm.allgather(msg)
+            msgs = messages(call, ValueError)
             expect(len(set(msgs)) == 1 and (word in msgs[0] or "delta" in msgs[0]),
                    f"bad weight {bad_w}: {msgs}")
     DG = gd.DistGraph.from_graph(G)
@@ -328,31 +332,16 @@ def _check():
                      (gd.pagerank, {"max_iter": -2}), (gd.pagerank, {"direction": "up"}),
                      (lambda g, **k: gd.sssp(g, 0, **k), {"method": "dijkstra"}),
                      (gd.cc, {"load_balance": "nope"})]:
-        try:
-            call(DG, **kw)
-            msg = "no error"
-        except ValueError as exc:
-            msg = str(exc)
-        msgs = comm.allgather(msg)
+        msgs = messages(lambda: call(DG, **kw), ValueError)
         expect(len(set(msgs)) == 1 and msgs[0] != "no error", f"bad option {kw}: {msgs}")
     for bad in (DG.num_vertices, -1):
-        try:
-            gd.sssp(DG, bad)
-            msg = "no error"
-        except IndexError as exc:
-            msg = str(exc)
-        msgs = comm.allgather(msg)
+        msgs = messages(lambda: gd.sssp(DG, bad), IndexError)
         expect(len(set(msgs)) == 1 and "out of range" in msgs[0], f"sssp bad source: {msgs}")
 
     # a bad source raises the same IndexError on every rank
     DG = gd.DistGraph.from_graph(graphs["path_undirected"], relabel=None)  # the path in blocks
     for bad in (DG.num_vertices, -1):
-        try:
-            gd.bfs(DG, bad)
-            msg = "no error"
-        except IndexError as exc:
-            msg = str(exc)
-        msgs = comm.allgather(msg)
+        msgs = messages(lambda: gd.bfs(DG, bad), IndexError)
         expect(len(set(msgs)) == 1 and "out of range" in msgs[0],
                f"bad source {bad}: {msgs}")
 

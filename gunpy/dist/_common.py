@@ -3,7 +3,7 @@
 import numpy as np
 
 __all__ = ["Vertices", "check_source", "finish_stats", "gathered_graph", "Holders",
-           "DistResult"]
+           "DistResult", "host_view"]
 
 
 class Vertices:
@@ -17,6 +17,14 @@ class Vertices:
 
     def labels(self):
         return list(range(self.num_vertices))
+
+
+def host_view(be, arr):
+    """``arr`` itself on the CPU backend (NumPy: writes go through), else a host copy.
+
+    MPI moves host buffers, so every exchange of device values goes through here.
+    """
+    return arr if isinstance(arr, np.ndarray) else be.to_host(arr)
 
 
 def gathered_graph(dg):

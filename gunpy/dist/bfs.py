@@ -28,7 +28,7 @@ from gunpy import INVALID, Functor, atomics
 from gunpy import operators as ops
 from gunpy.operators import bitmap
 from gunpy.direction import DirectionPolicy, PushPull, check_direction
-from gunpy.dist._common import DistResult, check_source, finish_stats
+from gunpy.dist._common import DistResult, check_source, finish_stats, host_view
 from gunpy.dist.comm import ensure_device, get_comm
 from gunpy.result import Stats
 
@@ -176,7 +176,7 @@ class _BFS:
         self.n_own = dg.num_owned
         self.pid = np.int32 if dg.num_vertices < 2 ** 31 else np.int64
         self.lengths = np.diff(dg.starts)
-        self.ghost_byte, self.ghost_shift = _ghost_bit_positions(dg)
+        self.ghost_byte, self.ghost_shift = dg.ghost_bit_positions()
 
     def run(self, source):
         dg, comm, be, n_own = self.dg, self.comm, self.be, self.n_own
@@ -258,7 +258,7 @@ class _BFS:
         ghosts = found[found >= n_own]
         # (vertex, parent) pairs in the id type (int32 below 2**31 vertices: half the bytes)
         send_v = dg.gid[ghosts].astype(self.pid)
-        send_p = _take(be, self.parent, ghosts).astype(self.pid)
+        send_p = host_view(be, self.parent)[ghosts].astype(self.pid)  # CUDA: a whole copy
         comm.step("bfs push exchange")
         recv_v, recv_p = comm.alltoallv([send_v, send_p], dg.ghost_owner[ghosts - n_own])
         claimed = np.zeros(0, dtype=np.int64)
@@ -309,22 +309,3 @@ class _BFS:
         elif ids.shape[0]:
             f = self.ctx.frontier(ids)
             bitmap.queue_to_bitmap(self.be, f.queue, f.length, f.size, self.visited, clear=False)
-
-
-def _take(be, arr, idx):
-    """``arr[idx]`` on the host (a device array is copied whole: CUDA has no gather here)."""
-    if isinstance(arr, np.ndarray):
-        return arr[idx]
-    return be.to_host(arr)[idx] if idx.shape[0] else np.zeros(0, dtype=arr.dtype)
-
-
-def _ghost_bit_positions(dg):
-    """Where each ghost's bit sits in an allgathered packed bitmap (byte, shift); cached."""
-    pos = getattr(dg, "_ghost_bits", None)
-    if pos is None:
-        nbytes = (np.diff(dg.starts) + 7) // 8
-        displ = np.concatenate(([0], np.cumsum(nbytes)[:-1]))
-        off = dg.ghosts - dg.starts[dg.ghost_owner]
-        pos = dg._ghost_bits = (displ[dg.ghost_owner] + (off >> 3)).astype(np.int64), \
-            (off & 7).astype(np.uint8)
-    return pos

@@ -128,6 +128,7 @@ class DistGraph:
         #: original id of each local vertex (what parents and labels are written in)
         self.original_gid = self.gid if relabel is None else relabel.inverse(self.gid)
         self.ghost_owner = self.owner(ghosts)
+        self._ghost_bits = None
         self.local = Graph.from_edges(self.to_local(src), self.to_local(dst), weights,
                                       num_vertices=self.gid.shape[0], directed=True)
         self.weighted = bool(comm.allreduce(int(weights is not None), op="max"))
@@ -162,6 +163,17 @@ class DistGraph:
         if full is None or self.relabel is None:
             return full
         return full[self.relabel.forward(np.arange(self.num_vertices))]
+
+    def ghost_bit_positions(self):
+        """Where each ghost's bit sits in a :meth:`Comm.allgather_bits` packed bitmap of all
+        vertices: ``(byte index, bit shift)`` arrays, computed once."""
+        if self._ghost_bits is None:
+            nbytes = (np.diff(self.starts) + 7) // 8
+            displ = np.concatenate(([0], np.cumsum(nbytes)[:-1]))
+            off = self.ghosts - self.starts[self.ghost_owner]
+            self._ghost_bits = ((displ[self.ghost_owner] + (off >> 3)).astype(np.int64),
+                                (off & 7).astype(np.uint8))
+        return self._ghost_bits
 
     def owner(self, v):
         """The rank owning each global id in ``v``."""

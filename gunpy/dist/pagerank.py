@@ -22,7 +22,7 @@ import time
 import numpy as np
 
 from gunpy import operators as ops
-from gunpy.dist._common import DistResult, Holders, finish_stats
+from gunpy.dist._common import DistResult, Holders, finish_stats, host_view
 from gunpy.dist.comm import ensure_device, get_comm
 from gunpy.primitives.pagerank import (DIRECTIONS, Contribute, OutWeight, PRData, Pull, Push,
                                        Update)
@@ -185,9 +185,7 @@ class _PageRank:
 
     def exchange(self, how, values):
         """``how(values)`` on the host copy of a device array (in place on the CPU)."""
-        if isinstance(values, np.ndarray):
-            how(values)
-            return
-        host = self.be.to_host(values)
+        host = host_view(self.be, values)
         how(host)
-        self.be.copy_in(values, 0, host)
+        if host is not values:
+            self.be.copy_in(values, 0, host)

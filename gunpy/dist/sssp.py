@@ -37,7 +37,7 @@ import numpy as np
 
 from gunpy import INVALID, Functor
 from gunpy import operators as ops
-from gunpy.dist._common import DistResult, Holders, check_source, finish_stats
+from gunpy.dist._common import DistResult, Holders, check_source, finish_stats, host_view
 from gunpy.dist.comm import ensure_device, get_comm
 from gunpy.primitives.sssp import METHODS, SSSPFunctor
 from gunpy.result import Stats
@@ -217,7 +217,7 @@ class _SSSP:
                 improved = self.relax(near)
                 passes += 1
                 owned = improved[improved < n_own]
-                d = self._take(owned)
+                d = self._host()[owned]  # (CUDA: a whole copy a step)
                 in_band = d < upper
                 far[owned[~in_band]] = True
                 near = owned[in_band]
@@ -234,7 +234,7 @@ class _SSSP:
                 np.minimum.at(best, v, recv_d)
                 won = np.flatnonzero(best < host[:n_own])
                 host[won] = best[won]
-                self._store(host, won)
+                self._store(host)
                 in_band = best[won] < upper
                 near = won[in_band]
                 far[won[~in_band]] = True
@@ -273,15 +273,11 @@ class _SSSP:
         return np.unique(out.to_numpy().astype(np.int64))
 
     def _host(self):
-        return self.dist if isinstance(self.dist, np.ndarray) else self.be.to_host(self.dist)
+        return host_view(self.be, self.dist)
 
-    def _take(self, ids):
-        return self._host()[ids]
-
-    def _store(self, host, ids):
-        if not isinstance(self.dist, np.ndarray):  # a device array: write the new values back
-            self.dist = self.be.asarray(host)
-            self.data = self.data._replace(distance=self.dist)
+    def _store(self, host):
+        if host is not self.dist:  # a device array: write the new values back in place
+            self.be.copy_in(self.dist, 0, host)
 
     def _log(self, stats, rounds, n_in, passes, upper):
         secs, nbytes = self.comm.take_counters()
