@@ -185,6 +185,11 @@ class SSSPEnactor(Enactor):
                                      op="min")
                 self.compute(stale, TightParent)
             return
+        # zero weights: the relaxations' parents may close a cycle of tight edges; forget
+        # them and let a BFS over the tight edges claim each vertex once
+        p = self.problem
+        p.backend.fill(p.parent, INVALID)
+        p.backend.write(p.parent, p.source, p.source)
         frontier = self.start_frontier().push(self.problem.source)
         while frontier.size:
             frontier = self.advance(frontier, TightEdgeFunctor)
