@@ -140,11 +140,15 @@ class SSSPEnactor(Enactor):
         Delta-stepping order with the near/far queue, or every improved vertex
         in the next frontier.
     load_balance : {"auto", "thread_mapped", "twc", "merge_path"}, default "auto"
+    fuse : bool, default True
+        Run thin near/far steps fused, many to a call
+        (:meth:`gunpy.Enactor.advance_near_far`); ``False``: one advance and one
+        split per iteration.
     **kw
         Other :class:`gunpy.Enactor` options (``max_iterations``, ``auto_threshold``).
     """
 
-    def __init__(self, problem, *, method="near_far", load_balance="auto", **kw):
+    def __init__(self, problem, *, method="near_far", load_balance="auto", fuse=True, **kw):
         if method not in METHODS:
             raise ValueError(f"unknown SSSP method {method!r}; valid: "
                              f"{', '.join(map(repr, METHODS))}")
@@ -158,6 +162,7 @@ class SSSPEnactor(Enactor):
                                  f"{int(G.column_indices[e])} has weight {G.values[e]!r}")
         super().__init__(problem, load_balance=load_balance, **kw)
         self.method = method
+        self.fuse = bool(fuse)
         #: no zero weights: the tight edges form a DAG (parents by one neighbor-reduce)
         self.positive_weights = G.values is None or G.num_edges == 0 or bool(G.values.min() > 0)
 
@@ -165,14 +170,19 @@ class SSSPEnactor(Enactor):
         frontier.push(self.problem.source)
 
     def loop(self, frontier):
-        frontier = self.advance(frontier, SSSPFunctor)
         if self.method == "near_far":
-            # the split drops the repeats (a vertex improved twice this step) itself
-            return self.near_far(frontier, SSSPFunctor, dedupe=True)
+            # relax and split (dropping the repeats of a vertex improved twice in a
+            # step); thin steps run fused, many to a call
+            return self.advance_near_far(frontier, SSSPFunctor, fuse=self.fuse)
+        frontier = self.advance(frontier, SSSPFunctor)
         return self.filter(frontier, SSSPFunctor, mode="unique")
 
     def finalize(self):
         self.stats.extra["method"] = self.method
+        pq = self.near_far_queue
+        if pq is not None:
+            self.stats.extra["refills"] = pq.refills
+            self.stats.extra["fused_steps"] = pq.fused_steps
         # distances are final. Positive weights: keep the parent each vertex's last
         # successful relaxation recorded where it is still a tight edge (almost always),
         # and pick the smallest tight in-neighbour for the others (one pass over their

@@ -44,10 +44,22 @@ RUNS = {
     "bfs pull": lambda: gunpy.bfs(G, 0, direction="pull", backend="cuda"),
     "bfs idempotent push": lambda: gunpy.bfs(G, 0, direction="push", idempotent=True,
                                              backend="cuda"),
-    "sssp": lambda: gunpy.sssp(G, 0, backend="cuda"),
+    "sssp": lambda: _sssp(G, fuse=False),
     "cc": lambda: gunpy.cc(G, backend="cuda"),
     "pagerank pull": lambda: gunpy.pagerank(G, direction="pull", backend="cuda"),
 }
+
+
+def _sssp(H, runs=1, **kw):
+    """SSSP from 0 through its enactor (``fuse=`` is an enactor option), ``runs`` times."""
+    from gunpy.primitives.sssp import SSSPEnactor, SSSPProblem, SSSPResult
+    problem = SSSPProblem(H, backend="cuda")
+    enactor = SSSPEnactor(problem, **kw)
+    for _ in range(runs):
+        problem.reset(0)
+        stats = enactor.enact()
+    return SSSPResult(H, stats, distance=problem.to_host(problem.distance),
+                      parent=problem.to_host(problem.parent))
 
 
 @pytest.mark.parametrize("name", sorted(BUDGET))
@@ -98,3 +110,17 @@ def test_the_cpu_backend_reports_no_launch_counts():
     assert "launches" not in r.stats.per_iteration[0]
     assert gunpy.backends.get_backend("cpu").counts() is None
 
+
+
+@pytest.mark.parametrize("name", ["grid", "path_directed", "preferential_hubs"])
+def test_fused_sssp_is_one_launch_and_one_sync(name):
+    """Bucket fusion: thin near/far steps run in one thread block, one launch and one read
+    for the whole band's work (unfused: a launch, a split and a read a step). The second
+    run of an enactor: the first makes the queue's piles and stamps."""
+    H = GRAPHS[name]
+    fused, plain = _sssp(H, runs=2), _sssp(H, fuse=False)
+    assert np.array_equal(fused.distance, plain.distance)
+    assert fused.stats.iterations == 1 and plain.stats.iterations > 2
+    it, = fused.stats.per_iteration
+    assert it["launches"] == 1 and it["syncs"] == 1, (it, fused.stats.extra)
+    assert fused.stats.extra["fused_steps"] >= H.num_vertices - 1

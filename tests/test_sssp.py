@@ -94,18 +94,57 @@ def test_sssp_user_weights_not_mutated():
 
 
 @pytest.mark.ptx
-@pytest.mark.parametrize("method", ["near_far", "bellman_ford"])
-def test_sssp_compiles_to_ptx(method, ptx_backend):
+@pytest.mark.parametrize("method,fuse", [("near_far", True), ("near_far", False),
+                                         ("bellman_ford", False)])
+def test_sssp_compiles_to_ptx(method, fuse, ptx_backend):
     G = weighted(GRAPHS["preferential_hubs"], "real")
-    gunpy.sssp(G, 0, method=method, backend=ptx_backend)
+    ptx_backend.compiled.clear()
+    if fuse:
+        gunpy.sssp(G, 0, method=method, backend=ptx_backend)  # fusing is the default
+    else:
+        problem = SSSPProblem(G, backend=ptx_backend)
+        enactor = SSSPEnactor(problem, method=method, fuse=False)
+        problem.reset(0)
+        enactor.enact()
     names = " ".join(ptx_backend.kernel_names())
-    assert "advance" in names
-    if method == "near_far":
+    if fuse:
+        # one block runs the thin steps (the graph is thin throughout)
+        assert "fused" in names and "advance" not in names
+    elif method == "near_far":
         # the split drops repeats itself: no unique filter (the refill's min_priority
         # kernel: tests/test_ptx.py drives the queue to it)
-        assert "split" in names and "cull" not in names
+        assert "advance" in names and "split" in names and "cull" not in names
     else:
-        assert "cull" in names  # the unique filter
+        assert "advance" in names and "cull" in names  # the unique filter
+
+
+@pytest.mark.parametrize("fuse_below", [0, 8, 64, 1 << 30])
+@pytest.mark.parametrize("far_limit", [2, 1 << 15])
+def test_sssp_fused_steps_hand_over_to_the_operators(fuse_below, far_limit, backend, cpu_split,
+                                                     monkeypatch):
+    """Bucket fusion stops where the band's work reaches ``fuse_below`` edges (a hub alone
+    reaches it: nothing is fused) or the far pile outgrows its limit (the refill runs
+    grid-wide); the operators take over and fusing resumes when the work thins out."""
+    from gunpy.backends import get_backend
+    from gunpy.operators import priority_queue
+    monkeypatch.setattr(type(get_backend(backend)), "fuse_below", fuse_below)
+    monkeypatch.setattr(priority_queue, "FAR_LIMIT", far_limit)
+    monkeypatch.setattr(priority_queue, "CUDA_FAR_LIMIT", far_limit)
+    names = ["star_hub", "grid"] if ON_CUDASIM else ["star_hub", "grid", "preferential_hubs",
+                                                       "path_directed", "disconnected"]
+    for name in names:
+        G = weighted(GRAPHS[name], "int", seed=3)
+        ref = reference_distances(G, 0)
+        r = gunpy.sssp(G, 0, delta=2.0, backend=backend)
+        assert np.array_equal(r.distance, ref), name
+        check_sssp_tree(G, 0, r.distance, r.parent, reference=ref)
+        fused = r.stats.extra["fused_steps"]
+        if fuse_below == 0:
+            assert fused == 0
+        elif fuse_below == 1 << 30:
+            assert fused >= np.isfinite(ref).sum() - 1  # every reached vertex, fused
+            if far_limit > 2:
+                assert r.stats.iterations == 1
 
 
 # --------------------------------------------------------------------- the enactor built directly

@@ -22,6 +22,7 @@ OPERATORS = {
     "intersect": "gunpy.operators.intersect:{}_execute",
     "near_far.split": "gunpy.operators.priority_queue:{}_split",
     "near_far.min_priority": "gunpy.operators.priority_queue:{}_min_priority",
+    "near_far.fused": "gunpy.operators.priority_queue:{}_fused",
     "bitmap.queue_to_bitmap": "gunpy.operators.bitmap:{}_queue_to_bitmap",
     "bitmap.bitmap_to_queue": "gunpy.operators.bitmap:{}_bitmap_to_queue",
     "bitmap.or_into": "gunpy.operators.bitmap:{}_or_into",
@@ -68,6 +69,9 @@ class Backend:
     name = None
     #: operator name -> ``"module:function"`` (see :func:`operator_table`)
     operators = {}
+    #: :meth:`gunpy.Enactor.advance_near_far` fuses steps while the near band's
+    #: work stays under this many edges
+    fuse_below = 4096
 
     def operator(self, name, default=None):
         """This backend's implementation of operator ``name``.
