@@ -169,6 +169,7 @@ def _cpu_fused_source(hooks, weighted):
         far_n = np.int64(state[1])
         epoch = np.int64(state[6]) + 1
         head = np.int64(0)
+        tail = np.int64(0)  # the ring's next free slot (head + count, wrapped)
         count = np.int64(0)
         qedges = np.int64(0)
         for i in range(n):
@@ -176,7 +177,8 @@ def _cpu_fused_source(hooks, weighted):
             if v < 0 or queued[v]:
                 continue
             queued[v] = 1
-            work[(head + count) % cap] = v
+            work[tail] = v
+            tail = tail + 1 if tail + 1 < cap else 0
             count += 1
             qedges += row_offsets[v + 1] - row_offsets[v]
         if qedges >= limit:
@@ -217,7 +219,8 @@ def _cpu_fused_source(hooks, weighted):
                     if p < level:
                         if queued[v] == 0:
                             queued[v] = 1
-                            work[(head + count) % cap] = v
+                            work[tail] = v
+                            tail = tail + 1 if tail + 1 < cap else 0
                             count += 1
                             qedges += row_offsets[v + 1] - row_offsets[v]
                     else:
@@ -226,7 +229,7 @@ def _cpu_fused_source(hooks, weighted):
                 far_n = k
                 continue
             v = work[head]
-            head = (head + 1) % cap
+            head = head + 1 if head + 1 < cap else 0
             count -= 1
             queued[v] = 0
             lo = row_offsets[v]
@@ -243,7 +246,8 @@ def _cpu_fused_source(hooks, weighted):
                     if p < level:
                         if queued[u] == 0:
                             queued[u] = 1
-                            work[(head + count) % cap] = u
+                            work[tail] = u
+                            tail = tail + 1 if tail + 1 < cap else 0
                             count += 1
                             qedges += row_offsets[u + 1] - row_offsets[u]
                     elif stamp[u] != epoch:
@@ -251,7 +255,8 @@ def _cpu_fused_source(hooks, weighted):
                         far_q[far_n] = u
                         far_n += 1
         for i in range(count):
-            v = work[(head + i) % cap]
+            v = work[head]
+            head = head + 1 if head + 1 < cap else 0
             queued[v] = 0
             near_out[i] = v
         state[0] = level
