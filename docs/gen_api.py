@@ -40,7 +40,7 @@ SECTIONS = [
                             gunpy.Enactor, gunpy.Enactor.enact, gunpy.Enactor.advance,
                             gunpy.Enactor.filter, gunpy.Enactor.compute,
                             gunpy.Enactor.neighbor_reduce, gunpy.Enactor.near_far,
-                            gunpy.Enactor.advance_near_far,
+                            gunpy.Enactor.advance_filter, gunpy.Enactor.advance_near_far,
                             gunpy.Enactor.reduce, gunpy.Enactor.full_frontier,
                             gunpy.Enactor.save_frontier, gunpy.Enactor.saved_frontier,
                             gunpy.Enactor.filter_until_empty, enactor.DirectionPolicy, Frontier]),

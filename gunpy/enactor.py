@@ -25,8 +25,10 @@ from gunpy.functor import compile_functor
 from gunpy.operators import advance as advance_op
 from gunpy.operators import compute as compute_op
 from gunpy.operators import filter as filter_op
+from gunpy.operators import levels as levels_op
 from gunpy.operators import neighbor_reduce as neighbor_reduce_op
 from gunpy.operators import reduce as reduce_op
+from gunpy.operators.common import frontier_edges
 from gunpy.operators.context import Context
 from gunpy.operators.priority_queue import NearFarQueue
 from gunpy.result import Stats
@@ -80,6 +82,7 @@ class Enactor:
         self.iteration = 0
         self.stats = Stats(backend=self.backend.name)
         self._pq = None
+        self._fused_records = []
         self._saved = FrontierStore(self.backend, self.num_vertices)
         self._pool = FrontierPool(self.context)
         #: keep a visited bitmap (pull traversal and culling filters read it)
@@ -140,6 +143,13 @@ class Enactor:
             self.stats.per_iteration.append(record)
             self.stats.edges_visited += record["edges"]
             self.iteration += 1
+            for more in self._fused_records:  # levels a fused call ran after the first
+                more["iteration"] = self.iteration
+                if before is not None:
+                    more["launches"] = more["syncs"] = more["uploads"] = 0  # all on the first
+                self.stats.per_iteration.append(more)
+                self.iteration += 1
+            self._fused_records = []
         ctx.record = {"edges": 0}
         self.stats.iterations = self.iteration
         self.finalize()
@@ -238,6 +248,65 @@ class Enactor:
         return self._queue().next(frontier, self._pool.output_for(frontier), hooks,
                              self.problem.data(), dedupe=dedupe)
 
+    def advance_filter(self, frontier, functor, *, load_balance=None, fuse=True):
+        """``filter(advance(frontier, functor), functor)``, with thin push levels fused.
+
+        A level whose out-edges stay under the backend's ``fuse_below`` (and,
+        with ``direction="auto"``, under the push-pull rule's pull floor, so
+        the level would be a push anyway) runs with the levels after it in one
+        call, as long as each stays that thin (:mod:`gunpy.operators.levels`):
+        on a road network hundreds of BFS levels become a few calls. Each level
+        is still logged as an iteration (``strategy`` ``"fused"``; the call's
+        time and launches go to its first). Not fused: an explicit
+        ``load_balance`` (the strategy asked for runs), an idempotent enactor
+        (its filter culls), pull levels, ``fuse=False``.
+        """
+        lb = load_balance or self.load_balance
+        if fuse and lb == "auto" and not self.idempotent and self.direction != "pull":
+            out = self._fused_levels(frontier, functor)
+            if out is not None:
+                return out
+        return self.filter(self.advance(frontier, functor, load_balance=load_balance), functor)
+
+    def _fused_levels(self, frontier, functor):
+        pp = self.push_pull
+        if self.direction == "auto" and pp.current != "push":
+            return None
+        ctx = self.context
+        frontier.ensure_queue(ctx.scratch)
+        m_f = frontier.known_edges
+        if m_f is None:
+            m_f = frontier.known_edges = frontier_edges(ctx, self.backend.graph(self.graph),
+                                                        frontier)
+        limit = self.backend.fuse_below
+        if self.direction == "auto":
+            limit = min(limit, pp.pull_floor)
+        cap = levels_op.MAX_LEVELS
+        if self.max_iterations is not None:
+            cap = min(cap, self.max_iterations - self.iteration)
+        if m_f >= limit or cap <= 0:
+            return None
+        out = self._pool.output_for(frontier)
+        before = ctx.record.get("edges", 0)
+        levels = levels_op.run(ctx, frontier, out, compile_functor(functor, self.backend),
+                               self.problem.data(), edges=m_f, limit=limit, max_levels=cap,
+                               skip_visited=functor.skip_visited and self.track_visited,
+                               mark_visited=self.track_visited)
+        if len(levels) == 0:
+            return None
+        # each level was a push (the thin rule's): the push-pull state accounts them
+        for n_f, e_f in levels:
+            pp.account(int(e_f))
+        pp.prev_size, pp.prev_edges = int(levels[-1][0]), int(levels[-1][1])
+        # the first level is this iteration's; the others get records of their own
+        ctx.record["edges"] = before + int(levels[0][1])
+        ctx.record["direction"], ctx.record["strategy"] = "push", "fused"
+        self._fused_records = [
+            {"iteration": None, "frontier": int(n_f), "edges": int(e_f), "direction": "push",
+             "strategy": "fused", "ms": 0.0} for n_f, e_f in levels[1:]]
+        self.stats.edges_visited += int(levels[1:, 1].sum())
+        return out
+
     def advance_near_far(self, frontier, functor, *, load_balance=None, fuse=True):
         """Push-advance ``frontier`` and split what it emits by ``functor.priority``.
 
@@ -248,12 +317,14 @@ class Enactor:
         others on the far pile, and refills from the far pile when the band
         runs dry (GAP's bucket fusion; on a road network thousands of thin
         steps become a few calls). The fixpoint is the same; how many
-        iterations it takes is not. ``fuse=False`` always runs the two
-        operators. Returns the next near frontier (empty only when the far
-        pile is empty too). Needs ``cond_edge``/``apply_edge``/``priority``
-        and an enactor that keeps no visited set.
+        iterations it takes is not. ``fuse=False`` or an explicit
+        ``load_balance`` always runs the two operators. Returns the next near
+        frontier (empty only when the far pile is empty too). Needs
+        ``cond_edge``/``apply_edge``/``priority`` and an enactor that keeps no
+        visited set.
         """
-        if fuse and not self.track_visited:
+        lb = load_balance or self.load_balance
+        if fuse and lb == "auto" and not self.track_visited:
             hooks = compile_functor(functor, self.backend)
             frontier.ensure_queue(self.context.scratch)
             out = self._queue().advance_next(

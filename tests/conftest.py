@@ -132,7 +132,7 @@ def cpu_split(request, backend, monkeypatch):
 
     ``chunked`` runs the parallel multi-chunk kernels (private output slices,
     compaction, atomic visited marks) on graphs far too small to reach them
-    otherwise, and no fused near/far steps; it is skipped on the CUDA backend, which has no chunks.
+    otherwise, with no fused near/far steps or BFS levels; it is skipped on the CUDA backend, which has no chunks.
     """
     if request.param == "chunked":
         if backend != "cpu":
@@ -140,7 +140,7 @@ def cpu_split(request, backend, monkeypatch):
         from gunpy.backends.cpu import CpuBackend
         monkeypatch.setattr(CpuBackend, "serial_below", 0)
         monkeypatch.setattr(CpuBackend, "force_min_chunk", 1)
-        monkeypatch.setattr(CpuBackend, "fuse_below", 0)  # no fused near/far steps either
+        monkeypatch.setattr(CpuBackend, "fuse_below", 0)  # no fused steps or levels either
     return request.param
 
 

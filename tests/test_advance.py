@@ -127,7 +127,11 @@ def test_auto_picks_merge_path_for_big_uneven_frontiers():
     assert r.stats.per_iteration[0]["strategy"] == "merge_path"  # one hub of 5000 edges
     # 5000 leaves x 1 edge each: even already, no scan needed
     assert r.stats.per_iteration[1]["strategy"] == "thread_mapped"
+    # thin levels run fused (gunpy.operators.levels) unless a strategy is asked for
     small = gunpy.bfs(GRAPHS["path_directed"], 0, direction="push", backend="cpu")
+    assert {it["strategy"] for it in small.stats.per_iteration} == {"fused"}
+    small = gunpy.bfs(GRAPHS["path_directed"], 0, direction="push", backend="cpu",
+                      load_balance="thread_mapped")
     assert {it["strategy"] for it in small.stats.per_iteration} == {"thread_mapped"}
 
 

@@ -255,3 +255,61 @@ def test_bfs_enactor_rejects_bad_options():
         BFSEnactor(problem, direction="sideways")
     with pytest.raises(ValueError, match="load_balance"):
         BFSEnactor(problem, load_balance="nope")
+
+
+@pytest.mark.parametrize("fuse_below", [0, 8, 64, 1 << 30])
+@pytest.mark.parametrize("direction", ["push", "auto"])
+def test_bfs_fused_levels_hand_over_to_the_operators(fuse_below, direction, backend, cpu_split,
+                                                     monkeypatch):
+    """Thin push levels run fused until one reaches ``fuse_below`` out-edges (a hub's alone
+    does), then the operators take it and fusing resumes when the levels thin out; every
+    level keeps its own stats record either way."""
+    from gunpy.backends import get_backend
+    monkeypatch.setattr(type(get_backend(backend)), "fuse_below", fuse_below)
+    names = ["star_hub", "grid"] if ON_CUDASIM else ["star_hub", "grid", "preferential_hubs",
+                                                       "path_directed", "disconnected",
+                                                       "self_loops_duplicates"]
+    for name in names:
+        G = GRAPHS[name]
+        ref = reference_depths(G, 0)
+        r = gunpy.bfs(G, 0, direction=direction, backend=backend)
+        check_bfs_tree(G, 0, r.depth, r.parent, reference=ref)
+        its = r.stats.per_iteration
+        strategies = {it["strategy"] for it in its}
+        if direction == "push":
+            assert [it["iteration"] for it in its] == list(range(ref.max() + 1)), name
+            assert [it["frontier"] for it in its] == np.bincount(ref[ref >= 0]).tolist()
+            assert r.stats.edges_visited == int(G.out_degrees()[ref >= 0].sum())
+            assert {it["direction"] for it in its} == {"push"}
+            if fuse_below == 1 << 30:
+                assert strategies == {"fused"}, name
+        if fuse_below == 0:
+            assert "fused" not in strategies
+
+
+def test_fused_levels_stop_at_max_iterations(backend):
+    from gunpy.primitives.bfs import BFSEnactor, BFSProblem
+    G = GRAPHS["path_undirected"]
+    problem = BFSProblem(G, backend=backend)
+    enactor = BFSEnactor(problem, direction="push", max_iterations=3)
+    problem.reset(0)
+    st = enactor.enact()
+    depth, _ = problem.extract()
+    assert st.iterations == 3 and len(st.per_iteration) == 3
+    assert depth.tolist()[:4] == [0, 1, 2, 3] and (depth[4:] == -1).all()
+
+
+def test_explicit_strategies_and_idempotence_are_not_fused(backend):
+    G = GRAPHS["grid"]
+    for kw in ({"load_balance": "thread_mapped"}, {"load_balance": "merge_path"},
+               {"idempotent": True}, {"direction": "pull"}):
+        r = gunpy.bfs(G, 0, backend=backend, **kw)
+        assert "fused" not in {it["strategy"] for it in r.stats.per_iteration}, kw
+        check_bfs_tree(G, 0, r.depth, r.parent, reference=reference_depths(G, 0))
+
+
+@pytest.mark.ptx
+def test_fused_levels_compile_to_ptx(ptx_backend):
+    ptx_backend.compiled.clear()
+    gunpy.bfs(GRAPHS["grid"], 0, direction="push", backend=ptx_backend)
+    assert "levels" in " ".join(ptx_backend.kernel_names())

@@ -62,8 +62,15 @@ def _sssp(H, runs=1, **kw):
                       parent=problem.to_host(problem.parent))
 
 
+@pytest.fixture
+def unfused(monkeypatch):
+    """Every level through the grid-wide operators (thin levels would run fused)."""
+    from gunpy.backends.cuda import CudaBackend
+    monkeypatch.setattr(CudaBackend, "fuse_below", 0)
+
+
 @pytest.mark.parametrize("name", sorted(BUDGET))
-def test_launches_and_syncs_per_iteration(name):
+def test_launches_and_syncs_per_iteration(name, unfused):
     its = RUNS[name]().stats.per_iteration
     assert len(its) >= 2
     launches, syncs = BUDGET[name]
@@ -74,7 +81,7 @@ def test_launches_and_syncs_per_iteration(name):
 
 
 @pytest.mark.parametrize("direction", ["push", "pull"])
-def test_bfs_levels_on_a_grid_keep_the_budget(direction):
+def test_bfs_levels_on_a_grid_keep_the_budget(direction, unfused):
     """Many thin levels (a small grid: 11 from a corner), where the budget decides GPU speed."""
     its = gunpy.bfs(GRAPHS["grid"], 0, direction=direction, backend="cuda").stats.per_iteration
     assert len(its) > 8
@@ -124,3 +131,18 @@ def test_fused_sssp_is_one_launch_and_one_sync(name):
     it, = fused.stats.per_iteration
     assert it["launches"] == 1 and it["syncs"] == 1, (it, fused.stats.extra)
     assert fused.stats.extra["fused_steps"] >= H.num_vertices - 1
+
+
+def test_fused_bfs_levels_are_one_launch_and_one_sync():
+    """Thin push levels in one thread block: the grid's 11 levels cost the source's degree
+    sum (a launch and a read) and the fused kernel (a launch and a read), not 11 of each."""
+    from gunpy.primitives.bfs import BFSEnactor, BFSProblem
+    H = GRAPHS["grid"]
+    problem = BFSProblem(H, backend="cuda")
+    enactor = BFSEnactor(problem, direction="push")
+    for _ in range(2):  # the second run: the first makes the scratch arrays
+        problem.reset(0)
+        st = enactor.enact()
+    its = st.per_iteration
+    assert len(its) > 8 and {it["strategy"] for it in its} == {"fused"}
+    assert sum(it["launches"] for it in its) <= 2 and sum(it["syncs"] for it in its) <= 2, its

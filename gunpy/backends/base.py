@@ -15,6 +15,7 @@ OPERATORS = {
     "advance.twc": "gunpy.operators.advance.twc:{}_execute",
     "advance.merge_path": "gunpy.operators.advance.merge_path:{}_execute",
     "advance.pull": "gunpy.operators.advance.pull:{}_execute",
+    "advance.levels": "gunpy.operators.levels:{}_levels",
     "filter.predicated": "gunpy.operators.filter.predicated:{}_execute",
     "filter.cull": "gunpy.operators.filter.cull:{}_execute",
     "compute": "gunpy.operators.compute:{}_execute",
@@ -69,8 +70,8 @@ class Backend:
     name = None
     #: operator name -> ``"module:function"`` (see :func:`operator_table`)
     operators = {}
-    #: :meth:`gunpy.Enactor.advance_near_far` fuses steps while the near band's
-    #: work stays under this many edges
+    #: :meth:`gunpy.Enactor.advance_near_far` and :meth:`gunpy.Enactor.advance_filter`
+    #: fuse steps (levels) while their work stays under this many edges
     fuse_below = 4096
 
     def operator(self, name, default=None):

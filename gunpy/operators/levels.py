@@ -1,0 +1,222 @@
+"""levels: thin push levels of advance + filter, many to a call.
+
+A BFS on a road network or a mesh runs hundreds of levels of a few dozen
+vertices each; per level, the host work around the operators (choosing a
+strategy, sizing the output, logging, reading the frontier's length) costs
+far more than the edges. While a level's out-edges stay under ``limit``, this
+operator runs the next level in the same call: the frontier's out-edges go
+through ``cond_edge``/``apply_edge`` (with the visited-bit test and mark of a
+push advance), what they accept through ``cond_vertex``/``apply_vertex`` (a
+predicated filter), and what that keeps is the next level. It stops at a
+level boundary: a level whose out-edges reach ``limit`` (the grid-wide
+operators take it), an empty level, or ``max_levels`` levels.
+
+CPU: one core runs the levels (below ``limit`` edges the push kernels run one
+serial chunk anyway). CUDA: one thread block, a block barrier between levels:
+one launch and one read for all of them.
+
+Every level's (frontier size, out-edges) is reported, so the enactor logs one
+iteration per level as before (their ``strategy`` is ``"fused"``).
+"""
+
+from collections import namedtuple
+
+import numpy as np
+from numba import cuda  # a module global: the simulator swaps it for its fake module
+
+from gunpy import atomics
+from gunpy.backends.cpu import run_thin
+from gunpy.functor import hooks_cache
+from gunpy.operators.advance.common import cpu_weight, cuda_weight
+
+__all__ = ["run", "cpu_levels", "cuda_levels", "LevelsSpec", "MAX_LEVELS"]
+
+#: ``weighted``: read ``values[e]``; ``skip_visited``/``mark_visited``: the visited
+#: bitmap's test before ``cond_edge`` and mark after it; ``filtered``: call the
+#: functor's ``cond_vertex``/``apply_vertex`` on what the edges accept
+LevelsSpec = namedtuple("LevelsSpec", "weighted skip_visited mark_visited filtered")
+
+#: levels one call runs at most (the per-level sizes come back in one array)
+MAX_LEVELS = 512
+
+
+def _cpu_source(hooks, spec):
+    cond_edge, apply_edge = hooks.cond_edge, hooks.apply_edge
+    cond_vertex, apply_vertex = hooks.cond_vertex, hooks.apply_vertex
+    weight = cpu_weight(spec.weighted)
+    skip, mark, filtered = bool(spec.skip_visited), bool(spec.mark_visited), bool(spec.filtered)
+
+    def levels(row_offsets, column_indices, values, in_queue, n, m, buf_a, buf_b, out_queue,
+               visited, limit, max_levels, info, data):
+        # info: [levels run, last frontier size, its out-edges, then (size, edges) a level]
+        k = 0
+        ncur = n
+        mcur = m
+        while ncur > 0 and mcur < limit and k < max_levels:
+            nxt = buf_a if k % 2 == 0 else buf_b
+            nn = 0
+            mm = 0
+            for i in range(ncur):
+                src = in_queue[i] if k == 0 else (buf_b[i] if k % 2 == 0 else buf_a[i])
+                for e in range(row_offsets[src], row_offsets[src + 1]):
+                    dst = column_indices[e]
+                    bit = np.uint32(1) << np.uint32(dst & 31)
+                    if skip and visited[dst >> 5] & bit:
+                        continue
+                    w = weight(values, e)
+                    if cond_edge(src, dst, e, w, data):
+                        apply_edge(src, dst, e, w, data)
+                        if mark:
+                            visited[dst >> 5] |= bit
+                        if filtered:
+                            if not cond_vertex(dst, data):
+                                continue
+                            apply_vertex(dst, data)
+                        nxt[nn] = dst
+                        nn += 1
+                        mm += row_offsets[dst + 1] - row_offsets[dst]
+            info[3 + 2 * k] = ncur
+            info[4 + 2 * k] = mcur
+            k += 1
+            ncur = nn
+            mcur = mm
+        if k > 0:
+            last = buf_a if (k - 1) % 2 == 0 else buf_b
+            for i in range(ncur):
+                out_queue[i] = last[i]
+        info[0] = k
+        info[1] = ncur
+        info[2] = mcur
+
+    return levels
+
+
+@hooks_cache
+def _cuda_kernel(hooks, spec):
+    from gunpy.backends.cuda import kernel
+    cond_edge, apply_edge = hooks.cond_edge, hooks.apply_edge
+    cond_vertex, apply_vertex = hooks.cond_vertex, hooks.apply_vertex
+    weight = cuda_weight(spec.weighted)
+    skip, mark, filtered = bool(spec.skip_visited), bool(spec.mark_visited), bool(spec.filtered)
+
+    @cuda.jit(device=True, inline="always")
+    def expand(cur, ncur, nxt, counters, row_offsets, column_indices, values, visited, data):
+        for i in range(cuda.threadIdx.x, ncur, cuda.blockDim.x):
+            src = cur[i]
+            for e in range(row_offsets[src], row_offsets[src + 1]):
+                dst = column_indices[e]
+                bit = np.uint32(1) << np.uint32(dst & 31)
+                if skip and visited[dst >> 5] & bit:
+                    continue
+                w = weight(values, e)
+                if cond_edge(src, dst, e, w, data):
+                    apply_edge(src, dst, e, w, data)
+                    if mark:
+                        atomics.or_(visited, dst >> 5, bit)
+                    if filtered:
+                        if not cond_vertex(dst, data):
+                            continue
+                        apply_vertex(dst, data)
+                    nxt[cuda.atomic.add(counters, 0, 1)] = dst
+                    cuda.atomic.add(counters, 1, row_offsets[dst + 1] - row_offsets[dst])
+
+    def levels(in_queue, in_length, m, buf_a, buf_b, out_queue, out_length, visited, limit,
+               max_levels, info, row_offsets, column_indices, values, data):
+        counters = cuda.shared.array(2, np.int64)  # the next level's size and out-edges
+        tid = cuda.threadIdx.x
+        k = 0
+        ncur = np.int64(in_length[0])
+        mcur = m
+        while ncur > 0 and mcur < limit and k < max_levels:  # the same values in every thread
+            if tid == 0:
+                counters[0] = 0
+                counters[1] = 0
+                info[3 + 2 * k] = ncur
+                info[4 + 2 * k] = mcur
+            cuda.syncthreads()
+            if k == 0:
+                expand(in_queue, ncur, buf_a, counters, row_offsets, column_indices, values,
+                       visited, data)
+            elif k % 2 == 1:
+                expand(buf_a, ncur, buf_b, counters, row_offsets, column_indices, values,
+                       visited, data)
+            else:
+                expand(buf_b, ncur, buf_a, counters, row_offsets, column_indices, values,
+                       visited, data)
+            cuda.syncthreads()
+            ncur = counters[0]
+            mcur = counters[1]
+            k += 1
+            cuda.syncthreads()  # every thread has read the counters before they are reset
+        if k > 0:
+            for i in range(tid, ncur, cuda.blockDim.x):
+                out_queue[i] = buf_a[i] if (k - 1) % 2 == 0 else buf_b[i]
+        if tid == 0:
+            out_length[0] = ncur
+            out_length[1] = mcur
+            info[0] = k
+            info[1] = ncur
+            info[2] = mcur
+
+    return kernel(levels)
+
+
+def _buffers(ctx, limit, max_levels):
+    # a level's output: at most the edges of the level before, which are under limit
+    size = max(1, min(limit, ctx.graph.num_edges))
+    return (ctx.scratch("levels.a", size, ctx.index_dtype),
+            ctx.scratch("levels.b", size, ctx.index_dtype))
+
+
+def cpu_levels(ctx, dg, frontier, out, hooks, data, *, edges, limit, max_levels, spec):
+    a, b = _buffers(ctx, limit, max_levels)
+    info = np.zeros(3 + 2 * max_levels, dtype=np.int64)
+    out.reserve(a.shape[0])
+    ctx.log(build=run_thin(
+        ctx.backend, _cpu_source, hooks, (spec,),
+        lambda k: k(dg.row_offsets, dg.column_indices, dg.values, frontier.queue,
+                    frontier.size, edges, a, b, out.queue, ctx.visited_words(), limit,
+                    max_levels, info, data)))
+    k = int(info[0])
+    out.set_size(int(info[1]))
+    out.known_edges = int(info[2])
+    return info[3:3 + 2 * k].reshape(k, 2)
+
+
+def cuda_levels(ctx, dg, frontier, out, hooks, data, *, edges, limit, max_levels, spec):
+    backend = ctx.backend
+    a, b = _buffers(ctx, limit, max_levels)
+    info = ctx.scratch("levels.info", 3 + 2 * MAX_LEVELS, np.int64)
+    out.reserve(a.shape[0])
+    backend.run(_cuda_kernel(hooks, spec), backend.block_size, frontier.queue, frontier.length,
+                np.int64(edges), a, b, out.queue, out.length, ctx.visited_words(),
+                np.int64(limit), np.int64(max_levels), info, dg.row_offsets, dg.column_indices,
+                dg.values, data, blocks=1)
+    host = backend.read_head(info, 3 + 2 * max_levels)  # the one sync
+    k = int(host[0])
+    out.assume_size(int(host[1]))
+    out.known_edges = int(host[2])
+    return host[3:3 + 2 * k].reshape(k, 2)
+
+
+def run(ctx, frontier, out, hooks, data, *, edges, limit, max_levels=MAX_LEVELS,
+        skip_visited=False, mark_visited=False):
+    """Run push levels of ``hooks`` from ``frontier`` while they stay under ``limit`` edges.
+
+    ``frontier`` (a queue of ``edges`` out-edges) is the first level; the
+    last level reached, whole, is left in ``out`` with its ``known_edges``.
+    Returns a ``(levels, 2)`` array of each level run: its frontier size and
+    out-edges (none when ``edges`` already reaches ``limit``).
+    """
+    max_levels = int(min(max_levels, MAX_LEVELS))
+    if edges >= limit or frontier.size == 0 or max_levels <= 0:
+        return np.zeros((0, 2), dtype=np.int64)
+    dg = ctx.backend.graph(ctx.graph)
+    spec = LevelsSpec(bool(dg.weighted), bool(skip_visited), bool(mark_visited),
+                      not (hooks.default_cond_vertex and hooks.default_apply_vertex))
+    levels = ctx.backend.operator("advance.levels")(
+        ctx, dg, frontier, out, hooks, data, edges=int(edges), limit=int(limit),
+        max_levels=max_levels, spec=spec)
+    for n, m in levels:
+        ctx.log(edges=int(m))
+    return levels
