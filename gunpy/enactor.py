@@ -28,7 +28,6 @@ from gunpy.operators import filter as filter_op
 from gunpy.operators import levels as levels_op
 from gunpy.operators import neighbor_reduce as neighbor_reduce_op
 from gunpy.operators import reduce as reduce_op
-from gunpy.operators.common import frontier_edges
 from gunpy.operators.context import Context
 from gunpy.operators.priority_queue import NearFarQueue
 from gunpy.result import Stats
@@ -274,17 +273,14 @@ class Enactor:
             return None
         ctx = self.context
         frontier.ensure_queue(ctx.scratch)
-        m_f = frontier.known_edges
-        if m_f is None:
-            m_f = frontier.known_edges = frontier_edges(ctx, self.backend.graph(self.graph),
-                                                        frontier)
+        m_f = frontier.known_edges  # None: the fused kernel counts them (no extra pass)
         limit = self.backend.fuse_below
         if self.direction == "auto":
             limit = min(limit, pp.pull_floor)
         cap = levels_op.MAX_LEVELS
         if self.max_iterations is not None:
             cap = min(cap, self.max_iterations - self.iteration)
-        if m_f >= limit or cap <= 0:
+        if (m_f is not None and m_f >= limit) or cap <= 0:
             return None
         out = self._pool.output_for(frontier)
         before = ctx.record.get("edges", 0)

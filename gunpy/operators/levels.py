@@ -52,6 +52,11 @@ def _cpu_source(hooks, spec):
         k = 0
         ncur = n
         mcur = m
+        if mcur < 0:  # the first level's out-edges, not known to the caller
+            mcur = 0
+            for i in range(n):
+                v = in_queue[i]
+                mcur += row_offsets[v + 1] - row_offsets[v]
         while ncur > 0 and mcur < limit and k < max_levels:
             nxt = buf_a if k % 2 == 0 else buf_b
             nn = 0
@@ -84,6 +89,7 @@ def _cpu_source(hooks, spec):
             last = buf_a if (k - 1) % 2 == 0 else buf_b
             for i in range(ncur):
                 out_queue[i] = last[i]
+        # k == 0: nothing ran (the first level reaches limit), info[2] is its out-edges
         info[0] = k
         info[1] = ncur
         info[2] = mcur
@@ -127,6 +133,16 @@ def _cuda_kernel(hooks, spec):
         k = 0
         ncur = np.int64(in_length[0])
         mcur = m
+        if mcur < 0:  # the first level's out-edges, not known to the caller
+            if tid == 0:
+                counters[1] = 0
+            cuda.syncthreads()
+            for i in range(tid, ncur, cuda.blockDim.x):
+                v = in_queue[i]
+                cuda.atomic.add(counters, 1, row_offsets[v + 1] - row_offsets[v])
+            cuda.syncthreads()
+            mcur = counters[1]
+            cuda.syncthreads()
         while ncur > 0 and mcur < limit and k < max_levels:  # the same values in every thread
             if tid == 0:
                 counters[0] = 0
@@ -151,9 +167,11 @@ def _cuda_kernel(hooks, spec):
         if k > 0:
             for i in range(tid, ncur, cuda.blockDim.x):
                 out_queue[i] = buf_a[i] if (k - 1) % 2 == 0 else buf_b[i]
+            if tid == 0:
+                out_length[0] = ncur
+                out_length[1] = mcur
         if tid == 0:
-            out_length[0] = ncur
-            out_length[1] = mcur
+            # k == 0: nothing ran (the first level reaches limit), info[2] is its out-edges
             info[0] = k
             info[1] = ncur
             info[2] = mcur
@@ -177,10 +195,17 @@ def cpu_levels(ctx, dg, frontier, out, hooks, data, *, edges, limit, max_levels,
         lambda k: k(dg.row_offsets, dg.column_indices, dg.values, frontier.queue,
                     frontier.size, edges, a, b, out.queue, ctx.visited_words(), limit,
                     max_levels, info, data)))
+    return _finish(frontier, out, info, lambda n: out.set_size(n))
+
+
+def _finish(frontier, out, info, set_size):
     k = int(info[0])
-    out.set_size(int(info[1]))
-    out.known_edges = int(info[2])
-    return info[3:3 + 2 * k].reshape(k, 2)
+    if k == 0:
+        frontier.known_edges = int(info[2])  # the first level was too fat: its edges
+    else:
+        set_size(int(info[1]))
+        out.known_edges = int(info[2])
+    return np.asarray(info[3:3 + 2 * k]).reshape(k, 2)
 
 
 def cuda_levels(ctx, dg, frontier, out, hooks, data, *, edges, limit, max_levels, spec):
@@ -193,29 +218,28 @@ def cuda_levels(ctx, dg, frontier, out, hooks, data, *, edges, limit, max_levels
                 np.int64(limit), np.int64(max_levels), info, dg.row_offsets, dg.column_indices,
                 dg.values, data, blocks=1)
     host = backend.read_head(info, 3 + 2 * max_levels)  # the one sync
-    k = int(host[0])
-    out.assume_size(int(host[1]))
-    out.known_edges = int(host[2])
-    return host[3:3 + 2 * k].reshape(k, 2)
+    return _finish(frontier, out, host, lambda n: out.assume_size(n))
 
 
-def run(ctx, frontier, out, hooks, data, *, edges, limit, max_levels=MAX_LEVELS,
+def run(ctx, frontier, out, hooks, data, *, limit, edges=None, max_levels=MAX_LEVELS,
         skip_visited=False, mark_visited=False):
     """Run push levels of ``hooks`` from ``frontier`` while they stay under ``limit`` edges.
 
-    ``frontier`` (a queue of ``edges`` out-edges) is the first level; the
-    last level reached, whole, is left in ``out`` with its ``known_edges``.
-    Returns a ``(levels, 2)`` array of each level run: its frontier size and
-    out-edges (none when ``edges`` already reaches ``limit``).
+    ``frontier`` (a queue; ``edges`` out-edges, counted by the kernel when
+    None) is the first level; the last level reached, whole, is left in
+    ``out`` with its ``known_edges``. Returns a ``(levels, 2)`` array of each
+    level run: its frontier size and out-edges. None run when the first
+    level reaches ``limit``: then ``frontier.known_edges`` is set.
     """
     max_levels = int(min(max_levels, MAX_LEVELS))
-    if edges >= limit or frontier.size == 0 or max_levels <= 0:
+    if (edges is not None and edges >= limit) or frontier.size == 0 or max_levels <= 0:
         return np.zeros((0, 2), dtype=np.int64)
     dg = ctx.backend.graph(ctx.graph)
     spec = LevelsSpec(bool(dg.weighted), bool(skip_visited), bool(mark_visited),
                       not (hooks.default_cond_vertex and hooks.default_apply_vertex))
     levels = ctx.backend.operator("advance.levels")(
-        ctx, dg, frontier, out, hooks, data, edges=int(edges), limit=int(limit),
+        ctx, dg, frontier, out, hooks, data, edges=-1 if edges is None else int(edges),
+        limit=int(limit),
         max_levels=max_levels, spec=spec)
     for n, m in levels:
         ctx.log(edges=int(m))
