@@ -103,6 +103,15 @@ class PushPull:
         u = self.unvisited_edges - m_f
         self.unvisited_edges = u if u > 0 else 0
 
+    def pushed(self, levels):
+        """Levels that ran as thin pushes without asking (fused: each under the pull
+        floor, so :meth:`decide` would have said push): ``(frontier size, out-edges)``
+        rows, accounted as :meth:`decide` would have."""
+        for n_f, m_f in levels:
+            self.account(int(m_f))
+        if len(levels):
+            self.prev_size, self.prev_edges = int(levels[-1][0]), int(levels[-1][1])
+
     def pulled(self, examined, push_edges):
         """A pull examined ``examined`` in-edges where push would visit ``push_edges``.
 

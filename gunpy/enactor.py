@@ -117,6 +117,7 @@ class Enactor:
         if self._pq is not None:
             self._pq.reset(self.initial_level)  # its piles are kept for the next run
         self._saved.clear()
+        self._fused_records = []
         ctx = self.context
         ctx.record = {"edges": 0}  # set-up work (before the first iteration) is not logged
         frontier = self._pool.first()
@@ -245,7 +246,7 @@ class Enactor:
         hooks = compile_functor(functor, self.backend)
         frontier.ensure_queue(self.context.scratch)
         return self._queue().next(frontier, self._pool.output_for(frontier), hooks,
-                             self.problem.data(), dedupe=dedupe)
+                                  self.problem.data(), dedupe=dedupe)
 
     def advance_filter(self, frontier, functor, *, load_balance=None, fuse=True):
         """``filter(advance(frontier, functor), functor)``, with thin push levels fused.
@@ -290,10 +291,7 @@ class Enactor:
                                mark_visited=self.track_visited)
         if len(levels) == 0:
             return None
-        # each level was a push (the thin rule's): the push-pull state accounts them
-        for n_f, e_f in levels:
-            pp.account(int(e_f))
-        pp.prev_size, pp.prev_edges = int(levels[-1][0]), int(levels[-1][1])
+        pp.pushed(levels)
         # the first level is this iteration's; the others get records of their own
         ctx.record["edges"] = before + int(levels[0][1])
         ctx.record["direction"], ctx.record["strategy"] = "push", "fused"
