@@ -31,6 +31,21 @@ from gunpy.operators.common import cpu_compact
 __all__ = ["NearFarQueue"]
 
 
+@cuda.jit(device=True, inline="always")
+def cuda_block_min(sh, acc, block):
+    """The minimum of every thread's ``acc`` in the block (``sh``: ``block`` shared slots)."""
+    tid = cuda.threadIdx.x
+    sh[tid] = acc
+    cuda.syncthreads()
+    stride = block // 2
+    while stride > 0:
+        if tid < stride and sh[tid + stride] < sh[tid]:
+            sh[tid] = sh[tid + stride]
+        cuda.syncthreads()
+        stride //= 2
+    return sh[0]
+
+
 @hooks_cache
 def _cuda_kernels(hooks, block):
     from gunpy.backends.cuda import kernel
@@ -66,16 +81,9 @@ def _cuda_kernels(hooks, block):
             p = np.float64(priority(in_queue[i], data))
             if p < acc:
                 acc = p
-        sh[tid] = acc
-        cuda.syncthreads()
-        stride = block // 2
-        while stride > 0:
-            if tid < stride and sh[tid + stride] < sh[tid]:
-                sh[tid] = sh[tid + stride]
-            cuda.syncthreads()
-            stride //= 2
+        lowest = cuda_block_min(sh, acc, block)
         if tid == 0:
-            cuda.atomic.min(out, 0, sh[0])
+            cuda.atomic.min(out, 0, lowest)
 
     return kernel(split), kernel(min_priority)
 
@@ -441,7 +449,8 @@ def cpu_fused(queue, frontier, out, hooks, data, weighted, limit):
     nv = max(ctx.num_vertices, 1)
     if queue._fuse is None:
         # the worklist ring, its membership bytes (zero between calls) and the far
-        # pile's epoch stamps, made on the first fused call of a run
+        # pile's epoch stamps, made on the first fused call and kept with the queue
+        # (the epoch in state[6] goes on rising across runs, so stamps stay valid)
         queue._fuse = (backend.empty(nv, ctx.index_dtype), backend.zeros(nv, np.uint8),
                        backend.zeros(nv, np.int64), np.zeros(7))
     work, queued, stamp, state = queue._fuse
@@ -586,15 +595,7 @@ def _cuda_fused_kernel(hooks, weighted, block):
                     p = np.float64(priority(far_a[i] if far_is_a else far_b[i], data))
                     if p < acc:
                         acc = p
-                red[tid] = acc
-                cuda.syncthreads()
-                stride = block // 2
-                while stride > 0:
-                    if tid < stride and red[tid + stride] < red[tid]:
-                        red[tid] = red[tid + stride]
-                    cuda.syncthreads()
-                    stride //= 2
-                lowest = red[0]
+                lowest = cuda_block_min(red, acc, block)
                 if not lowest < np.inf:
                     break
                 floor = level
