@@ -147,6 +147,21 @@ def _cpu_kernels(hooks):
     return functor_pair(_cpu_split_source, hooks, ()), kernel_pair(min_priority)
 
 
+def _cpu_ring_push():
+    from numba import njit
+
+    @njit(inline="always")
+    def push(work, queued, tail, cap, v):
+        """Put ``v`` on the ring unless it is there: returns ``(new tail, 1 if added)``."""
+        if queued[v]:
+            return tail, 0
+        queued[v] = 1
+        work[tail] = v
+        return (tail + 1 if tail + 1 < cap else 0), 1
+
+    return push
+
+
 def _cpu_fused_source(hooks, weighted):
     """Advance and split as one serial worklist loop over the band, refills included.
 
@@ -169,6 +184,7 @@ def _cpu_fused_source(hooks, weighted):
     """
     cond_edge, apply_edge, priority = hooks.cond_edge, hooks.apply_edge, hooks.priority
     weight = cpu_weight(weighted)
+    push = _cpu_ring_push()
 
     def fused(row_offsets, column_indices, values, in_queue, n, work, queued, far_q, stamp,
               near_out, state, limit, far_limit, data):
@@ -182,13 +198,11 @@ def _cpu_fused_source(hooks, weighted):
         qedges = np.int64(0)
         for i in range(n):
             v = in_queue[i]
-            if v < 0 or queued[v]:
+            if v < 0:
                 continue
-            queued[v] = 1
-            work[tail] = v
-            tail = tail + 1 if tail + 1 < cap else 0
-            count += 1
-            qedges += row_offsets[v + 1] - row_offsets[v]
+            tail, added = push(work, queued, tail, cap, v)
+            count += added
+            qedges += added * (row_offsets[v + 1] - row_offsets[v])
         if qedges >= limit:
             # too fat to start fused: leave everything as it was
             for i in range(count):
@@ -225,12 +239,9 @@ def _cpu_fused_source(hooks, weighted):
                     if p < floor:
                         continue  # stale: improved below an earlier level, so processed
                     if p < level:
-                        if queued[v] == 0:
-                            queued[v] = 1
-                            work[tail] = v
-                            tail = tail + 1 if tail + 1 < cap else 0
-                            count += 1
-                            qedges += row_offsets[v + 1] - row_offsets[v]
+                        tail, added = push(work, queued, tail, cap, v)
+                        count += added
+                        qedges += added * (row_offsets[v + 1] - row_offsets[v])
                     else:
                         far_q[k] = v
                         k += 1
@@ -252,12 +263,9 @@ def _cpu_fused_source(hooks, weighted):
                     apply_edge(v, u, e, w, data)
                     p = priority(u, data)
                     if p < level:
-                        if queued[u] == 0:
-                            queued[u] = 1
-                            work[tail] = u
-                            tail = tail + 1 if tail + 1 < cap else 0
-                            count += 1
-                            qedges += row_offsets[u + 1] - row_offsets[u]
+                        tail, added = push(work, queued, tail, cap, u)
+                        count += added
+                        qedges += added * (row_offsets[u + 1] - row_offsets[u])
                     elif stamp[u] != epoch:
                         stamp[u] = epoch
                         far_q[far_n] = u
