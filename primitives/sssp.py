@@ -6,7 +6,9 @@ queue (section 4.4.2, Davidson et al.) keeps only vertices within the current
 distance band in the frontier and parks the rest, dropping the repeats of
 vertices improved several times in one step as it splits. ``method="bellman_ford"``
 skips the queue: a unique filter drops the repeats and every improved vertex
-goes straight into the next frontier.
+goes straight into the next frontier. Thin near/far steps run fused, many to a
+call (GAP's bucket fusion, :meth:`gunpy.Enactor.advance_near_far`): on a road
+network the whole run is one iteration.
 
 Parents come from the *tight* edges (``distance[src] + weight ==
 distance[dst]``). Each successful relaxation records its source and edge, but
