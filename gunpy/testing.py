@@ -9,7 +9,11 @@
   driven through it walks every operator path for a couple of iterations.
 * :func:`check_bfs_tree`: Graph500's five checks of a BFS parent tree.
 * :func:`reference_depths`, :func:`reference_distances`: networkx oracles as arrays.
-* :func:`nasty_graphs`: small graphs that break careless traversals.
+* :func:`to_nx`, :func:`reference_edges`: a graph's networkx twin and edge list, built
+  from the raw edge list it was made from (:func:`raw_edges`), not from its CSR.
+* :func:`nasty_graphs`: small graphs that break careless traversals (each remembers
+  its raw edge list; :func:`graph_from_edges`, :func:`graph_from_networkx` and
+  :func:`weighted_copy` make more that do).
 
 Importing this module imports numba; set ``NUMBA_ENABLE_CUDASIM`` before that
 if you want the simulator.
@@ -17,6 +21,8 @@ if you want the simulator.
 
 import math
 import sys
+import weakref
+from collections import namedtuple
 
 import networkx as nx
 import numba
@@ -26,8 +32,9 @@ from gunpy._jitcache import cpu_jit
 from gunpy.graph import Graph
 
 __all__ = ["ON_CUDASIM", "install_simulator_shims", "PtxBackend", "check_bfs_tree", "check_sssp_tree",
-           "reference_depths", "reference_distances", "nasty_graphs", "to_nx", "graph_names",
-           "SIM_GRAPHS"]
+           "reference_depths", "reference_distances", "reference_edges", "nasty_graphs", "to_nx",
+           "graph_names", "SIM_GRAPHS", "RawEdges", "raw_edges", "graph_from_edges",
+           "graph_from_networkx", "weighted_copy"]
 
 ON_CUDASIM = bool(numba.config.ENABLE_CUDASIM)
 
@@ -84,14 +91,14 @@ class PtxBackend:
     ``(kernel name, argument types)`` to the PTX text.
     """
 
-    def __new__(cls, cc=(9, 0)):
+    def __new__(cls, cc=(9, 0), *, block_size=256, link=False, ptxas=None):
         from gunpy.backends.cuda import CudaBackend
 
         class _Ptx(_PtxMixin, CudaBackend):
             pass
 
         obj = object.__new__(_Ptx)
-        obj._setup(cc)
+        obj._setup(cc, block_size=block_size, link=link, ptxas=ptxas)
         return obj
 
 
@@ -100,9 +107,12 @@ class _PtxMixin:
     #: reads that return a non-zero value after each :meth:`synchronize` (see :meth:`read`)
     read_budget = 24
 
-    def _setup(self, cc):
+    def _setup(self, cc, *, block_size=256, link=False, ptxas=None):
         self.cc = tuple(cc)
-        self.block_size = 256
+        self.block_size = block_size
+        self.link = bool(link or ptxas)
+        self.ptxas = ptxas
+        self.resources = {}
         self.max_blocks = 132 * 32
         self.num_sms = 132
         self.compiled = {}
@@ -165,40 +175,280 @@ class _PtxMixin:
         argtypes = tuple(numba.typeof(a) for a in args)
         key = (pyfunc, argtypes)
         if key not in self.compiled:
-            ptx, _ = cuda.compile_ptx(pyfunc, argtypes, cc=self.cc)
+            bounds = getattr(kernel, "targetoptions", {}).get("launch_bounds")
+            ptx, _ = cuda.compile_ptx(pyfunc, argtypes, cc=self.cc, launch_bounds=bounds)
             self.compiled[key] = ptx
+        if self.link and items > 0:
+            threads = block_size or self.block_size
+            res = _machine_code(self.compiled[key], self.cc, self.ptxas, pyfunc.__qualname__,
+                                threads)
+            self.resources[pyfunc.__qualname__] = res
 
     def kernel_names(self):
         return sorted({f.__qualname__ for f, _ in self.compiled})
 
 
+#: every distinct kernel linked in this process: PTX hash -> KernelReport (the cubin mode's table)
+machine_code_reports = {}
+
+
+class KernelReport:
+    """One kernel as machine code: nvJitLink's cubin (the launch path), and ptxas's view of
+    the PTX a driver would get (capped to the oldest CUDA 13 driver's ISA) when a ptxas is given."""
+
+    def __init__(self, name, linked, assembled, cubin_bytes, ptxas_version):
+        self.name, self.linked, self.assembled = name, linked, assembled
+        self.cubin_bytes, self.ptxas_version = cubin_bytes, ptxas_version
+        self.block_sizes = set()
+
+    def row(self):
+        r = self.linked
+        a = self.assembled
+        return (self.name, r.registers, r.spills, r.stack, r.shared, r.max_threads,
+                max(self.block_sizes, default=0), "-" if a is None else f"{a.registers}")
+
+
+def _machine_code(ptx, cc, ptxas, name, threads):
+    """Link ``ptx`` to a cubin (and assemble it with ``ptxas``) once; check it runs ``threads``.
+
+    Raises :class:`gunpy.backends.toolchain.ToolchainError` on a failed link or
+    assembly, any spill, any local memory, static shared memory over 48 KB, or a
+    block larger than the kernel can launch.
+    """
+    import hashlib
+
+    from gunpy.backends import toolchain as tc
+    key = hashlib.sha256(ptx.encode()).hexdigest()
+    rep = machine_code_reports.get(key)
+    if rep is None:
+        cubin, linked, _ = tc.link_cubin(ptx, cc)
+        if len(linked) != 1:
+            raise tc.ToolchainError(f"kernel {name}: expected one entry in the link log, "
+                                    f"got {sorted(linked)}")
+        linked = next(iter(linked.values()))
+        assembled = version = None
+        if ptxas:
+            oldest = tc.isa_for_cuda(ptxas_version(ptxas))
+            found, _ = tc.assemble(tc.cap_ptx(ptx, oldest), ptxas, arch=f"sm_{cc[0]}{cc[1]}")
+            assembled = next(iter(found.values()))
+            version = ptxas_version(ptxas)
+        rep = KernelReport(name, linked, assembled, len(cubin), version)
+        machine_code_reports[key] = rep
+        for what, res in (("nvJitLink", linked), ("ptxas", assembled)):
+            if res is None:
+                continue
+            if res.spills or res.stack:
+                raise tc.ToolchainError(
+                    f"kernel {name} ({what}): {res.spill_stores} B spill stores, {res.spill_loads} B "
+                    f"spill loads, {res.stack} B stack (local memory) a thread")
+            if res.shared > tc.SHARED_STATIC_LIMIT:
+                raise tc.ToolchainError(f"kernel {name} ({what}): {res.shared} B of static shared "
+                                        f"memory, over the {tc.SHARED_STATIC_LIMIT} B limit")
+    rep.block_sizes.add(int(threads))
+    if threads > rep.linked.max_threads:
+        raise tc.ToolchainError(
+            f"kernel {name} cannot run {threads} threads a block: it uses {rep.linked.registers} "
+            f"registers a thread, so at most {rep.linked.max_threads}")
+    return rep
+
+
+def ptxas_version(ptxas):
+    """``(major, minor)`` of a ptxas executable (``ptxas --version``)."""
+    import re
+    import subprocess
+    out = subprocess.run([ptxas, "--version"], capture_output=True, text=True).stdout
+    m = re.search(r"release (\d+)\.(\d+)", out)
+    if m is None:
+        raise RuntimeError(f"{ptxas} --version printed no release: {out!r}")
+    return int(m.group(1)), int(m.group(2))
+
+
 # ----------------------------------------------------------------------------- oracles
+# The references are built from the edge list a test graph was made from, in plain
+# Python, never from gunpy's CSR: a bug in CSR construction (a lost edge, a wrong
+# dedup, a half-mirrored undirected edge, weights that do not follow their edge)
+# then shows up as a disagreement instead of being copied into the oracle.
+
+#: The input a test graph was built from: what was handed to :meth:`Graph.from_edges`
+#: (``src``, ``dst`` and ``weights`` as tuples of Python numbers, ``weights`` None when
+#: unweighted; ``num_vertices`` resolved to an int) and its flags.
+RawEdges = namedtuple("RawEdges", "src dst weights num_vertices directed remove_self_loops "
+                                  "remove_duplicates")
+
+# Graph -> (RawEdges, the graph's arrays when recorded). Weak keys: a record lives as
+# long as its graph; it is not pickled or deep-copied with it.
+_RAW = weakref.WeakKeyDictionary()
+
+
+def _arrays(G):
+    return (G.row_offsets, G.column_indices, G.values)
+
+
+def _remember(G, raw):
+    _RAW[G] = (raw, _arrays(G))
+    return G
+
+
+def raw_edges(G):
+    """The :class:`RawEdges` ``G`` was built from, or None.
+
+    None for a graph not built by :func:`graph_from_edges` / :func:`nasty_graphs`
+    (or a pickled or copied one), and for one whose arrays were rebound since
+    (``G.values = w``): the record no longer describes it.
+    """
+    entry = _RAW.get(G)
+    if entry is None:
+        return None
+    raw, arrays = entry
+    return raw if all(a is b for a, b in zip(arrays, _arrays(G))) else None
+
+
+def graph_from_edges(src, dst, weights=None, *, num_vertices=None, directed=True,
+                     remove_self_loops=True, remove_duplicates=True):
+    """:meth:`Graph.from_edges`, remembering its input for the oracles (:func:`raw_edges`)."""
+    G = Graph.from_edges(src, dst, weights, num_vertices=num_vertices, directed=directed,
+                         remove_self_loops=remove_self_loops,
+                         remove_duplicates=remove_duplicates)
+    s = tuple(int(x) for x in np.asarray(src).ravel())
+    d = tuple(int(x) for x in np.asarray(dst).ravel())
+    w = None if weights is None else tuple(float(x) for x in np.asarray(weights).ravel())
+    n = max(s + d, default=-1) + 1 if num_vertices is None else int(num_vertices)
+    return _remember(G, RawEdges(s, d, w, n, bool(directed), bool(remove_self_loops),
+                                 bool(remove_duplicates)))
+
+
+def graph_from_networkx(g):
+    """:meth:`Graph.from_networkx` (nodes 0..n-1 in ``g``'s order), remembering ``g``'s edges."""
+    G = Graph.from_networkx(g)
+    index = {v: i for i, v in enumerate(g.nodes)}
+    edges = list(g.edges(data="weight"))
+    weighted = any(w is not None for _, _, w in edges)
+    raw = RawEdges(tuple(index[u] for u, _, _ in edges), tuple(index[v] for _, v, _ in edges),
+                   tuple(1.0 if w is None else float(w) for _, _, w in edges) if weighted
+                   else None, len(index), g.is_directed(), True, True)
+    return _remember(G, raw)
+
+
+def weighted_copy(G, *, seed=0, low=1, high=9):
+    """``G`` with integer weights in ``[low, high)``, one drawn per input edge.
+
+    Built from ``G``'s raw edge list (so an input edge given twice gets two weights
+    and the graph keeps the smaller; an undirected edge has one weight both ways),
+    or from its CSR when it has none (undirected: one weight per pair ``u <= v``).
+    """
+    rng = np.random.default_rng(seed)
+    raw = raw_edges(G)
+    if raw is None:
+        src = np.repeat(np.arange(G.num_vertices), G.out_degrees())
+        dst = np.asarray(G.column_indices, dtype=np.int64)
+        if not G.directed:
+            keep = src <= dst
+            src, dst = src[keep], dst[keep]
+        raw = RawEdges(tuple(src.tolist()), tuple(dst.tolist()), None, G.num_vertices,
+                       G.directed, True, True)
+    w = rng.integers(low, high, len(raw.src)).astype(np.float64)
+    return graph_from_edges(list(raw.src), list(raw.dst), w, num_vertices=raw.num_vertices,
+                            directed=raw.directed, remove_self_loops=raw.remove_self_loops,
+                            remove_duplicates=raw.remove_duplicates)
+
+
+def _edges_from_raw(raw):
+    """The stored edges ``raw`` describes, by :meth:`Graph.from_edges`' documented rules."""
+    weighted = raw.weights is not None
+    edges = list(zip(raw.src, raw.dst, raw.weights if weighted else [None] * len(raw.src)))
+    if not raw.directed:   # stored both ways (a self-loop once), mirrors after the input
+        edges += [(v, u, w) for u, v, w in edges if u != v]
+    kept = {}    # (u, v) -> weight, or a list of weights when duplicates stay
+    for u, v, w in edges:
+        if u == v and raw.remove_self_loops:
+            continue
+        if not raw.remove_duplicates:
+            kept.setdefault((u, v), []).append(w)
+        elif (u, v) not in kept:
+            kept[u, v] = w
+        elif weighted and w < kept[u, v]:   # the minimum: the first of equal minima stays
+            kept[u, v] = w
+    return kept
+
+
+def reference_edges(G):
+    """``G``'s edges as they should be stored: a sorted list of ``(u, v, weight)``.
+
+    Computed from :func:`raw_edges` in plain Python by :meth:`Graph.from_edges`'
+    documented rules: self-loops dropped and duplicates merged keeping the minimum
+    weight (unless the flags said otherwise), an undirected edge listed both ways
+    (a self-loop once). ``weight`` is None for an unweighted graph. A graph with no
+    raw record falls back to its own CSR (then this checks nothing about the build).
+    """
+    raw = raw_edges(G)
+    if raw is None:
+        src = np.repeat(np.arange(G.num_vertices), G.out_degrees()).tolist()
+        w = [None] * G.num_edges if G.values is None else G.values.tolist()
+        return sorted(zip(src, G.column_indices.tolist(), w), key=_edge_key)
+    out = []
+    for (u, v), w in _edges_from_raw(raw).items():
+        out.extend((u, v, x) for x in (w if isinstance(w, list) else [w]))
+    return sorted(out, key=_edge_key)
+
+
+def _edge_key(e):
+    return e[0], e[1], (0.0 if e[2] is None else e[2])
+
+
 def to_nx(G):
-    """The networkx twin of a gunpy graph (vertices 0..n-1, ``weight`` attributes)."""
-    g = nx.DiGraph() if G.directed else nx.Graph()
-    g.add_nodes_from(range(G.num_vertices))
-    src = np.repeat(np.arange(G.num_vertices), G.out_degrees())
-    if G.values is None:
-        g.add_edges_from(zip(src.tolist(), G.column_indices.tolist()))
+    """The networkx twin of a gunpy graph (vertices 0..n-1, ``weight`` attributes).
+
+    Built from the edge list ``G`` was made from (:func:`raw_edges`; duplicates keep
+    the minimum weight and self-loops go, as :meth:`Graph.from_edges` documents), so
+    it is an oracle for the graph build too. ``nx.MultiGraph``/``MultiDiGraph`` when
+    duplicates were kept. A graph with no raw record (built some other way, pickled,
+    or with rebound arrays) is converted from its CSR instead.
+    """
+    raw = raw_edges(G)
+    if raw is None:
+        g = nx.DiGraph() if G.directed else nx.Graph()
+        g.add_nodes_from(range(G.num_vertices))
+        src = np.repeat(np.arange(G.num_vertices), G.out_degrees())
+        if G.values is None:
+            g.add_edges_from(zip(src.tolist(), G.column_indices.tolist()))
+        else:
+            g.add_weighted_edges_from(zip(src.tolist(), G.column_indices.tolist(),
+                                          G.values.tolist()))
+        return g
+    if raw.remove_duplicates:
+        g = nx.DiGraph() if raw.directed else nx.Graph()
     else:
-        g.add_weighted_edges_from(zip(src.tolist(), G.column_indices.tolist(),
-                                      G.values.tolist()))
+        g = nx.MultiDiGraph() if raw.directed else nx.MultiGraph()
+    g.add_nodes_from(range(raw.num_vertices))
+    for (u, v), w in _edges_from_raw(raw).items():
+        if not raw.directed and u > v:
+            continue     # (v, u) carries the same edge
+        for x in (w if isinstance(w, list) else [w]):
+            if x is None:
+                g.add_edge(u, v)
+            else:
+                g.add_edge(u, v, weight=x)
     return g
 
 
 def reference_depths(G, source, g=None):
-    """networkx BFS depths as an int32 array (-1 unreachable)."""
+    """networkx BFS depths as an int32 array (-1 unreachable), over :func:`to_nx`'s twin.
+
+    One entry per vertex of the twin: a build that lost or invented vertices gives
+    an array of the wrong length.
+    """
     g = to_nx(G) if g is None else g
-    depth = np.full(G.num_vertices, -1, dtype=np.int32)
+    depth = np.full(g.number_of_nodes(), -1, dtype=np.int32)
     for v, d in nx.single_source_shortest_path_length(g, source).items():
         depth[v] = d
     return depth
 
 
 def reference_distances(G, source, g=None):
-    """networkx Dijkstra distances as a float64 array (inf unreachable; weight 1 if unweighted)."""
+    """networkx Dijkstra distances as a float64 array (inf unreachable; weight 1 if
+    unweighted), over :func:`to_nx`'s twin (one entry per vertex of the twin)."""
     g = to_nx(G) if g is None else g
-    dist = np.full(G.num_vertices, np.inf)
+    dist = np.full(g.number_of_nodes(), np.inf)
     for v, d in nx.single_source_dijkstra_path_length(g, source, weight="weight").items():
         dist[v] = d
     return dist
@@ -398,6 +648,9 @@ def graph_names(graphs):
 def nasty_graphs(*, hub=None, random_n=None, seed=7, small=None):
     """Small graphs that break careless traversals, as ``{name: Graph}``.
 
+    Each graph remembers the edge list it was built from (:func:`raw_edges`), so
+    :func:`to_nx` and the ``reference_*`` oracles do not depend on gunpy's CSR build.
+
     Paths (long diameter), a star whose hub has ``hub`` leaves (larger than a
     CTA), disconnected pieces with isolated vertices, a directed cycle,
     self-loops and duplicate edges in the input, an edgeless graph, a single
@@ -414,32 +667,32 @@ def nasty_graphs(*, hub=None, random_n=None, seed=7, small=None):
     rng = np.random.default_rng(seed)
     out = {}
     n = 16 if small else 60
-    out["path_undirected"] = Graph.from_edges(np.arange(n - 1), np.arange(1, n), directed=False)
-    out["path_directed"] = Graph.from_edges(np.arange(n - 1), np.arange(1, n), directed=True)
-    out["star_hub"] = Graph.from_edges(np.zeros(hub, dtype=np.int64), np.arange(1, hub + 1),
+    out["path_undirected"] = graph_from_edges(np.arange(n - 1), np.arange(1, n), directed=False)
+    out["path_directed"] = graph_from_edges(np.arange(n - 1), np.arange(1, n), directed=True)
+    out["star_hub"] = graph_from_edges(np.zeros(hub, dtype=np.int64), np.arange(1, hub + 1),
                                        directed=False)
-    out["star_directed_in"] = Graph.from_edges(np.arange(1, hub + 1), np.zeros(hub, dtype=np.int64),
+    out["star_directed_in"] = graph_from_edges(np.arange(1, hub + 1), np.zeros(hub, dtype=np.int64),
                                                directed=True)
     # two components, a triangle, and isolated vertices 10..14
     s = [0, 1, 2, 3, 4, 5, 6, 7, 8, 15, 16]
     d = [1, 2, 3, 4, 0, 6, 7, 8, 5, 16, 17]
-    out["disconnected"] = Graph.from_edges(s, d, num_vertices=20, directed=False)
+    out["disconnected"] = graph_from_edges(s, d, num_vertices=20, directed=False)
     c = 12 if small else 40
-    out["directed_cycle"] = Graph.from_edges(np.arange(c), (np.arange(c) + 1) % c, directed=True)
+    out["directed_cycle"] = graph_from_edges(np.arange(c), (np.arange(c) + 1) % c, directed=True)
     s = [0, 0, 0, 1, 1, 2, 3, 3, 4]
     d = [0, 1, 1, 1, 2, 2, 4, 4, 0]
-    out["self_loops_duplicates"] = Graph.from_edges(s, d, num_vertices=6, directed=True)
-    out["edgeless"] = Graph.from_edges([], [], num_vertices=7, directed=False)
-    out["single_vertex"] = Graph.from_edges([], [], num_vertices=1, directed=True)
+    out["self_loops_duplicates"] = graph_from_edges(s, d, num_vertices=6, directed=True)
+    out["edgeless"] = graph_from_edges([], [], num_vertices=7, directed=False)
+    out["single_vertex"] = graph_from_edges([], [], num_vertices=1, directed=True)
     m = random_n * 4
-    out["random_directed"] = Graph.from_edges(rng.integers(0, random_n, m),
+    out["random_directed"] = graph_from_edges(rng.integers(0, random_n, m),
                                               rng.integers(0, random_n, m), directed=True)
-    out["random_undirected"] = Graph.from_edges(rng.integers(0, random_n, m // 2),
+    out["random_undirected"] = graph_from_edges(rng.integers(0, random_n, m // 2),
                                                 rng.integers(0, random_n, m // 2),
                                                 num_vertices=random_n, directed=False)
     ba = nx.barabasi_albert_graph(random_n, 3, seed=seed)
-    out["preferential_hubs"] = Graph.from_networkx(ba)
+    out["preferential_hubs"] = graph_from_networkx(ba)
     side = int(math.sqrt(random_n))
-    out["grid"] = Graph.from_networkx(nx.convert_node_labels_to_integers(
+    out["grid"] = graph_from_networkx(nx.convert_node_labels_to_integers(
         nx.grid_2d_graph(side, side)))
     return out
