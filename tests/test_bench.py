@@ -56,7 +56,6 @@ def test_startup_benchmark_cold_and_warm():
     bfs = rows["primitive"]
     assert bfs["cold"][0]["compiled"] > 0 and bfs["cold"][0]["loaded"] == 0
     assert bfs["warm"][0]["compiled"] == 0 and bfs["warm"][0]["loaded"] > 0
-    assert bfs["warm"][0]["first_s"] < bfs["cold"][0]["first_s"]
     md = startup.markdown(result)
     assert "| bfs |" in md and "`import gunpy`" in md and "gunpy run bfs --dataset karate" in md
 

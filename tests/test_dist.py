@@ -40,10 +40,8 @@ def _launch(k, *args, timeout=170):
     # more ranks than cores here: MPICH's waiting ranks yield instead of spinning (K=4: 41 -> 30 s)
     env.setdefault("MPIR_CVAR_ENABLE_HEAVY_YIELD", "1")
     env.pop("NUMBA_ENABLE_CUDASIM", None)
-    t0 = time.perf_counter()
-    p = subprocess.run([exe, "-n", str(k), sys.executable, "-m", "mpi4py", HERE, *args],
-                       capture_output=True, text=True, timeout=timeout, env=env, cwd=ROOT)
-    return p, time.perf_counter() - t0
+    return subprocess.run([exe, "-n", str(k), sys.executable, "-m", "mpi4py", HERE, *args],
+                          capture_output=True, text=True, timeout=timeout, env=env, cwd=ROOT)
 
 
 @pytest.fixture(autouse=True)
@@ -54,17 +52,18 @@ def _cpu_mode_only(mode):
 
 @pytest.mark.parametrize("k", [1, 2, 3, 4])
 def test_primitives_match_single_device_and_networkx(k):
-    p, _ = _launch(k, "check")
+    p = _launch(k, "check")
     out = p.stdout + p.stderr
     assert p.returncode == 0 and "DIST-OK" in p.stdout, out[-6000:]
 
 
 def test_exception_on_one_rank_ends_the_job():
-    p, seconds = _launch(3, "crash", timeout=90)
+    # without the abort hook the other ranks wait at a barrier forever: such a job fails by
+    # _launch's timeout (subprocess.TimeoutExpired), not by a wall-clock assertion
+    p = _launch(3, "crash", timeout=90)
     out = p.stdout + p.stderr
     assert p.returncode != 0, out[-3000:]
     assert "rank 1 of 3 failed" in out and "boom on rank 1" in out, out[-3000:]
-    assert seconds < 60, f"the job took {seconds:.0f} s to end"
 
 
 def test_ranks_share_the_cores_unless_told():

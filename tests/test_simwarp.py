@@ -393,12 +393,10 @@ def test_activemask_converged_groups_and_warp_aggregation():
 def test_misuse_raises_instead_of_hanging():
     run_sim('''
         def expect_error(kernel, grid, block, exc, text):
-            t0 = time.perf_counter()
-            try:
+            try:  # a kernel that hangs instead fails by run_sim's timeout
                 kernel[grid, block](np.zeros(grid * block, np.int64))
             except exc as e:
                 assert text in str(e), str(e)
-                assert time.perf_counter() - t0 < 30
                 return str(e)
             raise AssertionError(f"{kernel} did not raise")
 
