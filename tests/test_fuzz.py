@@ -8,13 +8,15 @@ other where results are defined exactly (depths, distances, labels).
 Profiles (``tests/conftest.py``): ``ci`` (default: a few dozen examples, the
 simulator fewer and smaller) and ``fuzz`` (``pytest --fuzz`` or
 ``GUNPY_FUZZ=1``: thousands of examples per test, for unattended runs). A
-failing example is also written to ``tests/regressions/`` as JSON, and
+failing example is also written to ``tests/regressions/`` as JSON, once, as
+hypothesis reports it after shrinking (not at every shrink step), and
 ``test_regressions.py`` replays every file there from then on.
 """
 
 import hashlib
 import json
 import os
+import sys
 
 import networkx as nx
 import numpy as np
@@ -70,14 +72,22 @@ def record_failure(kind, spec, params):
         f.write(blob)
 
 
+def _final_example():
+    """True only in hypothesis's last run of a failing example, the shrunk one it reports
+    (where ``note`` prints); False in every shrink attempt and outside hypothesis (a replay)."""
+    from hypothesis.control import current_build_context, currently_in_test_context
+    return currently_in_test_context() and current_build_context().is_final
+
+
 def checked(kind):
-    """Run a property; on failure save the example before re-raising."""
+    """Run a property; on failure save the reported example before re-raising."""
     def wrap(fn):
         def run(spec, backend, **params):
             try:
                 fn(spec, backend, **params)
             except Exception:
-                record_failure(kind, spec, params)
+                if _final_example():
+                    record_failure(kind, spec, params)
                 raise
         run.__name__ = fn.__name__
         return run
@@ -183,3 +193,33 @@ def test_fuzz_pagerank(spec, backend):
 @given(spec=graph_specs(weighted=False))
 def test_fuzz_bc(spec, backend):
     check_bc(spec, backend)
+
+
+# ----------------------------------------------------------------------------- the recorder
+def test_a_failure_is_saved_once_as_its_shrunk_example(tmp_path, monkeypatch):
+    monkeypatch.setattr(sys.modules[__name__], "REGRESSIONS", str(tmp_path))
+    seen = []
+
+    @checked("probe")
+    def probe(spec, backend):
+        seen.append(spec["n"])
+        assert spec["n"] < 5, "too many vertices"
+
+    @settings(max_examples=200, derandomize=True, database=None, deadline=None,
+              print_blob=False)
+    @given(spec=graph_specs(weighted=False))
+    def run(spec):
+        probe(spec, "cpu")
+
+    with pytest.raises(AssertionError, match="too many vertices"):
+        run()
+    assert sum(n >= 5 for n in seen) > 2  # shrinking ran the property on failing examples
+    files = list(tmp_path.iterdir())
+    assert len(files) == 1, files  # ... and only the reported one was saved
+    case = json.loads(files[0].read_text())
+    assert case == {"kind": "probe", "params": {},
+                    "spec": {"n": 5, "directed": False, "edges": [], "weights": None}}
+    # a replay (no hypothesis) that fails again writes nothing new
+    with pytest.raises(AssertionError):
+        probe(case["spec"], "cpu")
+    assert len(list(tmp_path.iterdir())) == 1
