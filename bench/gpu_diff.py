@@ -400,7 +400,7 @@ def main(argv=None):
     shape = ""
     if args.backend == "cuda":
         shape = (f" (blocks of {be.block_size} threads, at most {be.max_blocks} blocks, "
-                 f"{be.num_sms} SMs)")
+                 f"{be.num_sms} multiprocessors)")
     print(f"gpu_diff: {args.backend}{shape} against cpu, {len(cfgs)} configurations x "
           f"{len(graphs)} graphs")
     for tg in graphs.values():
