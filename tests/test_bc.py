@@ -105,3 +105,25 @@ def test_bc_enactor_rejects_bad_options():
         BCEnactor(problem, direction="sideways")
     with pytest.raises(ValueError, match="load_balance"):
         BCEnactor(problem, load_balance="nope")
+
+
+def _dense_graph(n=20, missing=20, seed=2):
+    """K_n less ``missing`` random edges: average in-degree 17, so a GPU pulls a warp per vertex."""
+    rng = np.random.default_rng(seed)
+    pairs = np.array([(u, v) for u in range(n) for v in range(u + 1, n)])
+    keep = pairs[np.sort(rng.permutation(len(pairs))[missing:])]
+    return gunpy.Graph.from_edges(keep[:, 0], keep[:, 1], num_vertices=n, directed=False)
+
+
+@pytest.mark.ptx
+def test_bc_warp_pull_without_early_exit_compiles_to_ptx(ptx_backend):
+    # BC's pull gathers every parent's path count (no early exit); at average in-degree 16
+    # pull_mapping="auto" takes the warp kernel, the one a GPU runs by default
+    import inspect
+    G = _dense_graph()
+    assert G.num_edges / G.num_vertices >= 16
+    ptx_backend.compiled.clear()
+    gunpy.bc(G, [0], direction="pull", backend=ptx_backend)
+    assert any(name.endswith("pull_warp") for name in ptx_backend.kernel_names())
+    pulls = [f for f, _ in ptx_backend.compiled if f.__qualname__.endswith("pull_warp")]
+    assert [inspect.getclosurevars(f).nonlocals["early_exit"] for f in pulls] == [False]
