@@ -237,7 +237,7 @@ def _dist_bfs(direction):
 def _needs_mpi():
     try:
         import gunpy.dist  # noqa: F401
-    except ImportError as exc:
+    except Exception as exc:  # no mpi4py (ImportError), or mpi4py finds no MPI library
         return str(exc).splitlines()[0]
     return None
 
