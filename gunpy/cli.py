@@ -150,10 +150,34 @@ def cmd_info(args):
         print("numba-cuda: not installed")
     ok, why = backends.cuda_status()
     print(f"cuda backend: {'available' if ok else 'unavailable'} ({why})")
+    _print_toolchain()
     print(f"cpu backend: available ({numba.get_num_threads()} threads, "
           f"threading layer {numba.config.THREADING_LAYER})")
     print(f"backend='auto' selects: {backends.available()[0]}")
     return 0
+
+
+def _print_toolchain():
+    """The CUDA toolchain's versions and the path that loads kernels (gunpy.backends.toolchain)."""
+    import numba
+    if numba.config.ENABLE_CUDASIM:
+        print("cuda toolchain: numba's simulator (no PTX, no linker)")
+        return
+    from gunpy.backends import toolchain as tc
+
+    def v(t):
+        return "none" if t is None else ".".join(map(str, t))
+
+    tv = tc.versions()
+    print(f"cuda driver: {'CUDA ' + v(tv.driver) if tv.driver else 'none (no driver or GPU)'}")
+    print(f"cuda toolchain: NVVM {tv.nvvm or 'unknown'} (writes PTX ISA {v(tv.ptx_isa)}), "
+          f"nvJitLink {v(tv.nvjitlink)}, CUDA runtime {v(tv.runtime)}")
+    try:
+        p = tc.plan(tv)
+        where = "kernels load" if tv.driver else "kernels would load (no driver here)"
+        print(f"{where}: {p.describe()}")
+    except tc.ToolchainError as exc:
+        print(f"kernels cannot load: {exc}")
 
 
 def cmd_warmup(args):

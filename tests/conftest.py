@@ -3,6 +3,9 @@
     pytest                     # cpu: CPU backend (default)
     pytest --cuda-mode=sim     # CUDA kernels under numba's simulator, tiny graphs
     pytest --cuda-mode=ptx     # every kernel x functor compiled to PTX for sm_90
+    pytest --cuda-mode=cubin   # the PTX tests, each kernel also linked to an sm_90 cubin
+                               # (nvJitLink, as a launch does) and assembled by the oldest
+                               # CUDA 13 ptxas; a per-kernel resource table at the end
     pytest --cuda-mode=gpu     # CUDA kernels on a real GPU (plus the CPU tests)
 
 (``GUNPY_TEST_MODE`` does the same as ``--cuda-mode``.) The simulator must be
@@ -13,7 +16,7 @@ Fixtures and markers:
 
 * ``backend``: the backend name the mode tests ("cpu", or "cuda" in sim/gpu).
 * ``@pytest.mark.sim``: a test that only makes sense on the CUDA target (runs in sim and gpu).
-* ``@pytest.mark.ptx``: a test that compiles PTX (runs only in ptx mode).
+* ``@pytest.mark.ptx``: a test that compiles PTX (runs only in ptx and cubin modes).
 * ``@pytest.mark.gpu``: needs a real GPU.
 * ``@pytest.mark.large``: too big for the simulator (runs in cpu and gpu modes).
 * unmarked tests run in cpu and gpu mode; with the ``backend`` fixture they also
@@ -24,7 +27,9 @@ import os
 
 import pytest
 
-MODES = ("cpu", "sim", "ptx", "gpu")
+MODES = ("cpu", "sim", "ptx", "cubin", "gpu")
+#: modes that compile kernels without running them
+COMPILE_ONLY = ("ptx", "cubin")
 
 
 def pytest_addoption(parser):
@@ -62,6 +67,8 @@ def pytest_configure(config):
         from numba import cuda
         if not cuda.is_available():
             raise pytest.UsageError("--cuda-mode=gpu needs a CUDA GPU and driver")
+    if mode == "cubin":
+        _configure_cubin()
     config._gunpy_mode = mode
     env = os.environ.get("GUNPY_FUZZ", "")
     fuzz = config.getoption("--fuzz") or bool(env)
@@ -98,7 +105,7 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         marks = {m.name for m in item.iter_markers()}
         uses_backend = "backend" in getattr(item, "fixturenames", ())
-        if mode == "ptx":
+        if mode in COMPILE_ONLY:
             if "ptx" not in marks:
                 item.add_marker(skip["host"] if not marks & {"sim", "gpu"} else skip["sim"])
             continue
@@ -123,7 +130,7 @@ def mode(request):
 @pytest.fixture(scope="session")
 def backend(mode):
     """The backend the current mode tests."""
-    return {"cpu": "cpu", "sim": "cuda", "gpu": "cuda", "ptx": "cuda"}[mode]
+    return {"cpu": "cpu", "sim": "cuda", "gpu": "cuda", "ptx": "cuda", "cubin": "cuda"}[mode]
 
 
 @pytest.fixture(params=["serial", "chunked"])
@@ -146,8 +153,8 @@ def cpu_split(request, backend, monkeypatch):
 
 @pytest.fixture(scope="session")
 def ptx_backend(mode):
-    if mode != "ptx":
-        pytest.skip("PTX backend only in --cuda-mode=ptx")
+    if mode not in COMPILE_ONLY:
+        pytest.skip("PTX backend only in --cuda-mode=ptx / cubin")
     from gunpy.testing import PtxBackend
     return PtxBackend(cc=(9, 0))
 
@@ -156,3 +163,51 @@ def ptx_backend(mode):
 def small(mode):
     """True when graphs must stay tiny (the simulator)."""
     return mode == "sim"
+
+
+# ----------------------------------------------------------------------------- cubin mode
+def _configure_cubin():
+    """Every PtxBackend links its kernels (nvJitLink) and assembles them with the oldest
+    CUDA 13 ptxas (fetched once from PyPI; ``GUNPY_PTXAS`` names another)."""
+    from gunpy.testing import PtxBackend, oldest_ptxas
+    ptxas = oldest_ptxas()
+    if ptxas is None:
+        msg = ("--cuda-mode=cubin: no ptxas of CUDA 13.0 (pip could not fetch nvidia-cuda-nvcc; "
+               "set GUNPY_PTXAS=/path/to/ptxas)")
+        if os.environ.get("CI"):
+            raise pytest.UsageError(msg)
+        import warnings
+        warnings.warn(msg + ": linking with nvJitLink only")
+    PtxBackend.defaults.update(link=True, ptxas=ptxas)
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus, config):
+    if getattr(config, "_gunpy_mode", None) != "cubin":
+        return
+    from gunpy.testing import PtxBackend, machine_code_table, ptxas_version
+    rows, seconds = machine_code_table()
+    ptxas = PtxBackend.defaults["ptxas"]
+    variants = sum(r[1] for r in rows)
+    head = (f"sm_90 machine code: {len(rows)} kernels, {variants} variants linked by nvJitLink"
+            + (f", assembled by ptxas {'.'.join(map(str, ptxas_version(ptxas)))} (PTX capped to "
+               f"its ISA)" if ptxas else "") + f", {seconds:.1f} s")
+    lines = ["| kernel | variants | registers | spills (B) | local (B) | static shared (B) "
+             "| largest block | block used | ptxas registers |",
+             "|---|---|---|---|---|---|---|---|---|"]
+    lines += ["| " + " | ".join(str(x) for x in r) + " |" for r in rows]
+    terminalreporter.write_sep("-", head)
+    for line in lines:
+        terminalreporter.write_line(line)
+    out = os.environ.get("GUNPY_CUBIN_REPORT")
+    if out:
+        with open(out, "w") as f:
+            f.write(f"# {head}\n\n" + "\n".join(lines) + "\n")
+
+
+def pytest_sessionfinish(session, exitstatus):
+    # a cubin run that linked nothing proved nothing
+    if getattr(session.config, "_gunpy_mode", None) == "cubin" and exitstatus == 0 \
+            and session.testscollected:
+        from gunpy.testing import machine_code_reports
+        if not machine_code_reports:
+            session.exitstatus = 1

@@ -48,12 +48,21 @@ def _check_simulator_shims():
             + "); call gunpy.testing.install_simulator_shims() before using backend='cuda'")
 
 
-def kernel(pyfunc):
+def kernel(pyfunc, **options):
     """Compile an operator kernel for the CUDA target (lazily, per argument types).
 
-    Compiled kernels go to the persistent cache (:mod:`gunpy._jitcache`).
+    ``options`` go to ``cuda.jit`` (``launch_bounds=`` for kernels launched at
+    one block size). Compiled kernels go to the persistent cache
+    (:mod:`gunpy._jitcache`).
     """
-    return cuda_jit(pyfunc)
+    return cuda_jit(pyfunc, **options)
+
+
+def _check_block_size(threads):
+    if isinstance(threads, bool) or not isinstance(threads, (int, np.integer)) \
+            or not 32 <= threads <= 1024 or threads % 32:
+        raise ValueError(f"block_size must be a multiple of 32 from 32 to 1024, got {threads!r}")
+    return int(threads)
 
 
 def _fill(arr, value, n):
@@ -65,22 +74,43 @@ _fill_kernel = kernel(_fill)
 
 
 class CudaBackend(Backend):
+    """Kernels on the GPU. ``block_size``: threads a block (a multiple of 32, 32 to 1,024;
+    default 256, 32 under the simulator). Kernels that run as one block (the fused
+    BFS levels and near/far steps) take at most :attr:`one_block_max` threads and are
+    compiled with that launch bound, so every block size loads."""
     name = "cuda"
     operators = operator_table("cuda")
     counts_launches = True
+    #: the largest block of the one-block fused kernels (they use ~100 registers a thread)
+    one_block_max = 512
 
-    def __init__(self):
+    def __init__(self, *, block_size=None):
         if ON_CUDASIM:
             _check_simulator_shims()
-            self.block_size = 32
+            self.block_size = 32 if block_size is None else block_size
             self.max_blocks = 2
             self.num_sms = 1
         else:
-            self.block_size = 256
+            from gunpy.backends import toolchain
+            # the link path, chosen and checked before any kernel is built or launched
+            self.link_plan = toolchain.ensure_loadable()
+            self.block_size = 256 if block_size is None else block_size
             dev = cuda.get_current_device()
             self.num_sms = dev.MULTIPROCESSOR_COUNT
             # enough resident blocks to fill every SM several times over
             self.max_blocks = self.num_sms * 32
+
+    @property
+    def block_size(self):
+        return self._block_size
+
+    @block_size.setter
+    def block_size(self, threads):
+        self._block_size = _check_block_size(threads)
+
+    def one_block_size(self):
+        """Threads of a kernel that runs as a single block (its launch bound too)."""
+        return min(self.block_size, self.one_block_max)
 
     def launch(self, items, *, block_size=None):
         """``(blocks, threads)`` for a grid-stride kernel over ``items`` items."""
@@ -96,10 +126,16 @@ class CudaBackend(Backend):
         b, t = self.launch(items, block_size=block_size)
         if blocks is not None:
             b = blocks
-        if shared:
-            kernel[b, t, 0, shared](*args)
-        else:
-            kernel[b, t](*args)
+        try:
+            if shared:
+                kernel[b, t, 0, shared](*args)
+            else:
+                kernel[b, t](*args)
+        except Exception as exc:
+            err = exc if ON_CUDASIM else _launch_error(kernel, b, t, exc)
+            if err is exc:
+                raise
+            raise err from exc
 
     # -- arrays -----------------------------------------------------------------
     def memory_info(self):
@@ -173,3 +209,26 @@ class CudaBackend(Backend):
 
     def device_function(self, pyfunc):
         return cuda.jit(device=True, inline="always")(pyfunc)
+
+
+def _launch_error(kernel, blocks, threads, exc):
+    """A failed launch (or link) as an error that says which kernel, why, and what to do."""
+    from numba.cuda.cudadrv.driver import CudaAPIError, LinkerError
+
+    from gunpy.backends import toolchain
+    name = getattr(getattr(kernel, "py_func", None), "__qualname__", repr(kernel))
+    if isinstance(exc, LinkerError):
+        return toolchain.ToolchainError(f"kernel {name} did not link: {exc}")
+    if isinstance(exc, CudaAPIError):
+        try:
+            limits = kernel.get_max_threads_per_block()
+            limit = min(limits.values()) if isinstance(limits, dict) else int(limits)
+        except Exception:
+            limit = None
+        if limit is not None and threads > limit:
+            return toolchain.ToolchainError(
+                f"kernel {name} cannot run {threads} threads a block (its registers allow at "
+                f"most {limit}); use a smaller block_size")
+        return toolchain.ToolchainError(
+            f"launching kernel {name} on {blocks} blocks of {threads} threads failed: {exc}")
+    return exc

@@ -98,7 +98,7 @@ def _cpu_source(hooks, spec):
 
 
 @hooks_cache
-def _cuda_kernel(hooks, spec):
+def _cuda_kernel(hooks, spec, block):
     from gunpy.backends.cuda import kernel
     cond_edge, apply_edge = hooks.cond_edge, hooks.apply_edge
     cond_vertex, apply_vertex = hooks.cond_vertex, hooks.apply_vertex
@@ -176,7 +176,7 @@ def _cuda_kernel(hooks, spec):
             info[1] = ncur
             info[2] = mcur
 
-    return kernel(levels)
+    return kernel(levels, launch_bounds=block)  # one block: at most `block` threads
 
 
 def _buffers(ctx, limit, max_levels):
@@ -213,10 +213,11 @@ def cuda_levels(ctx, dg, frontier, out, hooks, data, *, edges, limit, max_levels
     a, b = _buffers(ctx, limit, max_levels)
     info = ctx.scratch("levels.info", 3 + 2 * MAX_LEVELS, np.int64)
     out.reserve(a.shape[0])
-    backend.run(_cuda_kernel(hooks, spec), backend.block_size, frontier.queue, frontier.length,
+    block = backend.one_block_size()
+    backend.run(_cuda_kernel(hooks, spec, block), block, frontier.queue, frontier.length,
                 np.int64(edges), a, b, out.queue, out.length, ctx.visited_words(),
                 np.int64(limit), np.int64(max_levels), info, dg.row_offsets, dg.column_indices,
-                dg.values, data, blocks=1)
+                dg.values, data, blocks=1, block_size=block)
     host = backend.read_head(info, 3 + 2 * max_levels)  # the one sync
     return _finish(frontier, out, host, lambda n: out.assume_size(n))
 

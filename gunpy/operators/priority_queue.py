@@ -671,7 +671,7 @@ def _cuda_fused_kernel(hooks, weighted, block):
             state[8] = 0 if far_is_a else 1
             state[9] = qedges
 
-    return kernel(fused)
+    return kernel(fused, launch_bounds=block)  # one block: at most `block` threads
 
 
 def cuda_fused(queue, frontier, out, hooks, data, weighted, limit):
@@ -696,11 +696,12 @@ def cuda_fused(queue, frontier, out, hooks, data, weighted, limit):
     host[0], host[1], host[5] = queue.level, far_n, 0
     backend.copy_in(state, 0, host)  # level, far size and the epoch/round counters kept
     dg = backend.graph(ctx.graph)
-    backend.run(_cuda_fused_kernel(hooks, bool(weighted), backend.block_size),
-                backend.block_size, frontier.queue, frontier.length, work_a, work_b, far.queue,
+    block = backend.one_block_size()
+    backend.run(_cuda_fused_kernel(hooks, bool(weighted), block),
+                block, frontier.queue, frontier.length, work_a, work_b, far.queue,
                 other.queue, far.length, other.length, qstamp, stamp, out.queue, out.length, state, np.int64(limit),
                 np.int64(CUDA_FAR_LIMIT), dg.row_offsets, dg.column_indices, dg.values, data,
-                blocks=1)
+                blocks=1, block_size=block)
     host[:] = backend.read_head(state, _STATE)  # the one sync
     if host[5] < 0:
         return None

@@ -32,11 +32,24 @@ from gunpy.functor import hooks_cache
 from gunpy.operators.common import cpu_compact
 from gunpy.operators.filter import predicated
 
-__all__ = ["cuda_kernel", "cpu_kernel", "execute", "WARP_HASH", "HISTORY"]
+__all__ = ["cuda_kernel", "cpu_kernel", "execute", "WARP_HASH", "HISTORY", "warp_hash_slots"]
 
 #: slots of each warp's hash table and of each block's history table
 WARP_HASH = 128
 HISTORY = 512
+
+
+def warp_hash_slots(block):
+    """Slots of each warp's hash table at ``block`` threads: ``WARP_HASH``, halved while the
+    block's tables and history would take more than half the 48 KB of static shared memory
+    a kernel may declare (16 KB at 256 threads; at 1,024 threads 32 slots a warp, 16 KB:
+    with 128 it would be 53,248 B, which does not assemble)."""
+    from gunpy.backends.toolchain import SHARED_STATIC_LIMIT
+    nwarps = max(1, block // 32)
+    per_warp = WARP_HASH
+    while per_warp > 8 and nwarps * per_warp * 12 + HISTORY * 8 > SHARED_STATIC_LIMIT // 2:
+        per_warp //= 2
+    return per_warp
 
 
 @hooks_cache
@@ -44,7 +57,8 @@ def cuda_kernel(hooks, block):
     from gunpy.backends.cuda import kernel
     cond_vertex, apply_vertex = hooks.cond_vertex, hooks.apply_vertex
     nwarps = max(1, block // 32)
-    slots = nwarps * WARP_HASH  # shared-array sizes must be compile-time constants
+    per_warp = warp_hash_slots(block)
+    slots = nwarps * per_warp  # shared-array sizes must be compile-time constants
 
     def cull(in_queue, in_length, flags, visited, counts, data):
         warp_hash = cuda.shared.array(slots, np.int64)
@@ -66,7 +80,7 @@ def cuda_kernel(hooks, block):
                 v = np.int64(in_queue[i])
             keep = v >= 0
             # 1. warp culling: of the lanes holding the same vertex, one survives
-            h = warp * WARP_HASH + (v & (WARP_HASH - 1))
+            h = warp * per_warp + (v & (per_warp - 1))
             if keep:
                 warp_hash[h] = v
             cuda.syncwarp()
