@@ -48,6 +48,17 @@ def test_cc_long_path_worst_case_for_hooking(backend, small):
     assert r.num_components == 1 and (r.labels == 0).all()
 
 
+
+@pytest.mark.parametrize("load_balance", ["auto", "thread_mapped", "twc", "merge_path"])
+@pytest.mark.parametrize("name", ["star_hub", "disconnected"])
+def test_cc_every_load_balance(name, load_balance, backend):
+    G = GRAPHS[name]
+    r = gunpy.cc(G, load_balance=load_balance, backend=backend)
+    expect = expected_labels(G)
+    assert np.array_equal(r.labels, expect)
+    assert r.num_components == len(np.unique(expect))
+    assert r.stats.load_balance == load_balance
+
 @pytest.mark.large
 def test_cc_afforest_on_rmat_with_many_components():
     G = gunpy.generators.rmat(14, seed=5)

@@ -51,6 +51,23 @@ def test_pagerank_matches_networkx(name, weights, direction, backend, cpu_split)
     assert abs(r.rank.sum() - 1.0) < 1e-9
 
 
+
+@pytest.mark.parametrize("load_balance", ["auto", "thread_mapped", "twc", "merge_path"])
+def test_pagerank_push_every_load_balance(load_balance, backend):
+    # a hub wider than a warp (twc's warp phase in the simulator) in a directed graph with
+    # random edges among its leaves (a plain star alternates for ~40 iterations)
+    rng = np.random.default_rng(3)
+    src = np.concatenate([np.zeros(40, np.int64), np.arange(1, 41), rng.integers(1, 45, 60)])
+    dst = np.concatenate([np.arange(1, 41), np.zeros(40, np.int64), rng.integers(1, 45, 60)])
+    G = gunpy.Graph.from_edges(src, dst, rng.random(140) + 0.1, num_vertices=45, directed=True)
+    r = gunpy.pagerank(G, direction="push", load_balance=load_balance, tol=1e-4,
+                       backend=backend)
+    np.testing.assert_allclose(r.rank, nx_reference(G, tol=1e-4), rtol=1e-9, atol=1e-12)
+    assert r.iterations > 2 and r.converged
+    pushed = {it["strategy"] for it in r.stats.per_iteration}
+    if load_balance != "auto":
+        assert pushed == {load_balance}
+
 def test_pagerank_tol_zero_runs_max_iter(backend):
     G = GRAPHS["random_directed"]
     r = gunpy.pagerank(G, tol=0.0, max_iter=7, backend=backend)

@@ -68,6 +68,20 @@ def test_sssp_near_far_refills_the_far_pile(backend, cpu_split):
     assert r.stats.extra["method"] == "near_far"
 
 
+
+@pytest.mark.parametrize("kind", ["int", "real"])
+@pytest.mark.parametrize("name", ["star_hub", "random_directed"])
+def test_sssp_twc(name, kind, backend):
+    # an explicit load balance runs the advance and the split, never the fused steps
+    G = weighted(GRAPHS[name], kind, seed=6)
+    ref = reference_distances(G, 1)
+    r = gunpy.sssp(G, 1, load_balance="twc", backend=backend)
+    check_sssp_tree(G, 1, r.distance, r.parent, reference=ref, rtol=1e-12)
+    if kind == "int":
+        assert np.array_equal(r.distance, ref)
+    assert r.stats.extra["fused_steps"] == 0
+    assert {it["strategy"] for it in r.stats.per_iteration} == {"twc"}
+
 @pytest.mark.parametrize("bad", [-1.0, np.nan, np.inf])
 def test_sssp_rejects_bad_weights(bad):
     G = gunpy.Graph.from_edges([0, 1], [1, 2], [1.0, bad], directed=True)
