@@ -122,7 +122,7 @@ def make_graphs(quick=False, names=None):
 def _first_diff(a, b):
     bad = np.flatnonzero(a != b)
     i = int(bad[0])
-    return f"{bad.size} differ, first at {i}: {a[i]!r} vs {b[i]!r}"
+    return f"{bad.size} differ, first at {i}: {a[i].item()!r} vs {b[i].item()!r}"
 
 
 def same_bfs(G, source, got, ref):
@@ -310,8 +310,8 @@ def run_one(cfg, tg, backend, *, calls=2):
                 bad = compare(G, s, got, ref)
                 if bad:
                     where = "" if s is None else f"source {s}, "
-                    return Row(cfg.name, tg.name, "FAIL", None, None,
-                               f"{where}{'first' if i == 0 and calls > 1 else 'timed'} call: {bad}")
+                    which = "" if calls == 1 else ("first call, " if i == 0 else "timed call, ")
+                    return Row(cfg.name, tg.name, "FAIL", None, None, f"{where}{which}{bad}")
             ms_test += ms
         except Exception as exc:  # a crash in either backend is a failed row, not the end
             return Row(cfg.name, tg.name, "FAIL", None, None, f"{stage} raised {_short(exc)}")
@@ -322,7 +322,8 @@ def _fmt(ms):
     return "-" if ms is None else f"{ms:.2f}"
 
 
-def print_table(rows, backend, out=sys.stdout):
+def print_table(rows, backend, out=None):
+    out = sys.stdout if out is None else out
     w = max([len(r.config) for r in rows] + [6])
     g = max([len(r.graph) for r in rows] + [5])
     print(f"| {'config':{w}s} | {'graph':{g}s} | result | {backend + ' ms':>10s} | {'cpu ms':>10s} |",
