@@ -447,6 +447,8 @@ def cuda_jit(pyfunc, **options):
     """``numba.cuda.jit(**options)(pyfunc)`` with the persistent cache (not under the simulator)."""
     import numba
     from numba import cuda
+    if numba.config.ENABLE_CUDASIM:
+        options.pop("launch_bounds", None)  # the simulator's jit takes no launch bounds
     disp = cuda.jit(**options)(pyfunc)
     if numba.config.ENABLE_CUDASIM or options.get("device"):
         return disp  # the simulator runs Python; device functions are inlined into kernels

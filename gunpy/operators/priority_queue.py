@@ -37,9 +37,12 @@ def cuda_block_min(sh, acc, block):
     tid = cuda.threadIdx.x
     sh[tid] = acc
     cuda.syncthreads()
-    stride = block // 2
+    stride = 1
+    while stride < block:  # half the next power of two: any block size
+        stride *= 2
+    stride //= 2
     while stride > 0:
-        if tid < stride and sh[tid + stride] < sh[tid]:
+        if tid < stride and tid + stride < block and sh[tid + stride] < sh[tid]:
             sh[tid] = sh[tid + stride]
         cuda.syncthreads()
         stride //= 2

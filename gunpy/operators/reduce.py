@@ -22,6 +22,7 @@ def _cuda_reduce(op, is_float, block):
     acc_t = np.float64 if is_float else np.int64
     ident = _identity(op, is_float)
     is_sum, is_min = op == "sum", op == "min"
+    TREE_START = 1 << max(0, (block - 1).bit_length() - 1)  # half the next power of two
 
     @cuda.jit(device=True, inline="always")
     def combine(a, b):
@@ -41,9 +42,9 @@ def _cuda_reduce(op, is_float, block):
         sh[tid] = acc
         cuda.syncthreads()
         # 2. tree reduction within the block
-        stride = block // 2
+        stride = TREE_START  # half the next power of two: any block size
         while stride > 0:
-            if tid < stride:
+            if tid < stride and tid + stride < block:
                 sh[tid] = combine(sh[tid], sh[tid + stride])
             cuda.syncthreads()
             stride //= 2

@@ -76,6 +76,7 @@ def _cuda_kernels(kind, block):
     from gunpy.backends.cuda import kernel
     load = _loader(kind)
     tile = block * ITEMS
+    TREE_START = 1 << max(0, (block - 1).bit_length() - 1)  # half the next power of two
 
     def tile_sums(n, a, b, sums):
         sh = cuda.shared.array(block, np.int64)
@@ -92,9 +93,9 @@ def _cuda_kernels(kind, block):
             sh[tid] = s
             cuda.syncthreads()
             # 2. tree reduction in shared memory
-            stride = block // 2
+            stride = TREE_START  # half the next power of two: any block size
             while stride > 0:
-                if tid < stride:
+                if tid < stride and tid + stride < block:
                     sh[tid] += sh[tid + stride]
                 cuda.syncthreads()
                 stride //= 2
