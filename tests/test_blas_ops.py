@@ -407,6 +407,65 @@ def test_products(name, udt, adt, data, backend, full):
     _check_products(name, udt, adt, p, backend, _combos(data, full))
 
 
+
+def _tiny_problem(udt, adt, odt):
+    """n = 6: a self-loop, an empty row and column, repeated and zero values, u at 4 of 6."""
+    val = {"FP64": [1.5, -0.25, 0.0, 2.0, -3.0, 0.75, 1.0, 2.0, -1.5, 0.5],
+           "INT64": [2, -1, 0, 3, -2, 1, 1, 4, -3, 2],
+           "BOOL": [True, False, True, True, False, True, True, False, True, True]}
+    cells = [(0, 1), (0, 3), (1, 1), (1, 4), (2, 0), (2, 1), (2, 5), (4, 0), (4, 3), (5, 3)]
+    A = {"n": 6, "dtype": adt, "cells": cells, "vals": val[adt]}
+    u = {"n": 6, "dtype": udt, "idx": [5, 0, 2, 4], "vals": val[udt][3:7]}
+    empty = {"n": 6, "dtype": odt, "idx": [], "vals": []}
+    return {"n": 6, "A": A, "u": u, "w": empty, "m": {**empty, "dtype": "FP64"}}
+
+
+@pytest.mark.parametrize("name, udt, adt", [pytest.param(*s, id=s[0]) for s in SEMIRINGS
+                                            if s[0] not in CORE])
+def test_every_semiring_on_a_tiny_matrix(name, udt, adt, backend):
+    """The semirings outside the core set (whose full matrix runs with ``--fuzz``): a vxm
+    push and an mxv pull each, against the reference, in the default CPU and simulator runs."""
+    odt = _dtname(_out_dtype(name, udt, adt))
+    p = _tiny_problem(udt, adt, odt)
+    _check_products(name, udt, adt, p, backend,
+                    [("vxm", None, False, None, "push"), ("mxv", None, False, None, "pull")])
+    t = ref.mxv(r_mat(p["A"]), r_vec(p["u"]), ref.semiring(name))
+    assert t.present.sum() >= 3  # the product is not trivially empty
+
+
+@pytest.mark.parametrize("density", ["dense", "sparse"])
+def test_pull_mxv_without_early_exit(density, backend):
+    """plus_times has no terminal value, so its pull reads every in-edge: the warp pull
+    without early exit on CUDA, chosen by itself at average in-degree 16 (``dense``) or
+    asked for (``sparse``), against NumPy."""
+    rng = np.random.default_rng(4)
+    n = 24
+    keep = rng.random((n, n)) < (0.75 if density == "dense" else 0.15)
+    keep[3] = False  # an empty row
+    rows, cols = np.nonzero(keep)
+    vals = rng.integers(-4, 6, rows.size)
+    A = blas.Matrix.from_coo(rows, cols, vals, dtype=np.int64, nrows=n, ncols=n,
+                             backend=backend)
+    if density == "dense":
+        assert rows.size / n >= 16
+    u_idx = np.flatnonzero(rng.random(n) < 0.6)
+    u_vals = rng.integers(-3, 4, u_idx.size)
+    u = blas.Vector.from_coo(u_idx, u_vals, dtype=np.int64, size=n, backend=backend)
+    opts = {"direction": "pull"} if density == "dense" else \
+        {"direction": "pull", "pull_mapping": "warp"}
+    res = blas.semiring.plus_times(A @ u).new(**opts)
+    dense_a = np.zeros((n, n), dtype=np.int64)
+    dense_a[rows, cols] = vals
+    dense_u = np.zeros(n, dtype=np.int64)
+    dense_u[u_idx] = u_vals
+    has_u = np.zeros(n, dtype=bool)
+    has_u[u_idx] = True
+    present = (keep & has_u[None, :]).any(axis=1)
+    idx, got = res.to_coo()
+    assert idx.tolist() == np.flatnonzero(present).tolist()
+    assert got.tolist() == (dense_a @ dense_u)[present].tolist()
+    assert A.last_stats["strategy"] == ("pull-warp" if backend == "cuda" else "pull-cpu")
+
 @st.composite
 def wide_problems(draw, udt, adt, odt):
     """Sizes around the 32-bit words of the bitmaps, sparse and dense inputs."""
