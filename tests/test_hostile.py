@@ -12,14 +12,14 @@ PATH = Graph.from_edges([0, 1, 2], [1, 2, 3], [1.0, 2.0, 3.0], directed=True)
 
 
 @pytest.mark.parametrize("call", [
-    lambda G, s: gunpy.bfs(G, s, backend="cpu"),
-    lambda G, s: gunpy.sssp(G, s, backend="cpu"),
-    lambda G, s: gunpy.bc(G, [s], backend="cpu"),
+    lambda G, s, b: gunpy.bfs(G, s, backend=b),
+    lambda G, s, b: gunpy.sssp(G, s, backend=b),
+    lambda G, s, b: gunpy.bc(G, [s], backend=b),
 ])
 @pytest.mark.parametrize("source", [-1, 4, 2**40, np.int64(99)])
-def test_source_out_of_range(call, source):
+def test_source_out_of_range(call, source, backend):
     with pytest.raises(IndexError, match="out of range"):
-        call(PATH, source)
+        call(PATH, source, backend)
 
 
 @pytest.mark.parametrize("source", [1.0, "0", None, True, [0]])
@@ -28,14 +28,14 @@ def test_source_of_the_wrong_type(source):
         gunpy.bfs(PATH, source, backend="cpu")
 
 
-def test_empty_graph_everywhere():
+def test_empty_graph_everywhere(backend):
     with pytest.raises(IndexError):
-        gunpy.bfs(EMPTY, 0, backend="cpu")
+        gunpy.bfs(EMPTY, 0, backend=backend)
     with pytest.raises(IndexError):
-        gunpy.sssp(EMPTY, 0, backend="cpu")
-    assert gunpy.cc(EMPTY, backend="cpu").num_components == 0
-    assert gunpy.pagerank(EMPTY, backend="cpu").rank.shape == (0,)
-    assert gunpy.bc(EMPTY, backend="cpu").centrality.shape == (0,)
+        gunpy.sssp(EMPTY, 0, backend=backend)
+    assert gunpy.cc(EMPTY, backend=backend).num_components == 0
+    assert gunpy.pagerank(EMPTY, backend=backend).rank.shape == (0,)
+    assert gunpy.bc(EMPTY, backend=backend).centrality.shape == (0,)
 
 
 def test_single_vertex_everywhere(backend):
@@ -72,14 +72,14 @@ def test_unknown_options_list_the_valid_ones(kw, match):
     assert "valid" in str(err.value)
 
 
-def test_primitives_never_touch_the_graph_arrays():
-    G = gunpy.generators.rmat(8, seed=3, weight_range=(1, 9))
+def test_primitives_never_touch_the_graph_arrays(backend, small):
+    G = gunpy.generators.rmat(4 if small else 8, seed=3, weight_range=(1, 9))
     before = [a.copy() for a in (G.row_offsets, G.column_indices, G.values)]
-    gunpy.bfs(G, 0, direction="auto", backend="cpu")
-    gunpy.sssp(G, 0, backend="cpu")
-    gunpy.cc(G, backend="cpu")
-    gunpy.pagerank(G, backend="cpu")
-    gunpy.bc(G, [0, 1], backend="cpu")
+    gunpy.bfs(G, 0, direction="auto", backend=backend)
+    gunpy.sssp(G, 0, backend=backend)
+    gunpy.cc(G, backend=backend)
+    gunpy.pagerank(G, backend=backend)
+    gunpy.bc(G, [0, 1], backend=backend)
     for a, b in zip((G.row_offsets, G.column_indices, G.values), before):
         assert np.array_equal(a, b)
 

@@ -118,10 +118,10 @@ def test_networkx_own_tests_pass_with_gunpy_as_test_backend(tmp_path):
     assert functions == 8 and total > 100, tail  # gunpy really ran, for all 8 functions
 
 
-def test_result_conversions():
+def test_result_conversions(backend):
     g = nx.relabel_nodes(nx.path_graph(4), {0: "a", 1: "b", 2: "c", 3: "d"})
     G = gunpy.Graph.from_networkx(g)
-    r = gunpy.bfs(G, 0, backend="cpu")
+    r = gunpy.bfs(G, 0, backend=backend)
     assert r.to_dict() == {"a": 0, "b": 1, "c": 2, "d": 3}
     h = r.to_networkx(g.copy(), name="hops")
     assert nx.get_node_attributes(h, "hops") == {"a": 0, "b": 1, "c": 2, "d": 3}
@@ -130,9 +130,35 @@ def test_result_conversions():
     assert list(df.columns) == ["vertex", "distance", "predecessor"]
     assert df["vertex"].tolist() == ["a", "b", "c", "d"]
     assert isinstance(df, pd.DataFrame)
-    assert list(gunpy.sssp(G, 0, backend="cpu").to_dataframe().columns) == \
-        ["vertex", "distance", "predecessor"]
-    assert list(gunpy.bc(G, backend="cpu").to_dataframe().columns) == \
-        ["vertex", "betweenness_centrality"]
-    assert list(gunpy.cc(G, backend="cpu").to_dataframe().columns) == ["vertex", "labels"]
-    assert list(gunpy.pagerank(G, backend="cpu").to_dataframe().columns) == ["vertex", "pagerank"]
+    assert df["distance"].tolist() == [0, 1, 2, 3]
+    assert df["predecessor"].tolist()[1:] == [0, 1, 2]  # vertex ids, not labels (as yet)
+    df = gunpy.sssp(G, 0, backend=backend).to_dataframe()
+    assert list(df.columns) == ["vertex", "distance", "predecessor"]
+    assert df["distance"].tolist() == [0.0, 1.0, 2.0, 3.0]
+    df = gunpy.bc(G, backend=backend).to_dataframe()
+    assert list(df.columns) == ["vertex", "betweenness_centrality"]
+    assert df["betweenness_centrality"].tolist() == \
+        pytest.approx([nx.betweenness_centrality(g, normalized=False)[v] for v in "abcd"])
+    df = gunpy.cc(G, backend=backend).to_dataframe()
+    assert list(df.columns) == ["vertex", "labels"] and df["labels"].nunique() == 1
+    df = gunpy.pagerank(G, backend=backend).to_dataframe()
+    assert list(df.columns) == ["vertex", "pagerank"]
+    assert df["pagerank"].tolist() == pytest.approx([nx.pagerank(g)[v] for v in "abcd"],
+                                                    rel=1e-5)
+
+
+def test_dispatch_runs_on_the_chosen_gunpy_backend(backend, monkeypatch):
+    """The networkx backend on the mode's gunpy backend (GUNPY_NX_BACKEND), on a small graph
+    with two components, isolated vertices and a directed self-loop."""
+    monkeypatch.setenv("GUNPY_NX_BACKEND", backend)
+    g = GRAPHS["parts"]
+    assert list(nx.bfs_edges(g, 0, backend="gunpy")) == list(nx.bfs_edges(g, 0))
+    assert nx.single_source_shortest_path_length(g, 7, backend="gunpy") == \
+        nx.single_source_shortest_path_length(g, 7)
+    assert list(nx.connected_components(g, backend="gunpy")) == \
+        list(nx.connected_components(g))
+    d = nx.DiGraph([(0, 1), (1, 2), (2, 0), (2, 3), (3, 3)])
+    d.add_node(4)
+    assert nx.pagerank(d, backend="gunpy") == pytest.approx(nx.pagerank(d), rel=1e-6)
+    assert nx.betweenness_centrality(d, backend="gunpy") == \
+        pytest.approx(nx.betweenness_centrality(d), abs=1e-12)
