@@ -185,9 +185,16 @@ def _check():
             expect(full is None, f"{name} cc: gather gave a result off the root")
             return
         import networkx as nx
-        H = G.to_networkx()
-        ncc = (nx.number_weakly_connected_components(H) if G.directed
-               else nx.number_connected_components(H))
+        from gunpy.testing import to_nx
+        H = to_nx(G)  # from G's raw edge list, not its CSR
+        comps = list(nx.weakly_connected_components(H) if G.directed
+                     else nx.connected_components(H))
+        ncc = len(comps)
+        groups = {}
+        for v, label in enumerate(full.labels.tolist()):
+            groups.setdefault(label, []).append(v)
+        expect(sorted(groups.values()) == sorted(sorted(c) for c in comps),
+               f"{name} cc: components != networkx")
         expect(np.array_equal(full.labels, gunpy.cc(G, backend="cpu").labels),
                f"{name} cc: labels != gunpy.cc")
         expect(full.num_components == ncc, f"{name} cc: {full.num_components} components, "
@@ -266,7 +273,7 @@ def _check():
                                             f"expected {G.num_edges}")
         run_graph(f"from_edges:{name}", G, DG)
 
-    def check_pagerank(name, direction, G, full):
+    def check_pagerank(name, direction, G, G0, full):
         what = f"{name} pagerank {direction}"
         single = gunpy.pagerank(G, backend="cpu")
         err = float(np.abs(full.rank - single.rank).max()) if G.num_vertices else 0.0
@@ -277,7 +284,14 @@ def _check():
         if G.num_vertices:
             import networkx as nx
             from gunpy.testing import to_nx
-            ref = nx.pagerank(to_nx(G))  # networkx's iteration: the same ranks to rounding
+            # G (weights on G0's CSR) has no raw edge list: its twin's edges are checked
+            # against G0's raw one, then networkx's iteration gives the ranks to rounding
+            twin = to_nx(G)
+            pair = tuple if G.directed else (lambda e: tuple(sorted(e)))
+            expect(sorted(map(pair, twin.edges())) == sorted(map(pair, to_nx(G0).edges()))
+                   and twin.number_of_nodes() == G0.num_vertices,
+                   f"{what}: edges != the raw edge list's")
+            ref = nx.pagerank(twin)
             ref = np.array([ref[v] for v in range(G.num_vertices)])
             expect(np.allclose(full.rank, ref, rtol=1e-9, atol=1e-12), f"{what} != networkx")
 
@@ -310,7 +324,7 @@ def _check():
         for direction in ("pull", "push"):
             full = gd.pagerank(DG, direction=direction, debug=True).gather(root=0)
             if rank == 0:
-                check_pagerank(name, direction, G, full)
+                check_pagerank(name, direction, G, G0, full)
 
     # bad weights and options: the same error on every rank
     G = _weighted(graphs["random_directed"], "int")
