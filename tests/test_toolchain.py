@@ -231,3 +231,20 @@ def test_gunpy_info_prints_the_toolchain(capsys, mode):
     assert "nvJitLink " + (".".join(map(str, v.nvjitlink)) if v.nvjitlink else "none") in out
     assert "cuda driver: " in out and "load" in out
     assert tc.plan(v).describe() in out
+
+
+def test_dist_without_an_mpi_library_is_an_import_error(monkeypatch):
+    """mpi4py with no libmpi raises RuntimeError on import of MPI: gunpy says what to install."""
+    import sys
+    import types
+
+    from gunpy.dist.comm import require_mpi
+
+    class NoLibrary(types.ModuleType):
+        def __getattr__(self, name):
+            raise RuntimeError("cannot load MPI library")
+
+    monkeypatch.setitem(sys.modules, "mpi4py", NoLibrary("mpi4py"))
+    monkeypatch.delitem(sys.modules, "mpi4py.MPI", raising=False)
+    with pytest.raises(ImportError, match=r"pip install gunpy\[mpi\].*cannot load MPI library"):
+        require_mpi()

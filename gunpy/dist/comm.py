@@ -25,13 +25,17 @@ __all__ = ["Comm", "get_comm", "install_abort_hook", "require_mpi", "node_rank",
 
 
 def require_mpi():
-    """``mpi4py.MPI``, or an ImportError saying how to install it."""
+    """``mpi4py.MPI``, or an ImportError saying how to install it.
+
+    mpi4py that finds no MPI library raises RuntimeError (``cannot load MPI
+    library``): the same ImportError then, naming the cause.
+    """
     try:
         from mpi4py import MPI
-    except ImportError as exc:
+    except (ImportError, RuntimeError, OSError) as exc:
         raise ImportError("gunpy.dist needs mpi4py and an MPI library: "
                           "pip install gunpy[mpi]  (mpi4py and the mpich wheel, which "
-                          "provides mpiexec)") from exc
+                          f"provides mpiexec); {type(exc).__name__}: {exc}") from exc
     return MPI
 
 
