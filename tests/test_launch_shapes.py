@@ -28,12 +28,6 @@ from gunpy.testing import check_bfs_tree, check_sssp_tree
 
 pytestmark = pytest.mark.sim
 
-#: block sizes that are not a power of two break the block-wide tree reductions
-NON_POWER_OF_TWO = pytest.mark.xfail(strict=True, reason=(
-    "gunpy bug: block tree reductions assume a power-of-two block; at 96 threads sh[2] is "
-    "never folded in (scan.py tile_sums, reduce.py red, priority_queue.py cuda_block_min)"))
-
-
 _BACKENDS = {}
 
 
@@ -41,15 +35,13 @@ def cuda_backend(block):
     """A simulator backend launching blocks of ``block`` threads (at most 2 blocks)."""
     if block not in _BACKENDS:
         from gunpy.backends.cuda import CudaBackend
-        be = CudaBackend()
-        be.block_size = block
-        _BACKENDS[block] = be
+        _BACKENDS[block] = CudaBackend(block_size=block)
     return _BACKENDS[block]
 
 
-def at(block, *, xfail_96=False):
-    return pytest.param(block, marks=[NON_POWER_OF_TWO] if block == 96 and xfail_96 else [],
-                        id=f"block{block}")
+#: several whole warps, and a block that is not a power of two (the block reductions
+#: once dropped part of it: the scan's and reduction's totals, hence frontiers, came out short)
+BLOCKS = pytest.mark.parametrize("block", [64, 96], ids=["block64", "block96"])
 
 
 # ----------------------------------------------------------------------------- graphs
@@ -122,7 +114,7 @@ def test_the_broom_is_what_the_tests_need():
 
 
 # ----------------------------------------------------------------------------- 1. several warps
-@pytest.mark.parametrize("block", [at(64), at(96, xfail_96=True)])
+@BLOCKS
 @pytest.mark.parametrize("n", [70, 300, 1000])
 def test_scan_across_warps(n, block):
     from gunpy.operators import scan
@@ -137,7 +129,7 @@ def test_scan_across_warps(n, block):
     assert scan.total(be, "nonzero", n, flags, flags) == int((a > 5).sum())
 
 
-@pytest.mark.parametrize("block", [at(64), at(96, xfail_96=True)])
+@BLOCKS
 @pytest.mark.parametrize("op", ["sum", "min", "max"])
 def test_reduce_across_warps(op, block):
     from gunpy.operators.reduce import reduce_array
@@ -176,21 +168,11 @@ BFS_OPTIONS = {
 }
 
 
-@pytest.mark.parametrize("block", [at(64), at(96)])
-@pytest.mark.parametrize("option", ["twc", "thread_mapped", "pull"])
+@BLOCKS
+@pytest.mark.parametrize("option", list(BFS_OPTIONS))
 def test_bfs_across_warps(option, block):
-    _check_bfs(option, block)
-
-
-@pytest.mark.parametrize("block", [at(64), at(96, xfail_96=True)])
-@pytest.mark.parametrize("option", ["merge_path", "cull", "auto"])
-def test_bfs_compacting_across_warps(option, block):
-    # these compact frontiers (a scan of flags or of a bitmap's popcounts): at 96 threads
-    # the scan's short total drops the last leaves, and with them their pendants
-    _check_bfs(option, block)
-
-
-def _check_bfs(option, block):
+    # a frontier that loses a leaf (a compaction's short total, a missed lane) loses its
+    # pendant vertex too: the depths say so
     r = gunpy.bfs(BROOM, 0, backend=cuda_backend(block), **BFS_OPTIONS[option])
     check_bfs_tree(BROOM, 0, r.depth, r.parent, reference=depths(BROOM_NX, 0))
     strategies = {it["strategy"] for it in r.stats.per_iteration}
@@ -200,7 +182,7 @@ def _check_bfs(option, block):
         assert strategies == {"pull-thread"}
 
 
-@pytest.mark.parametrize("block", [at(64), at(96)])
+@BLOCKS
 @pytest.mark.parametrize("fuse", [True, False], ids=["fused", "unfused"])
 def test_sssp_across_warps(fuse, block):
     from gunpy.primitives.sssp import SSSPEnactor, SSSPProblem
@@ -214,21 +196,24 @@ def test_sssp_across_warps(fuse, block):
     if fuse:  # one block ran every step
         assert stats.extra["fused_steps"] >= reached - 1
     else:
-        assert stats.extra["fused_steps"] == 0 and stats.extra["refills"] > 0
+        assert stats.extra["fused_steps"] == 0
+    # each refill raises the level past the far pile's minimum (a block reduction): a
+    # minimum too high skips a bucket, which the distances would not show
+    cpu = SSSPProblem(BROOM_W, backend="cpu")
+    cpu.reset(0)
+    assert stats.extra["refills"] == SSSPEnactor(cpu, fuse=fuse).enact().extra["refills"] > 0
 
 
-@pytest.mark.parametrize("block", [at(64), at(96)])
+@BLOCKS
 def test_cc_across_warps(block):
     r = gunpy.cc(BROOM, backend=cuda_backend(block))
     assert np.array_equal(r.labels, component_labels(BROOM_NX))
 
 
-@pytest.mark.parametrize("direction", ["pull", "push"])
-def test_pagerank_across_warps(direction):
-    # (at 96 threads the reductions of the dangling mass and the change go wrong: see
-    # test_reduce_across_warps)
-    r = gunpy.pagerank(BROOM, direction=direction, tol=1e-4, backend=cuda_backend(64))
-    pr = nx.pagerank(BROOM_NX, tol=1e-4)
+@pytest.mark.parametrize("direction,block", [("pull", 64), ("push", 96)])
+def test_pagerank_across_warps(direction, block):
+    r = gunpy.pagerank(BROOM, direction=direction, tol=2e-4, backend=cuda_backend(block))
+    pr = nx.pagerank(BROOM_NX, tol=2e-4)
     np.testing.assert_allclose(r.rank, [pr[v] for v in range(N)], rtol=1e-9, atol=1e-12)
     assert r.iterations >= 5
 
@@ -256,7 +241,7 @@ def test_fused_levels_in_one_block_of_256(name, source):
     assert r.stats.iterations == r.depth.max() + 1
 
 
-@pytest.mark.parametrize("name,source", [("path", 9), ("grid", 7), ("star", 5)])
+@pytest.mark.parametrize("name,source", [("grid", 7), ("star", 5)])
 def test_fused_near_far_in_one_block_of_256(name, source):
     n, src, dst = _tiny(name)
     w = np.random.default_rng(len(name) + source).random(src.shape[0]) * 4 + 0.01
@@ -343,7 +328,7 @@ def test_sssp_unfused_with_real_weights(graph, how):
     else:
         n, src, dst, w = _random_weighted()
         G = gunpy.Graph.from_edges(src, dst, w, num_vertices=n, directed=True)
-        g, sources = nx_graph(n, src, dst, w, directed=True), [0, 17]
+        g, sources = nx_graph(n, src, dst, w, directed=True), [0]
     problem = SSSPProblem(G, backend="cuda")
     if how == "unfused":
         enactor = SSSPEnactor(problem, fuse=False)
@@ -357,5 +342,5 @@ def test_sssp_unfused_with_real_weights(graph, how):
         distance, parent = problem.extract()
         check_sssp_tree(G, s, distance, parent, reference=distances(g, s), rtol=1e-12)
         assert stats.extra.get("fused_steps", 0) == 0
-        if how != "bellman_ford" and s == sources[0]:
+        if how != "bellman_ford":
             assert stats.extra["refills"] > 0
