@@ -21,6 +21,7 @@ if you want the simulator.
 
 import math
 import sys
+import time
 import weakref
 from collections import namedtuple
 
@@ -31,7 +32,8 @@ import numpy as np
 from gunpy._jitcache import cpu_jit
 from gunpy.graph import Graph
 
-__all__ = ["ON_CUDASIM", "install_simulator_shims", "PtxBackend", "check_bfs_tree", "check_sssp_tree",
+__all__ = ["ON_CUDASIM", "install_simulator_shims", "PtxBackend", "oldest_ptxas",
+           "machine_code_reports", "machine_code_table", "check_bfs_tree", "check_sssp_tree",
            "reference_depths", "reference_distances", "reference_edges", "nasty_graphs", "to_nx",
            "graph_names", "SIM_GRAPHS", "RawEdges", "raw_edges", "graph_from_edges",
            "graph_from_networkx", "weighted_copy"]
@@ -89,9 +91,21 @@ class PtxBackend:
     Arrays are NumPy arrays of the dtypes the GPU would use, so numba infers the
     same argument types as for device arrays. ``compiled`` maps
     ``(kernel name, argument types)`` to the PTX text.
+
+    ``link=True`` also turns each kernel into a cubin for ``cc`` the way a launch
+    does (numba-cuda's linker: nvJitLink) and checks it at the launch's block size
+    (``block_size``, default 256); ``ptxas=PATH`` also assembles the PTX a driver
+    would be handed (capped to that ptxas's ISA) with NVIDIA's assembler. Both
+    fail on spills, local memory, static shared memory over 48 KB or a block too
+    large for the kernel (:class:`gunpy.backends.toolchain.ToolchainError`);
+    ``resources`` maps kernel names to their :class:`KernelReport`.
     """
 
-    def __new__(cls, cc=(9, 0), *, block_size=256, link=False, ptxas=None):
+    #: what a ``PtxBackend()`` made without ``link`` / ``ptxas`` gets (the cubin test mode
+    #: sets these so that every compile-only run also links and assembles)
+    defaults = {"link": False, "ptxas": None}
+
+    def __new__(cls, cc=(9, 0), *, block_size=256, link=None, ptxas=None):
         from gunpy.backends.cuda import CudaBackend
 
         class _Ptx(_PtxMixin, CudaBackend):
@@ -107,7 +121,9 @@ class _PtxMixin:
     #: reads that return a non-zero value after each :meth:`synchronize` (see :meth:`read`)
     read_budget = 24
 
-    def _setup(self, cc, *, block_size=256, link=False, ptxas=None):
+    def _setup(self, cc, *, block_size=256, link=None, ptxas=None):
+        if link is None:
+            link, ptxas = PtxBackend.defaults["link"], ptxas or PtxBackend.defaults["ptxas"]
         self.cc = tuple(cc)
         self.block_size = block_size
         self.link = bool(link or ptxas)
@@ -201,11 +217,24 @@ class KernelReport:
         self.cubin_bytes, self.ptxas_version = cubin_bytes, ptxas_version
         self.block_sizes = set()
 
-    def row(self):
-        r = self.linked
-        a = self.assembled
-        return (self.name, r.registers, r.spills, r.stack, r.shared, r.max_threads,
-                max(self.block_sizes, default=0), "-" if a is None else f"{a.registers}")
+
+
+def machine_code_table():
+    """The cubin mode's table: one row per kernel (its variants' worst case), as
+    ``(kernel, variants, registers, spills, local, static shared, largest block,
+    block used, ptxas registers)``; and the seconds spent linking and assembling."""
+    by_name = {}
+    for rep in machine_code_reports.values():
+        by_name.setdefault(rep.name, []).append(rep)
+    rows = []
+    for name, reps in sorted(by_name.items()):
+        ptxas_regs = [r.assembled.registers for r in reps if r.assembled is not None]
+        rows.append((name, len(reps), max(r.linked.registers for r in reps),
+                     max(r.linked.spills for r in reps), max(r.linked.stack for r in reps),
+                     max(r.linked.shared for r in reps), min(r.linked.max_threads for r in reps),
+                     max(max(r.block_sizes, default=0) for r in reps),
+                     max(ptxas_regs) if ptxas_regs else "-"))
+    return rows, sum(getattr(r, "seconds", 0.0) for r in machine_code_reports.values())
 
 
 def _machine_code(ptx, cc, ptxas, name, threads):
@@ -221,6 +250,7 @@ def _machine_code(ptx, cc, ptxas, name, threads):
     key = hashlib.sha256(ptx.encode()).hexdigest()
     rep = machine_code_reports.get(key)
     if rep is None:
+        t0 = time.perf_counter()
         cubin, linked, _ = tc.link_cubin(ptx, cc)
         if len(linked) != 1:
             raise tc.ToolchainError(f"kernel {name}: expected one entry in the link log, "
@@ -233,6 +263,7 @@ def _machine_code(ptx, cc, ptxas, name, threads):
             assembled = next(iter(found.values()))
             version = ptxas_version(ptxas)
         rep = KernelReport(name, linked, assembled, len(cubin), version)
+        rep.seconds = time.perf_counter() - t0
         machine_code_reports[key] = rep
         for what, res in (("nvJitLink", linked), ("ptxas", assembled)):
             if res is None:
@@ -244,12 +275,41 @@ def _machine_code(ptx, cc, ptxas, name, threads):
             if res.shared > tc.SHARED_STATIC_LIMIT:
                 raise tc.ToolchainError(f"kernel {name} ({what}): {res.shared} B of static shared "
                                         f"memory, over the {tc.SHARED_STATIC_LIMIT} B limit")
-    rep.block_sizes.add(int(threads))
     if threads > rep.linked.max_threads:
         raise tc.ToolchainError(
             f"kernel {name} cannot run {threads} threads a block: it uses {rep.linked.registers} "
             f"registers a thread, so at most {rep.linked.max_threads}")
+    rep.block_sizes.add(int(threads))
     return rep
+
+
+#: the oldest CUDA 13 release: its assembler is what a R580 driver's PTX JIT matches
+OLDEST_CUDA13_NVCC = "13.0.48"
+
+
+def oldest_ptxas(*, install=True):
+    """Path to the ptxas of CUDA ``OLDEST_CUDA13_NVCC`` (``$GUNPY_PTXAS`` first), or None.
+
+    Fetched once from PyPI's ``nvidia-cuda-nvcc`` wheel (no dependencies, about
+    37 MB) into ``toolchains/`` beside gunpy's kernel cache; never imported:
+    only the executable is used.
+    """
+    import os
+    import subprocess
+
+    from gunpy import _jitcache
+    env = os.environ.get("GUNPY_PTXAS")
+    if env:
+        return env if os.path.exists(env) else None
+    root = os.path.join(os.path.dirname(_jitcache.cache_dir()), "toolchains",
+                        f"nvidia-cuda-nvcc-{OLDEST_CUDA13_NVCC}")
+    exe = os.path.join(root, "nvidia", "cu13", "bin", "ptxas")
+    if not os.path.exists(exe) and install:
+        subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--no-deps",
+                        "--disable-pip-version-check", "--target", root,
+                        f"nvidia-cuda-nvcc=={OLDEST_CUDA13_NVCC}"],
+                       capture_output=True, timeout=600)
+    return exe if os.path.exists(exe) else None
 
 
 def ptxas_version(ptxas):
