@@ -9,7 +9,9 @@ import os
 import sys
 
 import gunpy
-from gunpy import atomics, datasets, enactor, generators
+from gunpy import atomics, datasets, enactor, generators, registry
+from gunpy.backends import toolchain
+from gunpy.backends.cuda import CudaBackend
 from gunpy import operators as ops
 from gunpy.frontier import Frontier
 from gunpy.operators.advance import advance, register_strategy
@@ -44,6 +46,14 @@ SECTIONS = [
                             gunpy.Enactor.reduce, gunpy.Enactor.full_frontier,
                             gunpy.Enactor.save_frontier, gunpy.Enactor.saved_frontier,
                             gunpy.Enactor.filter_until_empty, enactor.DirectionPolicy, Frontier]),
+    ("The primitive registry", [registry.Primitive, registry.Option, registry.register_primitive,
+                                registry.unregister_primitive, registry.primitive,
+                                registry.primitives, registry.names]),
+    ("The CUDA backend and its toolchain", [CudaBackend, toolchain.versions, toolchain.Versions,
+                                            toolchain.plan, toolchain.LinkPlan,
+                                            toolchain.ensure_loadable, toolchain.ToolchainError,
+                                            toolchain.resources, toolchain.link_cubin,
+                                            toolchain.assemble]),
     ("Operators on their own", [ops.Context, ops.Context.frontier, ops.Context.new_bitmap,
                                 advance, filter_, compute, neighbor_reduce, intersect,
                                 reduce, register_strategy]),

@@ -15,14 +15,23 @@ from gunpy.problem import Problem
 from gunpy.enactor import Enactor
 from gunpy.frontier import Frontier
 from gunpy.result import Result, Stats
-from gunpy.primitives.bfs import bfs
-from gunpy.primitives.sssp import sssp
-from gunpy.primitives.bc import bc
-from gunpy.primitives.cc import cc
-from gunpy.primitives.pagerank import pagerank
-from gunpy.primitives.triangles import triangle_count, triangles
+from gunpy import registry
+from gunpy.primitives.triangles import triangle_count
 
 __all__ = ["__version__", "Graph", "GraphFormatError", "INVALID", "read_mtx", "read_edgelist",
            "datasets", "generators", "atomics", "Functor",
-           "Problem", "Enactor", "Frontier", "Result", "Stats",
-           "bfs", "sssp", "bc", "cc", "pagerank", "triangles", "triangle_count"]
+           "Problem", "Enactor", "Frontier", "Result", "Stats", "registry", "triangle_count"]
+
+# every registered primitive as gunpy.NAME (bfs, sssp, bc, cc, pagerank, triangles, ...)
+for _entry in registry.primitives():
+    globals()[_entry.name] = _entry.function
+    __all__.append(_entry.name)
+del _entry
+
+
+def __getattr__(name):
+    # a primitive registered after import (gunpy.registry.register_primitive) is gunpy.NAME too
+    entry = registry._registry.get(name)
+    if entry is None:
+        raise AttributeError(f"module 'gunpy' has no attribute {name!r}")
+    return entry.function

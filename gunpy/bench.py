@@ -35,7 +35,18 @@ import numpy as np
 
 __all__ = ["main", "run_suite"]
 
+#: primitives with a hand-written benchmark (peers side by side); "tc" is triangle counting.
+#: Every other registered primitive (gunpy.registry) gets a generic row: gunpy's wall
+#: time per call with its default options, from the highest-degree vertex where it takes one.
 PRIMITIVES = ("bfs", "sssp", "cc", "pagerank", "bc", "tc")
+_ALIASES = {"triangles": "tc"}
+
+
+def _suite_primitives():
+    """The suite's names: the hand-written ones, then every other registered primitive."""
+    from gunpy import registry
+    extra = [n for n in registry.names() if n not in PRIMITIVES and n not in _ALIASES]
+    return list(PRIMITIVES) + extra
 
 
 # ----------------------------------------------------------------------------- graphs
@@ -565,6 +576,7 @@ def run_suite(args):
                                                                         "email-Enron"])
     graphs += [g for g in gunpy.datasets.remote() if args.with_remote and
                os.path.exists(os.path.join(gunpy.datasets.cache_dir(), f"{g}.npz"))]
+    args.primitives = list(dict.fromkeys(_ALIASES.get(p, p) for p in args.primitives))
     rows = []
     BlasPeer.backend = backend
     peers_all = [P() for P in ALL_PEERS if P.name not in args.skip_peers]
@@ -598,7 +610,22 @@ def run_suite(args):
                 _bench_bc(G, gname, backend, roots, peers, rows, bar)
             if "tc" in args.primitives:
                 _bench_tc(G, gname, backend, peers, rows, args.reps, bar)
+            for pname in args.primitives:
+                if pname not in PRIMITIVES:
+                    _bench_registered(pname, G, Gw, gname, backend, rows, args.reps, bar)
     return rows
+
+
+def _bench_registered(pname, G, Gw, name, backend, rows, reps, bar):
+    """A registered primitive with no hand-written benchmark: gunpy's wall time per call."""
+    from gunpy import registry
+    entry = registry.primitive(pname)
+    graph = Gw if entry.weighted else G
+    source = int(graph.out_degrees().argmax()) if graph.num_vertices else 0
+    ts, _ = _repeat(lambda: entry.call(graph, source, backend=backend), reps)
+    _record(rows, graph=name, primitive=pname, library="gunpy", backend=backend, runs=reps,
+            median_ms=statistics.median(ts), min_ms=min(ts), validated=False)
+    bar.update(1)
 
 
 def strategy_table(args):
@@ -731,7 +758,9 @@ def markdown(rows, info):
             "|---|---|---|---|---|"]
     out += [f"| {g['graph']} | {g['vertices']:,} | {g['edges']:,} | {g['directed']} | "
             f"{g['build_ms']:,.0f} |" for g in graphs]
-    for prim in PRIMITIVES:
+    for prim in dict.fromkeys(list(PRIMITIVES) + [r["primitive"] for r in rows]):
+        if prim == "graph":
+            continue
         sel = [r for r in rows if r["primitive"] == prim]
         if not sel:
             continue
@@ -844,7 +873,10 @@ def build_parser():
                    "(rmatS, gridN, or dataset names)")
     p.add_argument("--with-remote", action="store_true",
                    help="also the registry's large graphs already in the cache")
-    p.add_argument("--primitives", nargs="+", default=list(PRIMITIVES), choices=PRIMITIVES)
+    names = _suite_primitives()
+    p.add_argument("--primitives", nargs="+", default=names, choices=names + list(_ALIASES),
+                   help="hand-written benchmarks with peers (tc: triangle counting), then any "
+                        "other registered primitive (gunpy's time per call)")
     p.add_argument("--roots", type=int, default=64, help="BFS/SSSP roots (Graph500: 64)")
     p.add_argument("--peer-roots", type=int, default=8, help="roots timed for each peer")
     p.add_argument("--reps", type=int, default=3, help="repetitions for CC and PageRank")

@@ -22,7 +22,6 @@ import numpy as np
 
 __all__ = ["main"]
 
-PRIMITIVES = ("bfs", "sssp", "bc", "cc", "pagerank")
 
 
 class CliError(Exception):
@@ -53,7 +52,7 @@ def _load_graph(args):
         label = path
     else:
         from gunpy import generators
-        weighted = args.primitive == "sssp"
+        weighted = getattr(args, "weighted", False)
         G = generators.rmat(args.rmat, args.edge_factor, seed=args.seed, weighted=weighted,
                             weight_range=(1, 64) if weighted else None)
         label = f"Graph500 RMAT scale {args.rmat}, edge factor {args.edge_factor}"
@@ -68,37 +67,16 @@ def _default_source(G):
 
 # ----------------------------------------------------------------------------- run
 def _run_primitive(args, G):
-    import gunpy
-    kw = {"backend": args.backend}
-    name = args.primitive
-    if name in ("bfs", "sssp"):
+    from gunpy import registry
+    spec = registry.primitive(args.primitive)
+    source = None
+    if spec.source == "one":
         source = _default_source(G) if args.source is None else args.source
-    if name == "bfs":
-        r = gunpy.bfs(G, source, direction=args.direction, load_balance=args.load_balance,
-                      idempotent=args.idempotent, **kw)
-        reached = r.depth >= 0
-        lines = [f"source {source}: reached {int(reached.sum())} of {G.num_vertices} vertices, "
-                 f"max depth {int(r.depth.max(initial=0))}"]
-    elif name == "sssp":
-        r = gunpy.sssp(G, source, **kw)
-        fin = np.isfinite(r.distance)
-        lines = [f"source {source}: reached {int(fin.sum())} of {G.num_vertices} vertices, "
-                 f"max distance {float(r.distance[fin].max(initial=0)):.6g}"]
-    elif name == "bc":
-        srcs = None if args.source is None else [args.source]
-        r = gunpy.bc(G, srcs, normalized=args.normalized, **kw)
-        top = np.argsort(-r.centrality)[:5]
-        lines = ["top vertices: " + ", ".join(f"{v} ({r.centrality[v]:.4g})" for v in top)]
-    elif name == "cc":
-        r = gunpy.cc(G, **kw)
-        sizes = np.bincount(r.labels)
-        lines = [f"{r.num_components} components, largest has {int(sizes.max(initial=0))} vertices"]
-    else:
-        r = gunpy.pagerank(G, alpha=args.alpha, tol=args.tol, max_iter=args.max_iter, **kw)
-        top = np.argsort(-r.rank)[:5]
-        lines = [f"{r.iterations} iterations, converged={r.converged}",
-                 "top vertices: " + ", ".join(f"{v} ({r.rank[v]:.4g})" for v in top)]
-    return r, lines
+    elif spec.source == "many":
+        source = args.source  # None: every vertex
+    options = {o.name: getattr(args, o.name) for o in spec.options}
+    r = spec.call(G, source, backend=args.backend, **options)
+    return r, spec.lines(r, G, source)
 
 
 def cmd_run(args):
@@ -122,6 +100,8 @@ def cmd_run(args):
         results.append(r)
     for line in lines:
         print(line)
+    if not all(hasattr(x, "stats") for x in results):
+        return 0  # a registered primitive that returns plain arrays: no stats to show
     st = min(results, key=lambda x: x.stats.elapsed_ms).stats
     print(f"stats: {st.summary()}")
     if args.repeat > 1:
@@ -295,14 +275,10 @@ def _dist_main(argv):
 
 
 # ----------------------------------------------------------------------------- parser
-def build_parser():
-    p = argparse.ArgumentParser(prog="gunpy", description=__doc__.split("\n\n")[0])
-    p.add_argument("--debug", action="store_true", help="show tracebacks")
-    sub = p.add_subparsers(dest="command", required=True)
-
-    r = sub.add_parser("run", help="run a primitive on a graph and print its stats",
-                       description="Run a primitive on a bundled dataset, a file or an RMAT graph.")
-    r.add_argument("primitive", choices=PRIMITIVES)
+def _primitive_parser(prims, spec):
+    """``gunpy run NAME``: the graph options, the source, the entry's options, timing."""
+    doc = (spec.function.__doc__ or spec.name).strip().splitlines()[0]
+    r = prims.add_parser(spec.name, help=doc, description=doc)
     src = r.add_argument_group("graph (one of)")
     src.add_argument("--dataset", metavar="NAME", help="bundled or registered dataset")
     src.add_argument("--graph", metavar="PATH", help=".mtx or edge-list file (.gz too)")
@@ -315,21 +291,43 @@ def build_parser():
                    help="read --graph as undirected")
     r.add_argument("--one-based", action="store_true", help="edge list ids start at 1")
     r.add_argument("--relabel", action="store_true", help="renumber edge-list ids 0..k-1")
-    r.add_argument("--source", type=int, help="source vertex (default: first with an edge)")
+    if spec.source == "one":
+        r.add_argument("--source", type=int, help="source vertex (default: first with an edge)")
+    elif spec.source == "many":
+        r.add_argument("--source", type=int, help="one source vertex (default: every vertex)")
+    else:  # accepted, as by every primitive before the registry: `gunpy run NAME --source S`
+        r.add_argument("--source", type=int, help=f"ignored: {spec.name} takes no source")
+    opts = r.add_argument_group(f"{spec.name} options")
+    for o in spec.options:
+        if o.value_type is bool:
+            opts.add_argument(o.flag, dest=o.name, action="store_true", default=o.default,
+                              help=o.help)
+        else:
+            opts.add_argument(o.flag, dest=o.name, type=o.value_type, default=o.default,
+                              choices=o.choices,
+                              help=o.help if o.default is None else f"{o.help} (default: {o.default})")
     r.add_argument("--backend", default="auto", choices=("auto", "cuda", "cpu"))
-    r.add_argument("--load-balance", default="auto")
-    r.add_argument("--direction", default="auto")
-    r.add_argument("--idempotent", action="store_true")
-    r.add_argument("--normalized", action="store_true", help="BC: normalise")
-    r.add_argument("--alpha", type=float, default=0.85, help="PageRank damping")
-    r.add_argument("--tol", type=float, default=1e-6, help="PageRank tolerance")
-    r.add_argument("--max-iter", type=int, default=100, help="PageRank iteration cap")
     r.add_argument("--repeat", type=int, default=1, help="timed runs (the best is reported)")
     r.add_argument("--no-warmup", action="store_true",
                    help="do not run once untimed first (the first run includes JIT compilation)")
     r.add_argument("-v", "--verbose", action="store_true", help="per-iteration table")
     r.add_argument("-q", "--quiet", action="store_true", help="no progress bars")
-    r.set_defaults(func=cmd_run)
+    r.set_defaults(func=cmd_run, weighted=spec.weighted)
+    return r
+
+
+def build_parser():
+    p = argparse.ArgumentParser(prog="gunpy", description=__doc__.split("\n\n")[0])
+    p.add_argument("--debug", action="store_true", help="show tracebacks")
+    sub = p.add_subparsers(dest="command", required=True)
+
+    r = sub.add_parser("run", help="run a primitive on a graph and print its stats",
+                       description="Run a primitive on a bundled dataset, a file or an RMAT "
+                                   "graph (gunpy run NAME --help: that primitive's options).")
+    prims = r.add_subparsers(dest="primitive", required=True, metavar="PRIMITIVE")
+    from gunpy import registry
+    for spec in registry.primitives():
+        _primitive_parser(prims, spec)
 
     i = sub.add_parser("info", help="backends, GPU and library versions")
     i.set_defaults(func=cmd_info)
@@ -345,8 +343,8 @@ def build_parser():
                                    "with their default options, so that later processes start "
                                    "from the persistent kernel cache (for containers and CI).")
     w.add_argument("--backend", default="auto", choices=("auto", "cuda", "cpu"))
-    w.add_argument("--primitives", nargs="+", choices=PRIMITIVES, metavar="NAME",
-                   help=f"some of {', '.join(PRIMITIVES)} (default: all)")
+    w.add_argument("--primitives", nargs="+", choices=registry.names(), metavar="NAME",
+                   help=f"some of {', '.join(registry.names())} (default: all)")
     w.add_argument("-q", "--quiet", action="store_true")
     w.set_defaults(func=cmd_warmup)
 

@@ -24,17 +24,10 @@ import sys
 import tempfile
 import time
 
-__all__ = ["run", "markdown", "PRIMITIVES"]
+__all__ = ["run", "markdown"]
 
-PRIMITIVES = ("bfs", "sssp", "bc", "cc", "pagerank")
-
-_CALL = {
-    "bfs": "gunpy.bfs(G, 1, backend=B)",
-    "sssp": "gunpy.sssp(G, 1, backend=B)",
-    "bc": "gunpy.bc(G, [1], backend=B)",
-    "cc": "gunpy.cc(G, backend=B)",
-    "pagerank": "gunpy.pagerank(G, backend=B)",
-}
+# each primitive through its registry entry, from vertex 1 (every vertex has a source there)
+_CALL = "gunpy.registry.primitive({name!r}).call(G, 1, backend=B)"
 
 _FIRST_CALL = """
 import json, time
@@ -84,8 +77,14 @@ def _command_time(argv, env):
     return time.perf_counter() - t0
 
 
-def run(*, dataset="email-Enron", backend="cpu", primitives=PRIMITIVES, reps=3, progress=True):
-    """Measure; returns a dict of rows (see :func:`markdown`)."""
+def run(*, dataset="email-Enron", backend="cpu", primitives=None, reps=3, progress=True):
+    """Measure; returns a dict of rows (see :func:`markdown`).
+
+    ``primitives``: registered primitives' names (default: every one).
+    """
+    if primitives is None:
+        from gunpy import registry
+        primitives = registry.names()
     cli = [sys.executable, "-m", "gunpy.cli", "run", "bfs", "--dataset", dataset, "--backend",
            backend, "-q"]
     steps = [("import", None)] + [("primitive", p) for p in primitives] + [("command", None)]
@@ -111,7 +110,7 @@ def run(*, dataset="email-Enron", backend="cpu", primitives=PRIMITIVES, reps=3, 
                         into.append({"wall_s": _command_time(cli, env)})
                     else:
                         code = _FIRST_CALL.format(dataset=dataset, backend=backend,
-                                                  call=_CALL[name])
+                                                  call=_CALL.format(name=name))
                         into.append(_python(code, env))
                     if bar is not None:
                         bar.update(1)

@@ -12,31 +12,7 @@ For containers and CI: run it once after installing.
 
 import time
 
-__all__ = ["warmup", "PRIMITIVES"]
-
-PRIMITIVES = ("bfs", "sssp", "bc", "cc", "pagerank")
-
-
-def _calls(graphs):
-    import gunpy
-    from gunpy.enactor import DirectionPolicy
-
-    def each(f):
-        # from the vertex of highest degree, so that the traversals go somewhere
-        return lambda be: [f(g, int(g.out_degrees().argmax()), be) for g in graphs]
-
-    # direction="auto" that never pulls: its push kernels (which keep the visited set)
-    # on levels fat enough for merge-path, where the default would pull instead
-    pushy = DirectionPolicy(alpha=1e-12)
-    return {
-        "bfs": each(lambda g, s, be: (gunpy.bfs(g, s, backend=be),
-                                      gunpy.bfs(g, s, direction_policy=pushy, backend=be),
-                                      gunpy.bfs(g, s, direction="push", backend=be))),
-        "sssp": each(lambda g, s, be: gunpy.sssp(g, s, backend=be)),
-        "bc": each(lambda g, s, be: gunpy.bc(g, [s], backend=be)),
-        "cc": each(lambda g, s, be: gunpy.cc(g, backend=be)),
-        "pagerank": each(lambda g, s, be: gunpy.pagerank(g, max_iter=3, backend=be)),
-    }
+__all__ = ["warmup"]
 
 
 def warmup(backend="auto", primitives=None, *, scale=10, progress=None):
@@ -46,7 +22,7 @@ def warmup(backend="auto", primitives=None, *, scale=10, progress=None):
     ----------
     backend : {"auto", "cpu", "cuda"}
     primitives : sequence of str, optional
-        Names from :data:`PRIMITIVES` (default: all).
+        Registered primitives' names (:func:`gunpy.registry.names`; default: all).
     scale : int, default 10
         RMAT scale of the graph the primitives run on.
     progress : callable, optional
@@ -57,21 +33,20 @@ def warmup(backend="auto", primitives=None, *, scale=10, progress=None):
     dict
         Seconds per primitive.
     """
-    from gunpy import generators
+    from gunpy import generators, registry
     from gunpy.backends import get_backend
-    names = list(PRIMITIVES if primitives is None else primitives)
-    unknown = [p for p in names if p not in PRIMITIVES]
-    if unknown:
-        raise ValueError(f"unknown primitive {unknown[0]!r}; valid: {', '.join(PRIMITIVES)}")
+    entries = [registry.primitive(name) for name in (primitives or registry.names())]
     be = get_backend(backend)
     # unweighted and weighted graphs reach different kernels (edge weights are read or not)
-    calls = _calls([generators.rmat(scale, seed=1),
-                    generators.rmat(scale, seed=1, weighted=True)])
+    graphs = [generators.rmat(scale, seed=1), generators.rmat(scale, seed=1, weighted=True)]
     times = {}
-    for name in names:
+    for entry in entries:
+        name = entry.name
         t0 = time.perf_counter()
         for _ in be.work_splits():
-            calls[name](be)
+            for g in graphs:
+                # from the vertex of highest degree, so that the traversals go somewhere
+                entry.warm(g, int(g.out_degrees().argmax()), be)
         times[name] = time.perf_counter() - t0
         if progress is not None:
             progress(name, times[name])

@@ -18,6 +18,7 @@ from collections import namedtuple
 import numpy as np
 
 from gunpy import INVALID, Enactor, Functor, Problem, atomics
+from gunpy.registry import Option, Primitive, register_primitive
 from gunpy.result import Result
 
 __all__ = ["bc", "BCResult", "BCProblem", "BCEnactor", "BCForwardFunctor", "BCBackwardFunctor"]
@@ -190,3 +191,17 @@ def bc(G, sources=None, *, normalized=False, direction="auto", load_balance="aut
     values = _rescale(problem.extract(), G.num_vertices, normalized=normalized,
                       directed=G.directed)
     return BCResult(G, total, centrality=values)
+
+
+def _summary(r, G, source):
+    top = np.argsort(-r.centrality)[:5]
+    return ["top vertices: " + ", ".join(f"{v} ({r.centrality[v]:.4g})" for v in top)]
+
+
+register_primitive(Primitive(
+    "bc", bc, source="many", fields=BCResult._fields, summary=_summary,
+    options=(Option("normalized", False, "normalise as networkx does"),
+             Option("direction", "auto", "forward pass: push, pull or auto",
+                    choices=("auto", "push", "pull")),
+             Option("load_balance", "auto", "advance strategy")),
+    networkx=("betweenness_centrality",)))

@@ -10,6 +10,7 @@ from collections import namedtuple
 import numpy as np
 
 from gunpy import INVALID, Enactor, Functor, Problem, atomics
+from gunpy.registry import Option, Primitive, register_primitive
 from gunpy.result import Result
 
 __all__ = ["bfs", "BFSResult", "BFSFunctor", "BFSProblem", "BFSEnactor"]
@@ -164,3 +165,29 @@ def bfs(G, source, *, direction="auto", load_balance="auto", idempotent=False, b
     stats = enactor.enact()
     depth, parent = problem.extract()
     return BFSResult(G, stats, depth=depth, parent=parent)
+
+
+def _summary(r, G, source):
+    reached = r.depth >= 0
+    return [f"source {source}: reached {int(reached.sum())} of {G.num_vertices} vertices, "
+            f"max depth {int(r.depth.max(initial=0))}"]
+
+
+def _warmup(G, source, backend):
+    from gunpy.enactor import DirectionPolicy
+    # direction="auto" that never pulls: its push kernels (which keep the visited set)
+    # on levels fat enough for merge-path, where the default would pull instead
+    bfs(G, source, backend=backend)
+    bfs(G, source, direction_policy=DirectionPolicy(alpha=1e-12), backend=backend)
+    bfs(G, source, direction="push", backend=backend)
+
+
+register_primitive(Primitive(
+    "bfs", bfs, source="one", fields=BFSResult._fields, summary=_summary, warmup=_warmup,
+    options=(Option("direction", "auto", "push, pull or auto (direction-optimising)",
+                    choices=("auto", "push", "pull")),
+             Option("load_balance", "auto", "advance strategy (thread_mapped, twc, merge_path, "
+                                            "auto or a registered one)"),
+             Option("idempotent", False, "no atomics in advance; duplicates culled")),
+    networkx=("bfs_edges", "bfs_layers", "single_source_shortest_path_length"),
+    dist="gunpy.dist:bfs"))

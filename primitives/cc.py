@@ -25,6 +25,7 @@ from collections import namedtuple
 import numpy as np
 
 from gunpy import Enactor, Functor, Problem, atomics
+from gunpy.registry import Option, Primitive, register_primitive
 from gunpy.result import Result
 
 __all__ = ["cc", "CCResult", "CCProblem", "CCEnactor"]
@@ -213,3 +214,15 @@ def cc(G, *, sample=2, load_balance="auto", backend="auto"):
     result = CCResult(G, stats, labels=labels)
     result.num_components = num
     return result
+
+
+def _summary(r, G, source):
+    sizes = np.bincount(r.labels)
+    return [f"{r.num_components} components, largest has {int(sizes.max(initial=0))} vertices"]
+
+
+register_primitive(Primitive(
+    "cc", cc, fields=CCResult._fields, summary=_summary,
+    options=(Option("sample", 2, "Afforest: neighbours hooked first (0: none)"),
+             Option("load_balance", "auto", "accepted for symmetry with the traversals")),
+    networkx=("connected_components", "weakly_connected_components"), dist="gunpy.dist:cc"))

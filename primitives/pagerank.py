@@ -18,6 +18,7 @@ from collections import namedtuple
 import numpy as np
 
 from gunpy import Enactor, Functor, Problem, atomics
+from gunpy.registry import Option, Primitive, register_primitive
 from gunpy.result import Result
 
 __all__ = ["pagerank", "PageRankResult", "PageRankProblem", "PageRankEnactor", "DIRECTIONS"]
@@ -210,3 +211,19 @@ def pagerank(G, *, alpha=0.85, tol=1e-6, max_iter=100, direction="pull", load_ba
     result.iterations = stats.iterations
     result.converged = enactor.converged
     return result
+
+
+def _summary(r, G, source):
+    top = np.argsort(-r.rank)[:5]
+    return [f"{r.iterations} iterations, converged={r.converged}",
+            "top vertices: " + ", ".join(f"{v} ({r.rank[v]:.4g})" for v in top)]
+
+
+register_primitive(Primitive(
+    "pagerank", pagerank, fields=PageRankResult._fields, summary=_summary,
+    warmup=lambda G, source, backend: pagerank(G, max_iter=3, backend=backend),
+    options=(Option("alpha", 0.85, "damping"), Option("tol", 1e-6, "L1 tolerance"),
+             Option("max_iter", 100, "iteration cap"),
+             Option("direction", "pull", "pull (no atomics) or push", choices=DIRECTIONS),
+             Option("load_balance", "auto", "advance strategy (push)")),
+    networkx=("pagerank",), dist="gunpy.dist:pagerank"))

@@ -27,6 +27,7 @@ from collections import namedtuple
 import numpy as np
 
 from gunpy import INVALID, Enactor, Functor, Problem, atomics
+from gunpy.registry import Option, Primitive, register_primitive
 from gunpy.result import Result
 
 __all__ = ["sssp", "SSSPResult", "SSSPFunctor", "SSSPProblem", "SSSPEnactor", "METHODS"]
@@ -281,3 +282,19 @@ def sssp(G, source, *, delta=None, method="near_far", load_balance="auto", backe
     stats = enactor.enact()
     distance, parent = problem.extract()
     return SSSPResult(G, stats, distance=distance, parent=parent)
+
+
+def _summary(r, G, source):
+    fin = np.isfinite(r.distance)
+    return [f"source {source}: reached {int(fin.sum())} of {G.num_vertices} vertices, "
+            f"max distance {float(r.distance[fin].max(initial=0)):.6g}"]
+
+
+register_primitive(Primitive(
+    "sssp", sssp, source="one", fields=SSSPResult._fields, summary=_summary, weighted=True,
+    options=(Option("delta", None, "near/far band width (default: from the weights)",
+                    type=float),
+             Option("method", "near_far", "near_far (delta-stepping) or bellman_ford",
+                    choices=METHODS),
+             Option("load_balance", "auto", "advance strategy")),
+    networkx=("single_source_dijkstra_path_length",), dist="gunpy.dist:sssp"))

@@ -25,6 +25,7 @@ import numpy as np
 
 from gunpy import Enactor, Functor, Graph, Problem, atomics
 from gunpy.operators import intersect
+from gunpy.registry import Primitive, register_primitive
 from gunpy.result import Result
 
 __all__ = ["triangles", "triangle_count", "orient", "TrianglesResult", "TrianglesProblem",
@@ -254,3 +255,14 @@ def triangle_count(G, *, backend="auto"):
     10
     """
     return _enact(G, backend, False)[1].count
+
+
+def _summary(r, G, source):
+    top = np.argsort(-r.triangles)[:5]
+    return [f"{r.count} triangles",
+            "top vertices: " + ", ".join(f"{v} ({int(r.triangles[v])})" for v in top)]
+
+
+register_primitive(Primitive(
+    "triangles", triangles, fields=TrianglesResult._fields, summary=_summary,
+    networkx=("triangles", "transitivity")))

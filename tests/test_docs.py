@@ -13,7 +13,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DOCS = os.path.join(ROOT, "docs")
 
 MODULES = ["gunpy.graph", "gunpy.io", "gunpy.generators", "gunpy.datasets", "gunpy.atomics",
-           "gunpy.functor", "gunpy.operators.context", "gunpy.operators.advance",
+           "gunpy.functor", "gunpy.registry", "gunpy.operators.context", "gunpy.operators.advance",
            "gunpy.primitives.bfs", "gunpy.primitives.sssp",
            "gunpy.primitives.bc", "gunpy.primitives.cc", "gunpy.primitives.pagerank",
            "gunpy.blas", "gunpy.blas.ops", "gunpy.blas.core", "gunpy.blas.algorithms.bfs",
@@ -48,9 +48,14 @@ def test_graphblas_page_runs_as_written():
     assert result.failed == 0 and result.attempted >= 30
 
 
-def test_tutorial_code_runs():
-    ns = _run_python_blocks(os.path.join(DOCS, "tutorial.md"), 6)
-    assert "khop" in ns
+def test_tutorial_code_runs(capsys):
+    from gunpy import registry
+    try:
+        ns = _run_python_blocks(os.path.join(DOCS, "tutorial.md"), 7)
+        assert "khop" in ns
+        assert "17 vertices within reach" in capsys.readouterr().out  # the registered CLI run
+    finally:
+        registry.unregister_primitive("khop_depths")
 
 
 def test_user_guide_snippets_use_existing_names():
