@@ -11,10 +11,12 @@ of what it is made of, computed without pickling:
   recursively, every captured or global function, dispatcher and constant it
   reaches (a functor's hooks, the helpers they call, closure constants such as
   block sizes and booleans); objects from gunpy itself are named only, since
-  gunpy's whole source is hashed into every key;
+  the source of every gunpy module a kernel can reach is hashed into every key;
 * the jit options (parallel or serial, fastmath, ...);
 * the argument types of the call (a namedtuple's class and field names too);
-* gunpy's version and a hash of its source files, numba's and numba-cuda's
+* gunpy's version and a hash of its source files (those that can build or
+  reach a kernel: the command line, the benchmarks and other :data:`TOOLING`
+  are left out, so editing them keeps the cache), numba's and numba-cuda's
   versions, ``NUMBA_OPT``, the Python version, and the target (numba's
   ``magic_tuple``: the CPU name and features, or the CUDA runtime and compute
   capability).
@@ -233,24 +235,41 @@ def fingerprint(pyfunc):
 _env_key = None
 
 
-def _source_hash():
-    """Hash of gunpy's (and gunpy.primitives') source files."""
-    import gunpy
-    import gunpy.primitives
+#: gunpy modules that build no kernel and that no kernel reaches: editing them (the command
+#: line, the benchmarks, the networkx backend...) keeps every cached kernel
+TOOLING = frozenset({"cli.py", "bench.py", "startup.py", "warmup.py", "nx_backend.py",
+                     "registry.py", "datasets.py", "_version.py", "backends/toolchain.py",
+                     "dist/bench.py"})
+
+
+def _source_hash(roots=None):
+    """Hash of the source files of gunpy and gunpy.primitives that can build kernels.
+
+    ``roots``: ``[(folder, skip_primitives_subfolder)]`` (default: the installed
+    packages); files named in :data:`TOOLING` are left out.
+    """
+    if roots is None:
+        import gunpy
+        import gunpy.primitives
+        roots = [(os.path.dirname(gunpy.__file__), True),
+                 (os.path.dirname(gunpy.primitives.__file__), False)]
     h = hashlib.sha256()
-    for pkg in (gunpy, gunpy.primitives):
-        root = os.path.dirname(pkg.__file__)
+    for root, skip_primitives in roots:
         for dirpath, dirnames, filenames in os.walk(root):
             dirnames[:] = sorted(d for d in dirnames if d != "__pycache__")
-            if pkg is gunpy and os.path.abspath(dirpath) != os.path.abspath(root) and \
+            if skip_primitives and os.path.abspath(dirpath) != os.path.abspath(root) and \
                     os.path.basename(dirpath) == "primitives":
                 continue
             for f in sorted(filenames):
-                if f.endswith(".py"):
-                    path = os.path.join(dirpath, f)
-                    h.update(os.path.relpath(path, root).encode())
-                    with open(path, "rb") as fh:
-                        h.update(fh.read())
+                if not f.endswith(".py"):
+                    continue
+                path = os.path.join(dirpath, f)
+                rel = os.path.relpath(path, root).replace(os.sep, "/")
+                if skip_primitives and rel in TOOLING:
+                    continue
+                h.update(rel.encode())
+                with open(path, "rb") as fh:
+                    h.update(fh.read())
     return h.hexdigest()
 
 

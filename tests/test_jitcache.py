@@ -325,3 +325,34 @@ def test_clear_stale_keeps_this_environments_kernels(tmp_path):
     assert not stale.exists()
     again = _run(BFS, _env(cache))
     assert again["counters"]["misses"] == 0 and again["counters"]["hits"] > 0
+
+
+def test_source_hash_covers_kernel_modules_not_tooling(tmp_path):
+    """Editing a kernel module changes every key (a miss); editing the CLI, the bench or the
+    registry keeps them (a hit)."""
+    import os
+    import shutil
+
+    import gunpy
+    import gunpy.primitives
+    from gunpy import _jitcache
+    pkg, prims = tmp_path / "gunpy", tmp_path / "primitives"
+    shutil.copytree(os.path.dirname(gunpy.__file__), pkg,
+                    ignore=shutil.ignore_patterns("__pycache__", "primitives"))
+    shutil.copytree(os.path.dirname(gunpy.primitives.__file__), prims,
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    roots = [(str(pkg), True), (str(prims), False)]
+    before = _jitcache._source_hash(roots)
+    assert before == _jitcache._source_hash(roots)
+    for tooling in ("cli.py", "bench.py", "registry.py", "dist/bench.py"):
+        with open(pkg / tooling, "a") as f:
+            f.write("\n# edited\n")
+        assert _jitcache._source_hash(roots) == before, tooling
+    for kernel_module in ("operators/scan.py", "atomics.py"):
+        with open(pkg / kernel_module, "a") as f:
+            f.write("\n# edited\n")
+        assert _jitcache._source_hash(roots) != before, kernel_module
+        before = _jitcache._source_hash(roots)
+    with open(prims / "bfs.py", "a") as f:
+        f.write("\n# edited\n")
+    assert _jitcache._source_hash(roots) != before
