@@ -196,8 +196,9 @@ class _PtxMixin:
             self.compiled[key] = ptx
         if self.link and items > 0:
             threads = block_size or self.block_size
-            res = _machine_code(self.compiled[key], self.cc, self.ptxas, pyfunc.__qualname__,
-                                threads)
+            name = (pyfunc.__module__.replace("gunpy.", "") + ":"
+                    + pyfunc.__qualname__.replace("<locals>.", ""))
+            res = _machine_code(self.compiled[key], self.cc, self.ptxas, name, threads)
             self.resources[pyfunc.__qualname__] = res
 
     def kernel_names(self):

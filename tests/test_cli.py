@@ -66,6 +66,7 @@ def test_run_cc_on_an_edge_list_file(tmp_path, capsys, backend):
     assert "4 components, largest has 3 vertices" in out  # {0,1,2} {3} {4,5} {6}
 
 
+@pytest.mark.large  # all-sources BC and PageRank through the CLI: 100 s in the simulator
 def test_run_pagerank_and_bc_name_networkx_top_vertices(capsys, backend):
     out = cli(capsys, "run", "pagerank", "--dataset", "karate", "--tol", "1e-10",
               "--max-iter", "300", *_backend_flag(backend))
