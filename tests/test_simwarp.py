@@ -1,4 +1,4 @@
-"""gunpy.backends.simwarp: warp intrinsics for numba's CUDA simulator.
+"""gunpy.testing.simwarp: warp intrinsics for numba's CUDA simulator.
 
 ``NUMBA_ENABLE_CUDASIM`` is read when numba is first imported, and this pytest
 process may already have imported numba without it, so every check runs in a
@@ -25,7 +25,7 @@ PRELUDE = '''
 import sys, time
 import numpy as np
 from numba import cuda                       # a module global: the simulator swaps it
-from gunpy.backends import simwarp
+from gunpy.testing import simwarp
 assert simwarp.install() is True
 FULL = 0xFFFFFFFF
 
@@ -78,7 +78,7 @@ def test_outside_the_simulator_install_is_a_noop():
     run_sim(f'''
         import importlib.util, sys
         spec = importlib.util.spec_from_file_location(
-            "simwarp", {str(ROOT / "gunpy" / "backends" / "simwarp.py")!r})
+            "simwarp", {str(ROOT / "gunpy" / "testing" / "simwarp.py")!r})
         simwarp = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(simwarp)
         assert "numba" not in sys.modules, "importing simwarp imported numba"
@@ -509,7 +509,7 @@ def test_shared_array_is_one_array_per_block_under_fast_switching():
             assert unpatched > 1
 
         # 2. after install() every thread gets the same array, slow dict or not
-        from gunpy.backends import simwarp
+        from gunpy.testing import simwarp
         assert simwarp.install()
         assert FakeCUDAShared.array is not original
         assert distinct_arrays(3, 16, slow=True) == 1
