@@ -28,7 +28,7 @@ import dataclasses
 from typing import Callable
 
 __all__ = ["Option", "Primitive", "register_primitive", "unregister_primitive", "primitive",
-           "primitives", "names"]
+           "primitives", "names", "top_vertices"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -121,6 +121,13 @@ class Primitive:
         if self.summary is not None:
             return list(self.summary(result, G, source))
         return [f"{f}: {getattr(result, f)[:10]}" for f in self.fields]
+
+
+def top_vertices(values, k=5, fmt="{:.4g}"):
+    """``"top vertices: v (value), ..."``: the ``k`` largest of a per-vertex array (summaries)."""
+    import numpy as np
+    top = np.argsort(-np.asarray(values), kind="stable")[:k]
+    return "top vertices: " + ", ".join(f"{v} ({fmt.format(values[v])})" for v in top)
 
 
 _registry = {}

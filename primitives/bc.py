@@ -18,7 +18,7 @@ from collections import namedtuple
 import numpy as np
 
 from gunpy import INVALID, Enactor, Functor, Problem, atomics
-from gunpy.registry import Option, Primitive, register_primitive
+from gunpy.registry import Option, Primitive, register_primitive, top_vertices
 from gunpy.result import Result
 
 __all__ = ["bc", "BCResult", "BCProblem", "BCEnactor", "BCForwardFunctor", "BCBackwardFunctor"]
@@ -194,8 +194,7 @@ def bc(G, sources=None, *, normalized=False, direction="auto", load_balance="aut
 
 
 def _summary(r, G, source):
-    top = np.argsort(-r.centrality)[:5]
-    return ["top vertices: " + ", ".join(f"{v} ({r.centrality[v]:.4g})" for v in top)]
+    return [top_vertices(r.centrality)]
 
 
 register_primitive(Primitive(

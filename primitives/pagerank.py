@@ -18,7 +18,7 @@ from collections import namedtuple
 import numpy as np
 
 from gunpy import Enactor, Functor, Problem, atomics
-from gunpy.registry import Option, Primitive, register_primitive
+from gunpy.registry import Option, Primitive, register_primitive, top_vertices
 from gunpy.result import Result
 
 __all__ = ["pagerank", "PageRankResult", "PageRankProblem", "PageRankEnactor", "DIRECTIONS"]
@@ -214,9 +214,7 @@ def pagerank(G, *, alpha=0.85, tol=1e-6, max_iter=100, direction="pull", load_ba
 
 
 def _summary(r, G, source):
-    top = np.argsort(-r.rank)[:5]
-    return [f"{r.iterations} iterations, converged={r.converged}",
-            "top vertices: " + ", ".join(f"{v} ({r.rank[v]:.4g})" for v in top)]
+    return [f"{r.iterations} iterations, converged={r.converged}", top_vertices(r.rank)]
 
 
 register_primitive(Primitive(

@@ -25,7 +25,7 @@ import numpy as np
 
 from gunpy import Enactor, Functor, Graph, Problem, atomics
 from gunpy.operators import intersect
-from gunpy.registry import Primitive, register_primitive
+from gunpy.registry import Primitive, register_primitive, top_vertices
 from gunpy.result import Result
 
 __all__ = ["triangles", "triangle_count", "orient", "TrianglesResult", "TrianglesProblem",
@@ -258,9 +258,7 @@ def triangle_count(G, *, backend="auto"):
 
 
 def _summary(r, G, source):
-    top = np.argsort(-r.triangles)[:5]
-    return [f"{r.count} triangles",
-            "top vertices: " + ", ".join(f"{v} ({int(r.triangles[v])})" for v in top)]
+    return [f"{r.count} triangles", top_vertices(r.triangles, fmt="{}")]
 
 
 register_primitive(Primitive(
