@@ -248,3 +248,13 @@ def test_dist_without_an_mpi_library_is_an_import_error(monkeypatch):
     monkeypatch.delitem(sys.modules, "mpi4py.MPI", raising=False)
     with pytest.raises(ImportError, match=r"pip install gunpy\[mpi\].*cannot load MPI library"):
         require_mpi()
+
+
+def test_a_numba_cuda_without_the_linker_hook_is_a_clear_error(monkeypatch):
+    """The PTX cap wraps numba-cuda 0.30's linker; another numba-cuda (an offline GPU box's
+    own) without it gets the fix named, not an AttributeError."""
+    from numba.cuda.cudadrv import driver
+    monkeypatch.delattr(driver, "_Linker")
+    monkeypatch.setattr(tc, "_installed_cap", None)
+    with pytest.raises(ToolchainError, match=r"capped to ISA 9.0.*install nvJitLink"):
+        tc._install_ptx_cap((9, 0))

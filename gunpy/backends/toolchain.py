@@ -251,7 +251,14 @@ def _install_ptx_cap(isa):
     """Lower the ``.version`` of every PTX numba-cuda hands its linker to ``isa``."""
     global _installed_cap
     from numba.cuda.cudadrv import driver
-    linker = driver._Linker
+    linker = getattr(driver, "_Linker", None)
+    if linker is None or not hasattr(linker, "add_ptx"):
+        from importlib.metadata import version
+        raise ToolchainError(
+            f"this driver needs gunpy's PTX capped to ISA {isa[0]}.{isa[1]}, but numba-cuda "
+            f"{version('numba-cuda')} has no linker gunpy knows how to hand capped PTX to "
+            f"(gunpy is tested with numba-cuda 0.30). Fix: install nvJitLink "
+            f"(pip install 'gunpy[cu13]'), which hands the driver a cubin instead")
     if _installed_cap is None:
         original = linker.add_ptx
 
