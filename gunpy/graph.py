@@ -14,7 +14,7 @@ import scipy.sparse as sp
 
 from gunpy._csr import build_csr, transpose_csr
 
-__all__ = ["Graph", "CSC"]
+__all__ = ["Graph", "CSC", "DeviceCache"]
 
 _INT32_MAX = np.iinfo(np.int32).max
 
@@ -98,6 +98,68 @@ def _as_column_indices(a, n):
     return np.array(ci, dtype=_index_dtype(n), copy=True)
 
 
+class DeviceCache:
+    """What backends keep for one graph, dropped together when its arrays are rebound.
+
+    * each backend object's copy of the graph (:class:`gunpy.backends.base.DeviceGraph`):
+      :meth:`graph` / :meth:`keep_graph`; keyed by the object, never its name (two
+      backends called "cuda" get separate copies);
+    * arrays a backend derives from the graph once (an enactor's all-vertex or
+      all-edge ids): :meth:`array`, keyed by (backend object, name);
+    * facts about the host arrays checked once (intersect's "neighbour lists are
+      sorted"): :meth:`knows` / :meth:`learn`.
+
+    ``len(cache)`` counts all three; :meth:`clear` (``Graph.release_device``, or
+    rebinding an array) drops them.
+    """
+
+    def __init__(self):
+        self._graphs = {}
+        self._arrays = {}
+        self._facts = set()
+
+    def graph(self, backend):
+        """``backend``'s copy of the graph, or None."""
+        return self._graphs.get(backend)
+
+    def keep_graph(self, backend, device_graph):
+        self._graphs[backend] = device_graph
+        return device_graph
+
+    def backends(self):
+        """The backend objects holding a copy."""
+        return list(self._graphs)
+
+    def array(self, backend, name, make):
+        """The array ``name`` of ``backend``, made by ``make()`` on first use."""
+        key = (backend, name)
+        arr = self._arrays.get(key)
+        if arr is None:
+            arr = self._arrays[key] = make()
+        return arr
+
+    def arrays(self):
+        """``[(backend, name)]`` of the derived arrays held."""
+        return list(self._arrays)
+
+    def knows(self, fact):
+        return fact in self._facts
+
+    def learn(self, fact):
+        self._facts.add(fact)
+
+    def clear(self):
+        self._graphs.clear()
+        self._arrays.clear()
+        self._facts.clear()
+
+    def __len__(self):
+        return len(self._graphs) + len(self._arrays) + len(self._facts)
+
+    def __contains__(self, backend):
+        return backend in self._graphs
+
+
 class Graph:
     """A graph in CSR form (Gunrock's ``row_offsets`` / ``column_indices`` / ``values``).
 
@@ -151,7 +213,7 @@ class Graph:
         self.directed = bool(directed)
         self.node_labels = node_labels
         self._csc = None
-        self._device = {}
+        self._device = DeviceCache()
         self._degrees = None
 
     # ------------------------------------------------------------------ build
@@ -354,7 +416,7 @@ class Graph:
         self.__dict__.update(state)
         for name in ("_row_offsets", "_column_indices", "_values"):
             _frozen(getattr(self, name))
-        self._device = {}
+        self._device = DeviceCache()
 
     # ------------------------------------------------------------- properties
     @property

@@ -78,7 +78,7 @@ def test_bfs_repeatable_on_one_graph(backend):
     a = gunpy.bfs(G, 3, backend=backend)
     b = gunpy.bfs(G, 3, backend=backend)
     assert np.array_equal(a.depth, b.depth)
-    assert G._device.get(gunpy.backends.get_backend(backend)) is not None
+    assert G._device.graph(gunpy.backends.get_backend(backend)) is not None
 
 
 @pytest.mark.ptx

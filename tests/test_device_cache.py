@@ -34,7 +34,7 @@ def _impostor(name):
 
 
 def _backend_keys(G):
-    return [k for k in G._device if isinstance(k, gunpy.backends.base.Backend)]
+    return G._device.backends()
 
 
 # ------------------------------------------------------------------ one copy per backend object
@@ -46,8 +46,8 @@ def test_backends_with_one_name_get_separate_copies(backend):
     r = gunpy.sssp(G, 0, backend=backend)
     assert np.allclose(r.distance, _reference(G))
     real = get_backend(backend)
-    assert G._device[real] is not fake_copy and G._device[fake] is fake_copy
-    assert fake.graph(G) is fake_copy and real.graph(G) is G._device[real]  # both kept
+    assert G._device.graph(real) is not fake_copy and G._device.graph(fake) is fake_copy
+    assert fake.graph(G) is fake_copy and real.graph(G) is G._device.graph(real)  # both kept
 
 
 def test_a_second_cpu_backend_instance_gets_its_own_copy():
@@ -56,7 +56,7 @@ def test_a_second_cpu_backend_instance_gets_its_own_copy():
     first, second = get_backend("cpu"), CpuBackend()
     a, b = first.graph(G), second.graph(G)
     assert a is not b and not np.shares_memory(a.row_offsets, b.row_offsets)
-    assert G._device[first] is a and G._device[second] is b
+    assert G._device.graph(first) is a and G._device.graph(second) is b
     assert np.allclose(gunpy.sssp(G, 0, backend=second).distance, _reference(G))
 
 
@@ -73,7 +73,7 @@ def test_ptx_backend_copy_is_never_handed_to_the_real_backend(backend):
     r = gunpy.sssp(G, 0, backend=backend)
     assert np.allclose(r.distance, _reference(G))
     real = get_backend(backend)
-    assert G._device[real] is not pcopy and G._device[ptx] is pcopy
+    assert G._device.graph(real) is not pcopy and G._device.graph(ptx) is pcopy
     other = PtxBackend()  # same class, same name: still its own copy
     assert other.graph(G) is not pcopy
 
@@ -83,7 +83,7 @@ def test_ptx_backend_keeps_its_own_copy(ptx_backend):
     from gunpy.testing import PtxBackend
     G = _weighted()
     gunpy.bfs(G, 0, backend=ptx_backend)
-    pcopy = G._device[ptx_backend]
+    pcopy = G._device.graph(ptx_backend)
     assert isinstance(pcopy.row_offsets, np.ndarray)
     assert PtxBackend().graph(G) is not pcopy
     G.values = np.ones(G.num_edges)
@@ -172,10 +172,10 @@ def test_release_device_drops_everything(backend):
     extra = CpuBackend()
     extra.graph(G, csc=True, coo=True)
     assert len(_backend_keys(G)) == 2
-    assert any(isinstance(k, tuple) for k in G._device)  # CC's all-edges ids
+    assert G._device.arrays()  # CC's all-edges ids
     G.release_device()
-    assert len(G._device) == 0 and G._device == {} and not _backend_keys(G)
-    assert G._device.get(get_backend(backend)) is None and G._device.get(extra) is None
+    assert len(G._device) == 0 and not G._device.arrays() and not _backend_keys(G)
+    assert G._device.graph(get_backend(backend)) is None and G._device.graph(extra) is None
     assert np.array_equal(gunpy.cc(G, backend=backend).labels, labels)
     assert np.allclose(gunpy.sssp(G, 0, backend=backend).distance, dist)
 
@@ -183,7 +183,7 @@ def test_release_device_drops_everything(backend):
 def test_rebinding_drops_the_enactors_id_arrays_too(backend):
     G = Graph.from_edges([0, 1, 2], [1, 2, 0], directed=False)
     gunpy.cc(G, backend=backend)
-    assert any(isinstance(k, tuple) for k in G._device)
+    assert G._device.arrays()
     G.values = np.ones(G.num_edges)
     assert len(G._device) == 0
     assert gunpy.cc(G, backend=backend).num_components == 1
@@ -200,3 +200,22 @@ def test_pickle_and_deepcopy_keep_the_arrays_not_the_copies():
         with pytest.raises(ValueError, match="read-only"):
             H.values[0] = 3.0
         assert np.allclose(gunpy.sssp(H, 0, backend="cpu").distance, _reference(G))
+
+
+def test_device_cache_keeps_graphs_arrays_and_facts_apart():
+    """One typed cache: a backend's graph copy, its derived arrays (made once) and host facts."""
+    from gunpy.graph import DeviceCache
+    c = DeviceCache()
+    a, b = object(), object()
+    made = []
+    assert c.graph(a) is None and a not in c and len(c) == 0
+    assert c.keep_graph(a, "copy-a") == "copy-a" and c.graph(a) == "copy-a" and a in c
+    assert c.array(a, "ids", lambda: made.append(1) or "ids-a") == "ids-a"
+    assert c.array(a, "ids", lambda: made.append(1) or "other") == "ids-a" and made == [1]
+    assert c.array(b, "ids", lambda: "ids-b") == "ids-b"        # per backend object
+    assert b not in c and c.backends() == [a] and sorted(map(id, (k for k, _ in c.arrays()))) \
+        == sorted([id(a), id(b)])
+    c.learn("sorted")
+    assert c.knows("sorted") and not c.knows("other") and len(c) == 4
+    c.clear()
+    assert len(c) == 0 and c.graph(a) is None and not c.knows("sorted")

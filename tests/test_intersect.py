@@ -247,7 +247,7 @@ def test_the_sortedness_check_is_kept_and_dropped_with_the_arrays():
     ctx = ops.Context(G, "cpu")
     ops.intersect(G, Functor, context=ctx)
     from gunpy.operators.intersect import _SORTED
-    assert G._device.get(_SORTED) is True
+    assert G._device.knows(_SORTED)
     G.column_indices = [2, 1, 0, 0]  # rebinding drops the verdict: checked again
     with pytest.raises(ValueError, match="row 0"):
         ops.intersect(G, Functor, context=ops.Context(G, "cpu"))

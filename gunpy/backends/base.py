@@ -163,12 +163,12 @@ class Backend:
 
         ``csc=True`` adds the reverse view (pull), ``coo=True`` the source of
         every edge (edge frontiers). Each is copied once and kept in
-        ``G._device``, keyed by this backend object (never its name: two
+        ``G``'s :class:`~gunpy.graph.DeviceCache`, keyed by this backend object (never its name: two
         backends called "cuda" get separate copies). The graph drops the copy
         when its arrays are rebound (they are read-only in place) or on
         :meth:`~gunpy.Graph.release_device`.
         """
-        cached = G._device.get(self)
+        cached = G._device.graph(self)
         if cached is not None and (cached.has_csc or not csc) and (cached.has_coo or not coo):
             return cached
         try:
@@ -238,8 +238,7 @@ class Backend:
             es = self.asarray(dummy_i)
         dg = DeviceGraph(G.num_vertices, G.num_edges, G.values is not None, ro, ci, vals,
                          io, ii, ie, nie, csc, es, coo)
-        G._device[self] = dg
-        return dg
+        return G._device.keep_graph(self, dg)
 
     # -- compilation ------------------------------------------------------------
     def device_function(self, pyfunc):

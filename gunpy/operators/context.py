@@ -131,11 +131,13 @@ class Context:
         from gunpy.operators.reduce import iota
         n = self.num_vertices if kind == "vertex" else self.graph.num_edges
         dtype = self.index_dtype if kind == "vertex" else np.dtype(np.int64)
-        key = ("all", kind, dtype.str, self.backend)  # the object: never another backend's ids
-        ids = self.graph._device.get(key)
-        if ids is None:
-            ids = self.graph._device[key] = self.backend.empty(max(n, 1), dtype)
+
+        def make():
+            ids = self.backend.empty(max(n, 1), dtype)
             iota(self.backend, ids, n)
+            return ids
+        # keyed by the backend object: never another backend's ids
+        ids = self.graph._device.array(self.backend, f"all-{kind}s-{dtype.str}", make)
         return Frontier.view(self.backend, ids, n, kind=kind, name=f"all-{kind}s",
                              num_vertices=self.num_vertices)
 

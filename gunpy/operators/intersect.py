@@ -184,7 +184,7 @@ def check_sorted(G, name="graph"):
     Checked once per graph (the verdict is kept with the graph's device copies,
     which rebinding its arrays drops).
     """
-    if G._device.get(_SORTED):
+    if G._device.knows(_SORTED):
         return
     ci, ro = G.column_indices, G.row_offsets
     m = ci.shape[0]
@@ -203,7 +203,7 @@ def check_sorted(G, name="graph"):
                 f"the {name} is not (column_indices[{e - 1}] = {int(ci[e - 1])} > "
                 f"column_indices[{e}] = {int(ci[e])}); Graph.from_edges, from_scipy and "
                 f"from_networkx build sorted lists")
-    G._device[_SORTED] = True
+    G._device.learn(_SORTED)
 
 
 def execute(ctx, hooks, data, left, right, counts=None):
