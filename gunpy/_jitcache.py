@@ -237,9 +237,8 @@ _env_key = None
 
 #: gunpy modules that build no kernel and that no kernel reaches: editing them (the command
 #: line, the benchmarks, the networkx backend...) keeps every cached kernel
-TOOLING = frozenset({"cli.py", "bench.py", "startup.py", "warmup.py", "nx_backend.py",
-                     "registry.py", "datasets.py", "_version.py", "backends/toolchain.py",
-                     "dist/bench.py"})
+TOOLING = frozenset({"cli.py", "bench/", "warmup.py", "nx_backend.py", "registry.py",
+                     "datasets.py", "_version.py", "backends/toolchain.py"})
 
 
 def _source_hash(roots=None):
@@ -265,7 +264,7 @@ def _source_hash(roots=None):
                     continue
                 path = os.path.join(dirpath, f)
                 rel = os.path.relpath(path, root).replace(os.sep, "/")
-                if skip_primitives and rel in TOOLING:
+                if skip_primitives and (rel in TOOLING or rel.split("/")[0] + "/" in TOOLING):
                     continue
                 h.update(rel.encode())
                 with open(path, "rb") as fh:

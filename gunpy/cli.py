@@ -233,7 +233,7 @@ def _mpi_job_size():
 
 
 def _dist_main(argv):
-    """``gunpy dist bench``: the weak-scaling benchmark of gunpy.dist (gunpy/dist/bench.py).
+    """``gunpy dist bench``: the weak-scaling benchmark of gunpy.dist (gunpy/bench/dist.py).
 
     Run plainly, it launches one ``mpiexec`` job per rank count; run under
     ``mpiexec -n P``, every rank measures that job's size itself.
@@ -245,7 +245,7 @@ def _dist_main(argv):
             # the launcher only starts mpiexec jobs: it must not become a singleton MPI
             # process itself (and no MPI is initialised in a process that never uses it)
             mpi4py.rc.initialize = False
-        from gunpy.dist import bench
+        from gunpy.bench import dist as bench
     except ImportError as exc:
         print(f"gunpy: error: {str(exc).splitlines()[0]}", file=sys.stderr)
         return 2

@@ -41,7 +41,7 @@ def bench():
     import mpi4py
     if "mpi4py.MPI" not in sys.modules:
         mpi4py.rc.initialize = False  # import gunpy.dist without this process joining MPI
-    from gunpy.dist import bench
+    from gunpy.bench import dist as bench
     return bench
 
 
@@ -131,7 +131,7 @@ CUDA_SCRIPT = textwrap.dedent("""
         os.environ["NUMBA_ENABLE_CUDASIM"] = "1"
         from gunpy.testing import install_simulator_shims
         install_simulator_shims(switch_interval=5e-4)
-    from gunpy.dist import bench
+    from gunpy.bench import dist as bench
     res = bench.run_rank(4, 2, backend="cuda", validate=2)
     if res is not None:
         assert res["backend"] == "cuda" and res["validated"] == 2, res

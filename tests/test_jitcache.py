@@ -344,7 +344,7 @@ def test_source_hash_covers_kernel_modules_not_tooling(tmp_path):
     roots = [(str(pkg), True), (str(prims), False)]
     before = _jitcache._source_hash(roots)
     assert before == _jitcache._source_hash(roots)
-    for tooling in ("cli.py", "bench.py", "registry.py", "dist/bench.py"):
+    for tooling in ("cli.py", "bench/suite.py", "registry.py", "bench/dist.py"):
         with open(pkg / tooling, "a") as f:
             f.write("\n# edited\n")
         assert _jitcache._source_hash(roots) == before, tooling

@@ -13,7 +13,7 @@ Two layers:
     from each, validate, and return the measurements on rank 0.
 :func:`weak_scaling`
     launches one MPI job per rank count (``mpiexec -n P python -m mpi4py -m
-    gunpy.dist.bench ...``), collects their results and adds TEPS per rank and
+    gunpy.bench.dist ...``), collects their results and adds TEPS per rank and
     the efficiency; :func:`markdown` renders them.
 
     gunpy dist bench --scale-per-rank 16 --roots 64 --ranks 1,2,4     # launches the jobs
@@ -30,10 +30,10 @@ import subprocess
 import sys
 import tempfile
 import time
-from datetime import datetime, timezone
 
 import numpy as np
 
+from gunpy.bench.machine import cores as _cores, machine_info
 from gunpy.dist.comm import Comm
 
 __all__ = ["run_rank", "weak_scaling", "add_efficiency", "markdown", "graph500_roots",
@@ -161,7 +161,7 @@ def run_rank(scale_per_rank, roots=64, *, edgefactor=16, seed=1, direction="auto
 
     import gunpy.dist as gd
     from gunpy import _jitcache
-    from gunpy.bench import _harmonic
+    from gunpy.bench.machine import harmonic as _harmonic
     from gunpy.dist.comm import select_device
 
     clock = _LevelClock(comm)
@@ -224,7 +224,7 @@ def run_rank(scale_per_rank, roots=64, *, edgefactor=16, seed=1, direction="auto
         "levels": levels, "validated": min(int(validate), len(chosen)),
         "kernel_loads_timed": int(late_loads),
         "generate_s": generate_s, "warmup_s": warmup_s, "devices": devices,
-        "machine": _machine(backend),
+        "machine": machine_info(backend, mpi=True, bandwidth=False),
     }
 
 
@@ -288,43 +288,7 @@ def _levels_table(comm, per_iteration, split):
     return rows
 
 
-def _machine(backend):
-    import numba
-
-    from gunpy import __version__
-    from gunpy.dist.comm import require_mpi
-    info = {"date": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
-            "cores": _cores(), "numba": numba.__version__, "gunpy": __version__,
-            "mpi": " ".join(require_mpi().Get_library_version().split()[:3])}
-    try:
-        with open("/proc/cpuinfo") as f:
-            info["cpu"] = next(line.split(":", 1)[1].strip() for line in f
-                               if line.startswith("model name"))
-    except (OSError, StopIteration):
-        pass
-    try:
-        info["commit"] = subprocess.run(["git", "rev-parse", "--short", "HEAD"],
-                                        capture_output=True, text=True, timeout=10,
-                                        cwd=os.path.dirname(__file__)).stdout.strip()
-    except (OSError, subprocess.SubprocessError):
-        pass
-    if hasattr(os, "getloadavg"):
-        info["load_average"] = os.getloadavg()[0]
-    if backend == "cuda":
-        from numba import cuda
-        name = getattr(cuda.get_current_device(), "name", "CUDA simulator")
-        info["gpu"] = name.decode() if isinstance(name, bytes) else str(name)
-    return info
-
-
 # ----------------------------------------------------------------------------- launcher
-def _cores():
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:
-        return os.cpu_count() or 1
-
-
 def threads_per_rank(ranks, cores=None):
     """Numba threads a rank gets: the cores shared by the largest job, at least one.
 
@@ -412,7 +376,7 @@ def weak_scaling(ranks=(1, 2, 4), scale_per_rank=16, roots=64, *, edgefactor=16,
                                                 if x)
             if p * threads > cores:
                 env.setdefault("MPIR_CVAR_ENABLE_HEAVY_YIELD", "1")
-            cmd = [exe, "-n", str(p), sys.executable, "-m", "mpi4py", "-m", "gunpy.dist.bench",
+            cmd = [exe, "-n", str(p), sys.executable, "-m", "mpi4py", "-m", "gunpy.bench.dist",
                    "--scale-per-rank", str(scale_per_rank), "--roots", str(roots),
                    "--edgefactor", str(edgefactor), "--seed", str(seed),
                    "--direction", direction, "--backend", backend,
@@ -629,8 +593,8 @@ def cli(args, *, in_mpi_job):
 
 
 def main(argv=None):
-    """``python -m mpi4py -m gunpy.dist.bench``: one SPMD job (what weak_scaling launches)."""
-    p = add_arguments(argparse.ArgumentParser(prog="python -m gunpy.dist.bench",
+    """``python -m mpi4py -m gunpy.bench.dist``: one SPMD job (what weak_scaling launches)."""
+    p = add_arguments(argparse.ArgumentParser(prog="python -m gunpy.bench.dist",
                                               description=__doc__.split("\n\n")[0]),
                       launcher=False)
     args = p.parse_args(argv)

@@ -24,14 +24,14 @@ import importlib
 import json
 import math
 import os
-import platform
 import statistics
-import subprocess
 import sys
 import time
-from datetime import datetime, timezone
 
 import numpy as np
+
+from gunpy.bench.machine import copy_bandwidth, machine_info  # noqa: F401  (re-exported)
+from gunpy.bench.machine import harmonic as _harmonic
 
 __all__ = ["main", "run_suite"]
 
@@ -98,11 +98,6 @@ def _timed(fn, *a, **kw):
     t = time.perf_counter()
     out = fn(*a, **kw)
     return (time.perf_counter() - t) * 1e3, out
-
-
-def _harmonic(xs):
-    xs = [x for x in xs if x > 0]
-    return len(xs) / sum(1.0 / x for x in xs) if xs else float("nan")
 
 
 # ----------------------------------------------------------------------------- peers
@@ -700,50 +695,6 @@ def strategy_markdown(rows, info):
 
 
 # ----------------------------------------------------------------------------- reports
-def machine_info(backend):
-    import numba
-
-    import gunpy
-    info = {"date": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
-            "python": platform.python_version(), "machine": platform.machine(),
-            "cpu_count": os.cpu_count(), "numba": numba.__version__, "gunpy": gunpy.__version__,
-            "numba_threads": numba.get_num_threads(), "backend": backend}
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    info["cpu"] = line.split(":", 1)[1].strip()
-                    break
-    except OSError:
-        pass
-    try:
-        info["commit"] = subprocess.run(["git", "rev-parse", "--short", "HEAD"],
-                                        capture_output=True, text=True,
-                                        cwd=os.path.dirname(__file__)).stdout.strip()
-    except Exception:
-        pass
-    if backend == "cuda":
-        from numba import cuda
-        dev = cuda.get_current_device()
-        info["gpu"] = dev.name.decode() if isinstance(dev.name, bytes) else str(dev.name)
-        info["copy_bandwidth_GBs"] = copy_bandwidth()
-    return info
-
-
-def copy_bandwidth(nbytes=1 << 30):
-    """Device-to-device copy bandwidth in GB/s (read + write), measured now."""
-    from numba import cuda
-    a = cuda.device_array(nbytes // 8, dtype=np.float64)
-    b = cuda.device_array_like(a)
-    b.copy_to_device(a)
-    cuda.synchronize()
-    t = time.perf_counter()
-    for _ in range(10):
-        b.copy_to_device(a)
-    cuda.synchronize()
-    return 2 * nbytes * 10 / (time.perf_counter() - t) / 1e9
-
-
 def _fmt_ms(x):
     return "-" if x is None or (isinstance(x, float) and math.isnan(x)) else (
         f"{x:.3g}" if x < 10 else f"{x:,.0f}")
@@ -908,7 +859,7 @@ def main(args=None):
     from gunpy import backends
     backend = backends.resolve(args.backend)
     if args.startup:
-        from gunpy import startup
+        from gunpy.bench import startup
         args.startup_backend = backend
         return startup.main(args)
     if args.strategies:

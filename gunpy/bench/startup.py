@@ -175,7 +175,7 @@ def markdown(result, machine=None):
 
 
 def main(args):
-    from gunpy.bench import machine_info
+    from gunpy.bench.machine import machine_info
     result = run(backend=args.startup_backend, reps=args.startup_reps,
                  progress=not args.quiet)
     os.makedirs(args.out, exist_ok=True)
