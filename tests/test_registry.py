@@ -73,8 +73,13 @@ def test_a_test_registered_primitive_runs_from_the_command_line(registered, back
 
 def test_a_test_registered_primitive_is_warmed_up(registered):
     from gunpy.warmup import warmup
+    from gunpy.backends import get_backend
     times = warmup("cpu", ["hops"], scale=6)
     assert list(times) == ["hops"]
+    # the warm-up's work splits leave the backend as they found it (no instance attribute
+    # hiding the class's settings: the chunked test fixture patches those)
+    be = get_backend("cpu")
+    assert "serial_below" not in vars(be) and "force_min_chunk" not in vars(be)
     with pytest.raises(ValueError, match="unknown primitive"):
         warmup("cpu", ["nope"], scale=6)
 

@@ -183,13 +183,20 @@ class CpuBackend(Backend):
     def work_splits(self):
         # every level as one thin chunk, then every level cut into as many chunks as
         # possible: a default call's kernels are among those of the two runs
-        saved = self.serial_below, self.force_min_chunk
+        names = ("serial_below", "force_min_chunk")
+        own = {k: self.__dict__[k] for k in names if k in self.__dict__}
         try:
             for setting in ((2**62, None), (0, 1)):
                 self.serial_below, self.force_min_chunk = setting
                 yield setting
         finally:
-            self.serial_below, self.force_min_chunk = saved
+            # put back what was there: an instance attribute left behind would hide the
+            # class's settings (and a test's monkeypatch of them) for good
+            for k in names:
+                if k in own:
+                    setattr(self, k, own[k])
+                else:
+                    self.__dict__.pop(k, None)
 
     def __init__(self):
         build = os.environ.get("GUNPY_CPU_THIN_BUILD")
