@@ -25,6 +25,7 @@ that registers them as a ``gunpy.primitives`` entry point (``setup.cfg``)::
 """
 
 import dataclasses
+import numbers
 from typing import Callable
 
 __all__ = ["Option", "Primitive", "register_primitive", "unregister_primitive", "primitive",
@@ -106,7 +107,7 @@ class Primitive:
         if self.source == "one":
             return self.function(G, source, backend=backend, **options)
         if self.source == "many":
-            sources = [source] if isinstance(source, int) else source
+            sources = [int(source)] if isinstance(source, numbers.Integral) else source
             return self.function(G, sources, backend=backend, **options)
         return self.function(G, backend=backend, **options)
 

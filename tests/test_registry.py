@@ -6,6 +6,7 @@ other edit; the built-in ones (triangles included) are all there too.
 """
 
 import networkx as nx
+import numpy as np
 import pytest
 
 import gunpy
@@ -180,3 +181,9 @@ def test_networkx_backend_answers_exactly_the_registered_twins():
     from gunpy import nx_backend
     twins = {t for entry in registry.primitives() for t in entry.networkx}
     assert twins == set(nx_backend._FUNCTIONS)
+
+
+def test_a_numpy_integer_source_is_one_source():
+    G = gunpy.datasets.load("karate")
+    r = registry.primitive("bc").call(G, np.int64(0), backend="cpu")
+    assert np.allclose(r.centrality, gunpy.bc(G, [0], backend="cpu").centrality)

@@ -60,6 +60,7 @@ class _PtxMixin:
         self.link = bool(link or ptxas)
         self.ptxas = ptxas
         self.resources = {}
+        self._linked = {}  # (kernel, argument types) -> its KernelReport
         self.max_blocks = 132 * 32
         self.num_sms = 132
         self.compiled = {}
@@ -127,10 +128,13 @@ class _PtxMixin:
             self.compiled[key] = ptx
         if self.link and items > 0:
             threads = block_size or self.block_size
-            name = (pyfunc.__module__.replace("gunpy.", "") + ":"
-                    + pyfunc.__qualname__.replace("<locals>.", ""))
-            res = _machine_code(self.compiled[key], self.cc, self.ptxas, name, threads)
-            self.resources[pyfunc.__qualname__] = res
+            rep = self._linked.get(key)
+            if rep is None or threads not in rep.block_sizes:  # link (or check) once
+                name = (pyfunc.__module__.replace("gunpy.", "") + ":"
+                        + pyfunc.__qualname__.replace("<locals>.", ""))
+                rep = self._linked[key] = _machine_code(self.compiled[key], self.cc,
+                                                        self.ptxas, name, threads)
+            self.resources[pyfunc.__qualname__] = rep
 
     def kernel_names(self):
         return sorted({f.__qualname__ for f, _ in self.compiled})
