@@ -1,0 +1,45 @@
+"""The near/far rule: which band a priority falls in, and how the band moves up.
+
+Written once, as plain Python arithmetic, and used as it is by every near/far
+kernel (compiled for the CUDA and CPU targets: :data:`cuda_band`,
+:data:`cpu_band`, ...) and, on NumPy arrays, by :mod:`gunpy.dist`'s SSSP.
+
+A frontier item with priority ``p`` is
+
+* **stale** (:data:`STALE`) when ``p < floor``: it improved below an earlier
+  level, went to that level's near slice then, and has been processed;
+* **near** (:data:`NEAR`) when ``floor <= p < level``: it is expanded now;
+* **far** (:data:`FAR`) otherwise: it waits on the far pile.
+
+When the near slice runs dry the level moves to just above the lowest priority
+left on the far pile (:func:`raise_level`), skipping empty buckets; the old
+level becomes the floor of the split that follows.
+"""
+
+import math
+
+__all__ = ["STALE", "NEAR", "FAR", "band", "raise_level", "cuda_band", "cuda_raise_level",
+           "cpu_band", "cpu_raise_level"]
+
+STALE, NEAR, FAR = 0, 1, 2
+
+
+def band(p, level, floor):
+    """:data:`STALE`, :data:`NEAR` or :data:`FAR` for priority ``p`` (elementwise on arrays)."""
+    return (p >= floor) * (1 + (p >= level))
+
+
+def raise_level(level, lowest):
+    """The level after the near slice ran dry: just above ``lowest`` (the far pile's
+    smallest finite priority), never below ``level``."""
+    return max(level, math.floor(lowest) + 1.0)
+
+
+def _compile():
+    from numba import cuda, njit
+    inline = {"inline": "always"}
+    return (cuda.jit(device=True, **inline)(band), cuda.jit(device=True, **inline)(raise_level),
+            njit(**inline)(band), njit(**inline)(raise_level))
+
+
+cuda_band, cuda_raise_level, cpu_band, cpu_raise_level = _compile()
