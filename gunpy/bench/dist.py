@@ -14,7 +14,7 @@ Two layers:
 :func:`weak_scaling`
     launches one MPI job per rank count (``mpiexec -n P python -m mpi4py -m
     gunpy.bench.dist ...``), collects their results and adds TEPS per rank and
-    the efficiency; :func:`markdown` renders them.
+    the efficiency; :func:`markdown` renders them (:mod:`gunpy.bench.dist_report`).
 
     gunpy dist bench --scale-per-rank 16 --roots 64 --ranks 1,2,4     # launches the jobs
     mpiexec -n 4 gunpy dist bench --scale-per-rank 16 --roots 64      # one size, in this job
@@ -22,7 +22,6 @@ Two layers:
 
 import argparse
 import json
-import math
 import os
 import shutil
 import statistics
@@ -33,16 +32,12 @@ import time
 
 import numpy as np
 
+from gunpy.bench.dist_report import PAPER, add_efficiency, markdown  # noqa: F401
 from gunpy.bench.machine import cores as _cores, machine_info
 from gunpy.dist.comm import Comm
 
 __all__ = ["run_rank", "weak_scaling", "add_efficiency", "markdown", "graph500_roots",
            "threads_per_rank", "main"]
-
-#: Hiragushi and Takahashi, Efficient Hybrid BFS on GPUs, section 5.2 (HA-PACS, June 2013 Graph500)
-PAPER = {"gteps": 117.546, "gpus": 1024, "vertices_per_process_log2": 21, "scale": 31,
-         "gpu": "NVIDIA M2090"}
-PAPER["gteps_per_gpu"] = PAPER["gteps"] / PAPER["gpus"]
 
 
 # ----------------------------------------------------------------------------- SPMD side
@@ -179,9 +174,43 @@ def run_rank(scale_per_rank, roots=64, *, edgefactor=16, seed=1, direction="auto
     warmup_s = clock.allreduce(time.perf_counter() - t0, op="max")
     loads = _jitcache.counters["hits"] + _jitcache.counters["misses"]
 
+    timed = _time_roots(clock, dg, chosen, direction, backend, validate)
+    # kernels compiled or loaded inside the timed calls: each costs ms to s (should be 0)
+    late_loads = clock.allreduce(_jitcache.counters["hits"] + _jitcache.counters["misses"] - loads)
+    if clock.rank != 0:
+        return None
+    times, teps = timed["times_ms"], timed["teps"]
+    return {
+        "ranks": clock.size, "scale": dg.scale, "scale_per_rank": int(scale_per_rank),
+        "edgefactor": int(edgefactor), "seed": int(seed), "direction": direction,
+        "backend": backend, "threads_per_rank": numba.get_num_threads(),
+        "vertices": dg.num_vertices, "edges": dg.num_edges // (1 if dg.directed else 2),
+        "roots": chosen, "times_ms": times, "elapsed_ms": timed["elapsed_ms"],
+        "component_edges": timed["component_edges"],
+        "teps": teps, "hmean_teps": _harmonic(teps), "median_teps": statistics.median(teps),
+        "median_ms": statistics.median(times),
+        "comm_share": timed["comm_share"], "compute_imbalance": timed["compute_imbalance"],
+        "levels": timed["levels"], "validated": min(int(validate), len(chosen)),
+        "kernel_loads_timed": int(late_loads),
+        "generate_s": generate_s, "warmup_s": warmup_s, "devices": devices,
+        "machine": machine_info(backend, mpi=True, bandwidth=False),
+    }
+
+
+def _time_roots(clock, dg, roots, direction, backend, validate):
+    """A BFS from each root after a barrier, timed on the slowest rank (collective).
+
+    Returns the per-root lists of run_rank's report (``times_ms``, ``teps``,
+    ``component_edges``, ``elapsed_ms``), the first root's ``levels``, the
+    ``comm_share`` (time in collectives over wall time, all ranks and roots)
+    and the ``compute_imbalance`` (compute of the busiest rank over the
+    average: 1 is a perfect balance).
+    """
+    import gunpy.dist as gd
+
     times, teps, comps, inner, levels = [], [], [], [], None
     rank_comm_ms = rank_wall_ms = 0.0
-    for i, root in enumerate(chosen):
+    for i, root in enumerate(roots):
         clock.barrier()
         clock.marks = []
         t0 = time.perf_counter()
@@ -202,30 +231,14 @@ def run_rank(scale_per_rank, roots=64, *, edgefactor=16, seed=1, direction="auto
             levels = _levels_table(clock, r.stats.per_iteration, split)
         if i < validate:
             gd.check_bfs_tree(dg, root, r.depth, r.parent)
-
     comm_total, wall_total = clock.allreduce(np.array([rank_comm_ms, rank_wall_ms]))
-    # kernels compiled or loaded inside the timed calls: each costs ms to s (should be 0)
-    late_loads = clock.allreduce(_jitcache.counters["hits"] + _jitcache.counters["misses"] - loads)
     compute = rank_wall_ms - rank_comm_ms
     compute_max, compute_sum = clock.allreduce(compute, op="max"), clock.allreduce(compute)
-    if clock.rank != 0:
-        return None
-    return {
-        "ranks": clock.size, "scale": dg.scale, "scale_per_rank": int(scale_per_rank),
-        "edgefactor": int(edgefactor), "seed": int(seed), "direction": direction,
-        "backend": backend, "threads_per_rank": numba.get_num_threads(),
-        "vertices": dg.num_vertices, "edges": dg.num_edges // (1 if dg.directed else 2),
-        "roots": chosen, "times_ms": times, "elapsed_ms": inner, "component_edges": comps,
-        "teps": teps, "hmean_teps": _harmonic(teps), "median_teps": statistics.median(teps),
-        "median_ms": statistics.median(times),
-        "comm_share": comm_total / wall_total if wall_total > 0 else float("nan"),
-        # compute of the busiest rank over the average: 1 is a perfect balance
-        "compute_imbalance": compute_max * clock.size / compute_sum if compute_sum > 0 else 1.0,
-        "levels": levels, "validated": min(int(validate), len(chosen)),
-        "kernel_loads_timed": int(late_loads),
-        "generate_s": generate_s, "warmup_s": warmup_s, "devices": devices,
-        "machine": machine_info(backend, mpi=True, bandwidth=False),
-    }
+    return {"times_ms": times, "teps": teps, "component_edges": comps, "elapsed_ms": inner,
+            "levels": levels,
+            "comm_share": comm_total / wall_total if wall_total > 0 else float("nan"),
+            "compute_imbalance": (compute_max * clock.size / compute_sum if compute_sum > 0
+                                  else 1.0)}
 
 
 def _warm_up(dg, roots, direction, backend, *, quiet_runs=4):
@@ -411,119 +424,6 @@ def weak_scaling(ranks=(1, 2, 4), scale_per_rank=16, roots=64, *, edgefactor=16,
 def _last_line(text):
     lines = [x for x in text.splitlines() if x.strip()]
     return lines[-1].strip() if lines else "no output"
-
-
-def add_efficiency(runs):
-    """Add ``teps_per_rank`` and ``efficiency`` (``TEPS(P) / (P * TEPS(1))``) to each run.
-
-    Both for the harmonic mean (``efficiency``) and the median
-    (``efficiency_median``); NaN without a 1-rank run. Returns ``runs``.
-    """
-    base = next((r for r in runs if r["ranks"] == 1), None)
-    for r in runs:
-        p = r["ranks"]
-        r["teps_per_rank"] = r["hmean_teps"] / p
-        r["median_teps_per_rank"] = r["median_teps"] / p
-        r["efficiency"] = (r["hmean_teps"] / (p * base["hmean_teps"])
-                           if base and base["hmean_teps"] > 0 else float("nan"))
-        r["efficiency_median"] = (r["median_teps"] / (p * base["median_teps"])
-                                  if base and base["median_teps"] > 0 else float("nan"))
-    return runs
-
-
-# ----------------------------------------------------------------------------- report
-def _m(teps):
-    if teps is None or math.isnan(teps):
-        return "-"
-    m = teps / 1e6
-    return f"{m:,.1f}" if m >= 10 else f"{m:.3g}"
-
-
-def _f(x, fmt="{:.2f}"):
-    return "-" if x is None or (isinstance(x, float) and math.isnan(x)) else fmt.format(x)
-
-
-def _notes(runs):
-    """Footnotes: small components' roots, oversubscribed cores, kernels loaded while timing."""
-    notes = []
-    for r in runs:
-        comps = r["component_edges"]
-        small = [m for m in comps if m < max(comps)]
-        if small:
-            notes.append(f"{r['ranks']} rank{'s' if r['ranks'] > 1 else ''}: {len(small)} of "
-                         f"{len(comps)} roots lay outside the giant component (at most "
-                         f"{max(small):,} edges); Graph500's harmonic mean counts their tiny "
-                         "TEPS, the median does not.")
-        cores = r.get("machine", {}).get("cores")
-        if r["backend"] == "cpu" and cores and r["ranks"] * r["threads_per_rank"] > cores:
-            notes.append(f"{r['ranks']} ranks x {r['threads_per_rank']} thread"
-                         f"{'s' if r['threads_per_rank'] > 1 else ''} share {cores} cores: "
-                         f"weak-scaling efficiency can reach at most about "
-                         f"{cores / (r['ranks'] * r['threads_per_rank']):.2f} here.")
-        if r.get("kernel_loads_timed"):
-            notes.append(f"{r['ranks']} rank{'s' if r['ranks'] > 1 else ''}: "
-                         f"{r['kernel_loads_timed']} kernels were compiled or loaded inside "
-                         "timed runs (the warm-up missed them): their roots' times include it.")
-    return [""] + [f"* {n}" for n in notes] if notes else []
-
-
-def markdown(runs):
-    """The weak-scaling table, the largest job's per-level split and the paper's figure."""
-    runs = sorted(runs, key=lambda r: r["ranks"])
-    if not runs:
-        return "no runs\n"
-    if "efficiency" not in runs[0]:
-        add_efficiency(runs)
-    first = runs[0]
-    out = [f"Weak scaling, gunpy.dist BFS: 2^{first['scale_per_rank']} vertices per rank, "
-           f"edge factor {first['edgefactor']}, {len(first['roots'])} roots, "
-           f"direction {first['direction']}, backend {first['backend']}", "",
-           "| ranks | scale | vertices | edges | threads/rank | median ms | MTEPS (hmean) | "
-           "MTEPS (median) | MTEPS per rank | efficiency (hmean) | efficiency (median) | "
-           "comm share | validated |",
-           "|---" * 13 + "|"]
-    for r in runs:
-        out.append(
-            f"| {r['ranks']} | {r['scale']} | {r['vertices']:,} | {r['edges']:,} | "
-            f"{r['threads_per_rank']} | {_f(r['median_ms'], '{:.1f}')} | {_m(r['hmean_teps'])} | "
-            f"{_m(r['median_teps'])} | {_m(r['teps_per_rank'])} | {_f(r['efficiency'])} | "
-            f"{_f(r['efficiency_median'])} | {_f(100 * r['comm_share'], '{:.0f} %')} | "
-            f"{r['validated']} of {len(r['roots'])} roots |")
-    out += _notes(runs)
-    big = runs[-1]
-    if big.get("levels"):
-        out += ["", f"Levels of the first root ({big['roots'][0]}) at {big['ranks']} "
-                f"rank{'s' if big['ranks'] > 1 else ''} (ms: slowest rank; compute and comm: "
-                "mean over ranks; comm includes waiting for slower ranks):", "",
-                "| level | direction | frontier | edges | ms | compute ms | "
-                "compute ms (max rank) | comm ms | bytes sent |", "|---" * 9 + "|"]
-        for lv in big["levels"]:
-            out.append(f"| {lv['level']} | {lv['direction']} | {lv['frontier']:,} | "
-                       f"{lv.get('edges', '-'):,} | "
-                       f"{_f(lv['ms'])} | {_f(lv['compute_ms'])} | {_f(lv['compute_max_ms'])} | "
-                       f"{_f(lv['comm_ms'])} | {lv['bytes']:,} |")
-    per, per_median = big["teps_per_rank"] / 1e9, big["median_teps_per_rank"] / 1e9
-    out += ["", f"Beside the paper (Hiragushi and Takahashi, section 5.2): {PAPER['gteps']} GTEPS "
-            f"on {PAPER['gpus']:,} {PAPER['gpu']} GPUs at Graph500 scale {PAPER['scale']}, "
-            f"2^{PAPER['vertices_per_process_log2']} vertices per process: "
-            f"{PAPER['gteps_per_gpu']:.3f} GTEPS per GPU. Here at {big['ranks']} "
-            f"rank{'s' if big['ranks'] > 1 else ''} (2^{big['scale_per_rank']} vertices per "
-            f"rank, {big['backend']} backend, {big['threads_per_rank']} "
-            f"thread{'s' if big['threads_per_rank'] > 1 else ''} per rank): {per:.3g} GTEPS "
-            f"per rank by the harmonic mean, {per_median:.3g} by the median, "
-            f"{per / PAPER['gteps_per_gpu']:.3g}x and {per_median / PAPER['gteps_per_gpu']:.3g}x "
-            "the paper's per-GPU rate."]
-    m = first.get("machine", {})
-    out += ["", "Machine: " + ", ".join(f"{k} {m[k]}" for k in ("cores", "cpu", "gpu", "mpi",
-                                                                  "numba", "commit", "date")
-                                         if k in m) + "."]
-    loads = [(r["ranks"], r["machine"]["load_average"]) for r in runs
-             if "load_average" in r.get("machine", {})]
-    if loads:  # on a shared machine, what else was running
-        out[-1] += (" Load average (1 min) at the end of each job: "
-                    + ", ".join(f"{p} rank{'s' if p > 1 else ''} {la:.1f}" for p, la in loads)
-                    + ".")
-    return "\n".join(out) + "\n"
 
 
 # ----------------------------------------------------------------------------- command line
