@@ -10,11 +10,13 @@ import sys
 
 import gunpy
 from gunpy import atomics, datasets, enactor, generators, registry
+from gunpy import backends
+from gunpy.backends import base as backends_base
 from gunpy.backends import toolchain
 from gunpy.backends.cuda import CudaBackend
 from gunpy import operators as ops
 from gunpy.frontier import Frontier
-from gunpy.operators.advance import advance, register_strategy
+from gunpy.operators.advance import advance, register_strategy, unregister_strategy
 from gunpy.operators.compute import compute
 from gunpy.operators.filter import filter as filter_
 from gunpy.operators.intersect import intersect
@@ -49,6 +51,9 @@ SECTIONS = [
     ("The primitive registry", [registry.Primitive, registry.Option, registry.register_primitive,
                                 registry.unregister_primitive, registry.primitive,
                                 registry.primitives, registry.names]),
+    ("Backends", [backends.register_backend, backends.unregister_backend, backends.get_backend,
+                  backends.available, backends.names, backends_base.Backend,
+                  backends_base.Backend.operator, backends_base.implement]),
     ("The CUDA backend and its toolchain", [CudaBackend, toolchain.versions, toolchain.Versions,
                                             toolchain.plan, toolchain.LinkPlan,
                                             toolchain.ensure_loadable, toolchain.ToolchainError,
@@ -56,7 +61,7 @@ SECTIONS = [
                                             toolchain.assemble]),
     ("Operators on their own", [ops.Context, ops.Context.frontier, ops.Context.new_bitmap,
                                 advance, filter_, compute, neighbor_reduce, intersect,
-                                reduce, register_strategy]),
+                                reduce, register_strategy, unregister_strategy]),
     ("GraphBLAS (gunpy.blas)", [blas.Matrix, blas.Matrix.from_coo, blas.Matrix.from_graph,
                                 blas.Matrix.to_coo, blas.Matrix.reduce_rowwise,
                                 blas.Matrix.reduce_scalar, blas.Matrix.select, blas.Vector,

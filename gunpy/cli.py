@@ -20,6 +20,8 @@ import time
 
 import numpy as np
 
+from gunpy import backends
+
 __all__ = ["main"]
 
 
@@ -120,7 +122,6 @@ def cmd_info(args):
     import numba
 
     import gunpy
-    from gunpy import backends
     print(f"gunpy {gunpy.__version__}")
     print(f"numba {numba.__version__}")
     try:
@@ -306,7 +307,7 @@ def _primitive_parser(prims, spec):
             opts.add_argument(o.flag, dest=o.name, type=o.value_type, default=o.default,
                               choices=o.choices,
                               help=o.help if o.default is None else f"{o.help} (default: {o.default})")
-    r.add_argument("--backend", default="auto", choices=("auto", "cuda", "cpu"))
+    r.add_argument("--backend", default="auto", choices=("auto",) + backends.names())
     r.add_argument("--repeat", type=int, default=1, help="timed runs (the best is reported)")
     r.add_argument("--no-warmup", action="store_true",
                    help="do not run once untimed first (the first run includes JIT compilation)")
@@ -342,7 +343,7 @@ def build_parser():
                        description="Compile (or load) the kernels the built-in primitives use "
                                    "with their default options, so that later processes start "
                                    "from the persistent kernel cache (for containers and CI).")
-    w.add_argument("--backend", default="auto", choices=("auto", "cuda", "cpu"))
+    w.add_argument("--backend", default="auto", choices=("auto",) + backends.names())
     w.add_argument("--primitives", nargs="+", choices=registry.names(), metavar="NAME",
                    help=f"some of {', '.join(registry.names())} (default: all)")
     w.add_argument("-q", "--quiet", action="store_true")

@@ -13,7 +13,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DOCS = os.path.join(ROOT, "docs")
 
 MODULES = ["gunpy.graph", "gunpy.io", "gunpy.generators", "gunpy.datasets", "gunpy.atomics",
-           "gunpy.functor", "gunpy.registry", "gunpy.operators.context", "gunpy.operators.advance",
+           "gunpy.functor", "gunpy.registry", "gunpy.backends", "gunpy.operators.context",
+           "gunpy.operators.advance",
            "gunpy.primitives.bfs", "gunpy.primitives.sssp",
            "gunpy.primitives.bc", "gunpy.primitives.cc", "gunpy.primitives.pagerank",
            "gunpy.blas", "gunpy.blas.ops", "gunpy.blas.core", "gunpy.blas.algorithms.bfs",

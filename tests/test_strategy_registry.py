@@ -1,9 +1,12 @@
-"""A new load-balancing strategy registered from a test file runs BFS (issue 8: one registry).
+"""A new load-balancing strategy registered from a test file runs BFS (issues 8 and 13:
+one registry, one dispatch path).
 
 ``reverse_mapped`` gives each frontier vertex's list to one thread, walking the
 frontier from its end: built only from gunpy's public pieces (the inline
-``accept``/``emit``/``visit`` helpers every push strategy shares), with a CUDA
-kernel and a CPU kernel.
+``accept``/``emit``/``visit`` helpers every push strategy shares, and the one emit
+contract: ``emit`` returns what it appended's out-degree, ``cuda_count_edges`` sums
+it), with a CUDA implementation and a CPU one, registered per backend: neither
+tests which backend it is on.
 """
 
 import functools
@@ -14,7 +17,8 @@ from numba import cuda
 
 import gunpy
 from gunpy.operators import advance
-from gunpy.operators.advance.common import cpu_visit, cuda_accept, cuda_emit, cuda_weight
+from gunpy.operators.advance.common import (cpu_visit, cuda_accept, cuda_count_edges,
+                                           cuda_emit, cuda_weight)
 from gunpy.testing import check_bfs_tree, nasty_graphs, reference_depths
 
 calls = []
@@ -30,12 +34,14 @@ def _cuda_kernel(hooks, spec):
     def reverse_advance(row_offsets, column_indices, values, in_queue, in_length, out_queue,
                         out_length, visited, data):
         n = in_length[0]
+        found = 0
         for i in range(cuda.grid(1), n, cuda.gridsize(1)):
             src = in_queue[n - 1 - i]
             for e in range(row_offsets[src], row_offsets[src + 1]):
                 dst = column_indices[e]
                 if accept(src, dst, e, weight(values, e), visited, data):
-                    emit(out_queue, out_length, visited, dst, e)
+                    found += emit(out_queue, out_length, visited, dst, e, row_offsets)
+        cuda_count_edges(out_length, found)
 
     return kernel(reverse_advance)
 
@@ -56,31 +62,31 @@ def _cpu_kernel(hooks, spec):
     return serial_kernel(reverse_advance)
 
 
-def execute(ctx, dg, frontier, out, hooks, data, *, edges, spec):
+def cuda_execute(ctx, dg, frontier, out, hooks, data, *, edges, spec):
     calls.append(frontier.size)
-    visited = ctx.visited_words()
-    if ctx.backend.name == "cuda":
-        out.clear()
-        ctx.backend.run(_cuda_kernel(hooks, spec), frontier.size, dg.row_offsets,
-                        dg.column_indices, dg.values, frontier.queue, frontier.length, out.queue,
-                        out.length, visited, data)
-        out.touched()
-        return
+    out.clear()
+    ctx.backend.run(_cuda_kernel(hooks, spec), frontier.size, dg.row_offsets, dg.column_indices,
+                    dg.values, frontier.queue, frontier.length, out.queue, out.length,
+                    ctx.visited_words(), data)
+    out.touched(counted=spec.output == "vertex", bound=edges)
+
+
+def cpu_execute(ctx, dg, frontier, out, hooks, data, *, edges, spec):
+    calls.append(frontier.size)
     out.set_size(_cpu_kernel(hooks, spec)(dg.row_offsets, dg.column_indices, dg.values,
-                                          frontier.queue, frontier.size, out.queue, visited,
-                                          data))
+                                          frontier.queue, frontier.size, out.queue,
+                                          ctx.visited_words(), data))
 
 
-reverse_mapped = types.SimpleNamespace(execute=execute)
+reverse_mapped = types.SimpleNamespace(cuda_execute=cuda_execute, cpu_execute=cpu_execute)
 
 
 @pytest.fixture
-def registered(monkeypatch):
-    monkeypatch.setattr(advance, "STRATEGIES", dict(advance.STRATEGIES))
-    monkeypatch.setattr(advance, "LOAD_BALANCE_OPTIONS", advance.LOAD_BALANCE_OPTIONS)
+def registered():
     advance.register_strategy("reverse_mapped", reverse_mapped)
     calls.clear()
     yield
+    advance.unregister_strategy("reverse_mapped")
 
 
 @pytest.mark.parametrize("direction", ["push", "auto"])
@@ -103,6 +109,11 @@ def test_registry_validates(registered):
         advance.register_strategy("nothing", types.SimpleNamespace())
     with pytest.raises(TypeError, match="edges, spec"):
         advance.register_strategy("wrong", types.SimpleNamespace(execute=lambda ctx: None))
+    with pytest.raises(TypeError, match="edges, spec"):
+        advance.register_strategy("wrong", cpu=lambda ctx, dg: None)
+    with pytest.raises(ValueError, match="no backend called rocm"):
+        advance.register_strategy("wrong", rocm=cpu_execute)
+    assert "wrong" not in advance.load_balance_options()
     with pytest.raises(ValueError, match="reverse_mapped"):  # the error lists it
         gunpy.bfs(gunpy.Graph.from_edges([0], [1]), 0, load_balance="nope", backend="cpu")
 
@@ -128,12 +139,12 @@ def _pull_execute(ctx, dg, visited, input_bits, next_bits, hooks, data, *, mappi
 
 
 @pytest.fixture
-def registered_pull(monkeypatch):
-    monkeypatch.setattr(advance, "PULL_MAPPINGS", dict(advance.PULL_MAPPINGS))
+def registered_pull():
     advance.register_strategy("counted", types.SimpleNamespace(execute=_pull_execute),
                               kind="pull")
     pulls.clear()
     yield
+    advance.unregister_strategy("counted", kind="pull")
 
 
 @pytest.mark.parametrize("name", ["star_hub", "random_directed", "disconnected"])
@@ -150,7 +161,7 @@ def test_bfs_with_a_registered_pull_mapping(registered_pull, backend, name):
 def test_pull_registry_validates(registered_pull):
     from gunpy.enactor import DirectionPolicy
     with pytest.raises(TypeError, match="mapping, early_exit"):
-        advance.register_strategy("bad", types.SimpleNamespace(execute=execute), kind="pull")
+        advance.register_strategy("bad", types.SimpleNamespace(execute=cpu_execute), kind="pull")
     with pytest.raises(ValueError, match="kind"):
         advance.register_strategy("bad", reverse_mapped, kind="sideways")
     with pytest.raises(ValueError, match="counted"):  # the error lists it

@@ -1,45 +1,146 @@
 """What every backend provides to the operators."""
 
 import importlib
+import inspect
 from collections import namedtuple
 
 import numpy as np
 
-__all__ = ["Backend", "DeviceGraph", "operator_table", "OPERATORS"]
+__all__ = ["Backend", "DeviceGraph", "operator_table", "OPERATORS", "OperatorSpec",
+           "implement", "retract", "check_implementation", "operator_args"]
 
-#: every operator gunpy's framework calls, and where gunpy's own backends implement it:
-#: ``{}`` is the backend's prefix (``"cpu"``, ``"cuda"``). A backend's
-#: :attr:`Backend.operators` maps each name to ``"module:function"``.
+#: one operator of the framework: where gunpy's own backends implement it (``{}`` is the
+#: backend's name) and the arguments every implementation takes
+OperatorSpec = namedtuple("OperatorSpec", "where args")
+
+_PUSH = "ctx, dg, frontier, out, hooks, data, *, edges, spec"
+_PULL = "ctx, dg, visited, input_bits, next_bits, hooks, data, *, mapping, early_exit"
+
+#: Every operator gunpy's framework calls, with the arguments of its implementations.
+#:
+#: **The one calling convention.** An implementation is a plain function called
+#: ``impl(on, *arguments)``. ``on`` comes first and says where it runs: the
+#: operator's :class:`~gunpy.operators.Context` (``ctx``: backend, graph, scratch
+#: arrays, the stats record) for the operators over a graph, or the
+#: :class:`Backend` itself (``backend``) for those over bare device arrays. The
+#: other arguments are device arrays, :class:`~gunpy.Frontier` objects, the
+#: compiled functor (``hooks``), its ``data`` tuple and plain numbers, in the order
+#: given here; keyword-only ones follow ``*``. Results are written into the output
+#: arrays/frontiers; an implementation returns host numbers only where the
+#: operator's caller needs them (sizes, sums). It never asks which backend it is
+#: on: each backend names its own implementation in its table.
+#:
+#: Load-balancing strategies are operators too: ``"advance.push.<name>"`` takes
+#: ``(ctx, dg, frontier, out, hooks, data, *, edges, spec)`` and
+#: ``"advance.pull.<name>"`` takes ``(ctx, dg, visited, input_bits, next_bits, hooks,
+#: data, *, mapping, early_exit)``; :func:`gunpy.operators.advance.register_strategy`
+#: adds them to the backends' tables (:func:`implement`).
 OPERATORS = {
-    "advance.thread_mapped": "gunpy.operators.advance.thread_mapped:{}_execute",
-    "advance.twc": "gunpy.operators.advance.twc:{}_execute",
-    "advance.merge_path": "gunpy.operators.advance.merge_path:{}_execute",
-    "advance.pull": "gunpy.operators.advance.pull:{}_execute",
-    "advance.levels": "gunpy.operators.levels:{}_levels",
-    "filter.predicated": "gunpy.operators.filter.predicated:{}_execute",
-    "filter.cull": "gunpy.operators.filter.cull:{}_execute",
-    "compute": "gunpy.operators.compute:{}_execute",
-    "neighbor_reduce": "gunpy.operators.neighbor_reduce:{}_execute",
-    "intersect": "gunpy.operators.intersect:{}_execute",
-    "near_far.split": "gunpy.operators.priority_queue:{}_split",
-    "near_far.min_priority": "gunpy.operators.priority_queue:{}_min_priority",
-    "near_far.fused": "gunpy.operators.priority_queue:{}_fused",
-    "bitmap.queue_to_bitmap": "gunpy.operators.bitmap:{}_queue_to_bitmap",
-    "bitmap.bitmap_to_queue": "gunpy.operators.bitmap:{}_bitmap_to_queue",
-    "bitmap.or_into": "gunpy.operators.bitmap:{}_or_into",
-    "bitmap.popcount": "gunpy.operators.bitmap:{}_popcount",
-    "bitmap.invert": "gunpy.operators.bitmap:{}_invert",
-    "degree_sum": "gunpy.operators.common:{}_degree_sum",
-    "reduce": "gunpy.operators.reduce:{}_reduce",
-    "iota": "gunpy.operators.reduce:{}_iota",
+    "advance.thin": OperatorSpec(None, _PUSH),
+    "advance.levels": OperatorSpec(
+        "gunpy.operators.levels:{}_levels",
+        "ctx, dg, frontier, out, hooks, data, *, edges, limit, max_levels, spec"),
+    "filter.predicated": OperatorSpec("gunpy.operators.filter.predicated:{}_execute",
+                                      "ctx, frontier, out, hooks, data, dg, on_edges"),
+    "filter.cull": OperatorSpec("gunpy.operators.filter.cull:{}_execute",
+                                "ctx, frontier, out, hooks, data, visited"),
+    "compute": OperatorSpec("gunpy.operators.compute:{}_execute",
+                            "ctx, hooks, data, queue, length, n, all_vertices"),
+    "neighbor_reduce": OperatorSpec(
+        "gunpy.operators.neighbor_reduce:{}_execute",
+        "ctx, dg, hooks, data, out, queue, length, n, all_vertices, incoming, mapping, op"),
+    "intersect": OperatorSpec("gunpy.operators.intersect:{}_execute",
+                              "ctx, hooks, data, left, right, counts"),
+    "near_far.split": OperatorSpec(
+        "gunpy.operators.near_far.split:{}_split",
+        "ctx, frontier, out, far_out, hooks, data, level, floor, dedupe, seen"),
+    "near_far.min_priority": OperatorSpec("gunpy.operators.near_far.split:{}_min_priority",
+                                          "backend, far, hooks, data"),
+    "near_far.fused": OperatorSpec("gunpy.operators.near_far.fused:{}_fused",
+                                   "queue, frontier, out, hooks, data, weighted, limit"),
+    "bitmap.queue_to_bitmap": OperatorSpec("gunpy.operators.bitmap:{}_queue_to_bitmap",
+                                           "backend, queue, length, n_items, words"),
+    "bitmap.bitmap_to_queue": OperatorSpec("gunpy.operators.bitmap:{}_bitmap_to_queue",
+                                           "backend, words, queue, length, scratch"),
+    "bitmap.or_into": OperatorSpec("gunpy.operators.bitmap:{}_or_into", "backend, dst, src"),
+    "bitmap.popcount": OperatorSpec("gunpy.operators.bitmap:{}_popcount", "backend, words"),
+    "bitmap.invert": OperatorSpec("gunpy.operators.bitmap:{}_invert",
+                                  "backend, dst, src, num_bits"),
+    "degree_sum": OperatorSpec("gunpy.operators.common:{}_degree_sum",
+                               "backend, offsets, queue, n"),
+    "reduce": OperatorSpec("gunpy.operators.reduce:{}_reduce", "backend, arr, n, op"),
+    "iota": OperatorSpec("gunpy.operators.reduce:{}_iota", "backend, out, n"),
 }
+
+_KINDS = {"advance.push.": _PUSH, "advance.pull.": _PULL}
+
+
+def operator_args(name):
+    """The argument list every implementation of operator ``name`` takes (a string)."""
+    spec = OPERATORS.get(name)
+    if spec is not None:
+        return spec.args
+    for prefix, args in _KINDS.items():
+        if name.startswith(prefix):
+            return args
+    raise ValueError(f"unknown operator {name!r}; the operators are "
+                     f"{', '.join(sorted(OPERATORS))} and 'advance.push.<strategy>', "
+                     "'advance.pull.<mapping>'")
+
+
+def check_implementation(name, impl, *, who=None):
+    """Raise ``TypeError`` unless ``impl`` can be called with operator ``name``'s arguments."""
+    args = operator_args(name)
+    if not callable(impl):
+        raise TypeError(f"{who or name}: {impl!r} is not callable")
+    try:
+        params = inspect.signature(impl).parameters
+    except (TypeError, ValueError):  # a builtin or a jitted dispatcher: trust it
+        return impl
+    positional, _, keywords = args.partition("*")
+    npos = len([a for a in positional.split(",") if a.strip()])
+    kw = [a.strip() for a in keywords.split(",") if a.strip()]
+    kinds = [p.kind for p in params.values()]
+    P = inspect.Parameter
+    takes = sum(k in (P.POSITIONAL_ONLY, P.POSITIONAL_OR_KEYWORD) for k in kinds)
+    required = sum(p.kind in (P.POSITIONAL_ONLY, P.POSITIONAL_OR_KEYWORD)
+                   and p.default is P.empty for p in params.values())
+    var_kw = P.VAR_KEYWORD in kinds
+    fits = (takes >= npos or P.VAR_POSITIONAL in kinds) and required <= npos \
+        and all(k in params or var_kw for k in kw)
+    if not fits:
+        raise TypeError(f"{who or name}: an implementation of {name!r} must take ({args}); "
+                        f"{getattr(impl, '__name__', impl)!r} takes {inspect.signature(impl)}")
+    return impl
 
 
 def operator_table(prefix, **extra):
     """gunpy's own implementations for backend ``prefix`` (plus ``extra``): a backend's table."""
-    table = {name: where.format(prefix) for name, where in OPERATORS.items()}
+    table = {name: spec.where.format(prefix) for name, spec in OPERATORS.items()
+             if spec.where is not None}
     table.update(extra)
     return table
+
+
+#: implementations added to registered backends after their classes were written:
+#: backend name -> {operator name: callable}; ``"*"`` holds the ones for every backend
+_ADDED = {}
+
+
+def implement(backend, name, impl):
+    """Add (or replace) ``impl`` as the implementation of operator ``name`` on the backend
+    called ``backend`` (its subclasses inherit it), or on every backend (``"*"``)."""
+    check_implementation(name, impl)
+    _ADDED.setdefault(backend, {})[name] = impl
+    _resolved.clear()
+    return impl
+
+
+def retract(name):
+    """Remove every implementation of operator ``name`` that :func:`implement` added."""
+    for table in _ADDED.values():
+        table.pop(name, None)
+    _resolved.clear()
 
 
 _resolved = {}
@@ -57,18 +158,39 @@ DeviceGraph = namedtuple(
     "in_offsets in_indices in_edge_ids no_in_edges has_csc edge_sources has_coo")
 
 
+def _lookup(cls, name):
+    for klass in cls.__mro__:
+        table = klass.__dict__.get("operators")
+        if table is not None and name in table:
+            return _import(table[name], name)
+        added = _ADDED.get(klass.__dict__.get("name"), {})
+        if name in added:
+            return added[name]
+    return _ADDED.get("*", {}).get(name)
+
+
+def _import(where, name):
+    if where is None or callable(where):
+        return where
+    module, _, attr = where.partition(":")
+    return check_implementation(name, getattr(importlib.import_module(module), attr))
+
+
 class Backend:
     """Arrays, launch configuration and kernel compilation for one target.
 
     A backend also says how it runs each operator: :attr:`operators` maps an
-    operator name (the keys of :data:`OPERATORS`) to ``"module:function"``,
-    imported on first use by :meth:`operator`. The operators never ask which
-    backend they are on; a new backend is one module with its array methods
-    and its table (an operator it leaves out raises ``NotImplementedError``).
+    operator name (the keys of :data:`OPERATORS`, whose comment gives the one
+    calling convention) to ``"module:function"`` (imported on first use) or a
+    function; :meth:`operator` finds it, checking its arguments once. The
+    operators never ask which backend they are on. A new backend is a subclass
+    with its array methods and its table, registered with
+    :func:`gunpy.backends.register_backend`; an operator it leaves out (or maps
+    to ``None``) raises ``NotImplementedError`` naming both.
     """
 
     name = None
-    #: operator name -> ``"module:function"`` (see :func:`operator_table`)
+    #: operator name -> ``"module:function"``, a function, or None (see :func:`operator_table`)
     operators = {}
     #: :meth:`gunpy.Enactor.advance_near_far` and :meth:`gunpy.Enactor.advance_filter`
     #: fuse steps (levels) while their work stays under this many edges
@@ -77,20 +199,22 @@ class Backend:
     def operator(self, name, default=None):
         """This backend's implementation of operator ``name``.
 
-        ``default``: returned when the table has no entry (``None`` raises
+        Looked up along the class hierarchy: each class's own :attr:`operators`
+        table, then what was added for its ``name`` (:func:`implement`); an entry
+        ``None`` hides an inherited one. Last, what was added for every backend.
+        ``default``: returned when nothing implements it (``None`` raises
         ``NotImplementedError`` naming the backend and the operator).
         """
         key = (type(self), name)
         fn = _resolved.get(key)
         if fn is None:
-            where = self.operators.get(name)
-            if where is None:
+            fn = _lookup(type(self), name)
+            if fn is None:
                 if default is not None:
                     return default
                 raise NotImplementedError(f"the {self.name!r} backend does not implement "
                                           f"operator {name!r}")
-            module, _, attr = where.partition(":")
-            fn = _resolved[key] = getattr(importlib.import_module(module), attr)
+            _resolved[key] = fn
         return fn
 
     # -- arrays -----------------------------------------------------------------

@@ -5,7 +5,7 @@ maps the option names to them and picks one for ``load_balance="auto"``.
 Push strategies share :class:`~gunpy.operators.advance.common.PushSpec`.
 """
 
-import inspect
+from collections import namedtuple
 
 import numpy as np
 
@@ -17,95 +17,128 @@ from gunpy.operators.common import frontier_edges, problem_data
 from gunpy.operators.context import callable_module, context_for
 
 __all__ = ["advance", "run", "STRATEGIES", "PULL_MAPPINGS", "LOAD_BALANCE_OPTIONS",
-           "register_strategy", "load_balance_options", "pull_mapping_options",
-           "check_load_balance", "execute", "choose", "AUTO_THRESHOLD",
-           "DIRECTIONS"]
+           "Strategy", "register_strategy", "unregister_strategy", "load_balance_options",
+           "pull_mapping_options", "check_load_balance", "execute", "choose",
+           "AUTO_THRESHOLD", "DIRECTIONS"]
 
 #: the directions :func:`advance` takes (an Enactor also offers ``"auto"``)
 DIRECTIONS = ("push", "pull")
 
-#: option name -> strategy module (each exports ``execute``; the built-in ones also
-#: ``cuda_kernel`` / ``cpu_kernel``). Add to it with :func:`register_strategy`.
-STRATEGIES = {
-    "thread_mapped": thread_mapped,
-    "twc": twc,
-    "merge_path": merge_path,
-}
+#: A registered strategy: ``op`` is the operator its implementations are filed under
+#: in the backends' tables (``"advance.push.<name>"`` / ``"advance.pull.<name>"``),
+#: ``auto(edges, frontier_size, threshold)`` says when ``load_balance="auto"`` takes
+#: it (None: never), ``backends`` the backend names it has implementations for.
+Strategy = namedtuple("Strategy", "name kind op auto backends")
+
+#: push strategies (``load_balance=``), in registration order; see :func:`register_strategy`
+STRATEGIES = {}
+
+#: pull mappings (``DirectionPolicy(pull_mapping=)``), in registration order
+PULL_MAPPINGS = {}
 
 #: the valid ``load_balance`` values (kept up to date by :func:`register_strategy`)
-LOAD_BALANCE_OPTIONS = tuple(STRATEGIES) + ("auto",)
+LOAD_BALANCE_OPTIONS = ("auto",)
 
 #: ``auto`` switches from the fine-grained mapping to merge-path when the
 #: frontier's neighbour lists hold more edges than this (Gunrock uses 4096).
 AUTO_THRESHOLD = 4096
 
-
-#: pull mapping name -> module (``execute(ctx, dg, visited, input_bits, next_bits, hooks,
-#: data, *, mapping, early_exit)``); the built-in ones are all :mod:`.pull`'s kernels
-PULL_MAPPINGS = {"thread": pull, "warp": pull, "auto": pull}
-
-_INTERFACES = {
-    "push": (6, ("edges", "spec"), "(ctx, dg, frontier, out, hooks, data, *, edges, spec)"),
-    "pull": (7, ("mapping", "early_exit"),
-             "(ctx, dg, visited, input_bits, next_bits, hooks, data, *, mapping, early_exit)"),
-}
+_KINDS = ("push", "pull")
 
 
-def register_strategy(name, module, *, kind="push", replace=False):
-    """Make ``module`` the strategy called ``name``: ``load_balance=name`` (``kind="push"``)
-    or ``DirectionPolicy(pull_mapping=name)`` (``kind="pull"``).
+def register_strategy(name, module=None, *, kind="push", auto=None, replace=False,
+                      **implementations):
+    """Make a strategy called ``name``: ``load_balance=name`` (``kind="push"``) or
+    ``DirectionPolicy(pull_mapping=name)`` (``kind="pull"``).
 
-    A push module needs ``execute(ctx, dg, frontier, out, hooks, data, *,
-    edges, spec)`` that push-advances ``frontier`` into ``out`` (see
+    It has one implementation per backend, given as keywords named after the
+    registered backends (``cpu=f, cuda=g``) or as a ``module`` with functions
+    ``cpu_execute``, ``cuda_execute``, ... (a module with only ``execute`` runs
+    that on every backend). gunpy's own strategies are registered this way; the
+    implementations go into the backends' operator tables as
+    ``"advance.<kind>.<name>"`` (:func:`gunpy.backends.base.implement`), so an
+    implementation never tests which backend it is on.
+
+    A push implementation is called ``f(ctx, dg, frontier, out, hooks, data, *, edges,
+    spec)`` and push-advances ``frontier`` into ``out`` (see
     :mod:`gunpy.operators.advance.thread_mapped` for the shape): ``ctx`` (a
     :class:`~gunpy.operators.Context`) gives the backend, ``ctx.scratch`` and
     ``ctx.visited_words()``; ``dg`` is the backend's
     :class:`~gunpy.backends.base.DeviceGraph`; ``hooks`` the compiled functor;
-    ``spec`` a :class:`~gunpy.operators.advance.common.PushSpec`. On the CPU a
+    ``spec`` a :class:`~gunpy.operators.advance.common.PushSpec`. A CUDA kernel
+    appends with :func:`~gunpy.operators.advance.common.cuda_emit` and ends with
+    :func:`~gunpy.operators.advance.common.cuda_count_edges`; the launcher then
+    calls ``out.touched(counted=spec.output == "vertex", bound=edges)``. On the CPU a
     frontier with fewer than ``CpuBackend.serial_below`` edges runs as one thin
     pass whatever the strategy.
 
-    A pull module needs ``execute(ctx, dg, visited, input_bits, next_bits,
-    hooks, data, *, mapping, early_exit)`` that sets in ``next_bits`` the
+    A pull implementation is called ``f(ctx, dg, visited, input_bits, next_bits,
+    hooks, data, *, mapping, early_exit)``; it sets in ``next_bits`` the
     vertices outside ``visited`` with an in-neighbour in ``input_bits`` whose
     edge the functor accepts, and returns ``(in-edges examined, vertices found,
     their out-degree sum, mapping name)`` (see :mod:`.pull`).
 
-    Raises ``ValueError`` for a bad name or an already-registered one (unless
-    ``replace``) and ``TypeError`` for a module without that interface.
+    ``auto(edges, frontier_size, threshold)``: True when ``load_balance="auto"``
+    should take this strategy for a frontier of ``frontier_size`` vertices and
+    ``edges`` out-edges; the most recently registered strategy whose ``auto``
+    holds wins (gunpy's: merge-path for fat, uneven frontiers, else
+    thread-mapped).
+
+    Raises ``ValueError`` for a bad name, an unknown backend or an
+    already-registered name (unless ``replace``) and ``TypeError`` for an
+    implementation without that interface.
     """
     global LOAD_BALANCE_OPTIONS
-    if kind not in _INTERFACES:
+    from gunpy import backends
+    from gunpy.backends.base import check_implementation, implement
+    if kind not in _KINDS:
         raise ValueError(f"unknown strategy kind {kind!r}; valid: 'push', 'pull'")
     registry = STRATEGIES if kind == "push" else PULL_MAPPINGS
-    if not isinstance(name, str) or not name.isidentifier() or name == "auto":
+    if not isinstance(name, str) or not name.isidentifier() or name == "auto" and kind == "push":
         raise ValueError(f"a strategy name must be an identifier other than 'auto', "
                          f"got {name!r}")
     if name in registry and not replace:
         raise ValueError(f"{kind} strategy {name!r} is already registered "
                          "(register_strategy(..., replace=True) to replace it)")
-    _check_interface(name, module, *_INTERFACES[kind])
-    registry[name] = module
-    LOAD_BALANCE_OPTIONS = tuple(STRATEGIES) + ("auto",)
-    return module
+    unknown = set(implementations) - set(backends.names())
+    if unknown:
+        raise ValueError(f"strategy {name!r}: no backend called {', '.join(sorted(unknown))}; "
+                         f"the backends are {', '.join(backends.names())}")
+    impls = _module_implementations(module) if module is not None else {}
+    impls.update(implementations)
+    if not impls:
+        raise TypeError(f"strategy {name!r}: no implementation; give one per backend "
+                        "(cpu=..., cuda=...) or a module with cpu_execute / cuda_execute / "
+                        "execute")
+    op = f"advance.{kind}.{name}"
+    for backend, impl in impls.items():
+        check_implementation(op, impl, who=f"strategy {name!r}")
+    unregister_strategy(name, kind=kind, missing_ok=True)
+    for backend, impl in impls.items():
+        implement(backend, op, impl)
+    registry[name] = Strategy(name, kind, op, auto, tuple(impls))
+    LOAD_BALANCE_OPTIONS = load_balance_options()
+    return registry[name]
 
 
-def _check_interface(name, module, npositional, keywords, shape):
-    run = getattr(module, "execute", None)
-    if not callable(run):
-        raise TypeError(f"strategy {name!r}: {module!r} has no callable execute()")
-    try:
-        params = inspect.signature(run).parameters
-    except (TypeError, ValueError):
-        return
-    kinds = [p.kind for p in params.values()]
-    positional = sum(k in (inspect.Parameter.POSITIONAL_ONLY,
-                           inspect.Parameter.POSITIONAL_OR_KEYWORD) for k in kinds)
-    var_kw = inspect.Parameter.VAR_KEYWORD in kinds
-    missing = [k for k in keywords if k not in params and not var_kw]
-    if (positional < npositional and inspect.Parameter.VAR_POSITIONAL not in kinds) or missing:
-        raise TypeError(f"strategy {name!r}: execute must take {shape}; it takes "
-                        f"{inspect.signature(run)}")
+def _module_implementations(module):
+    from gunpy import backends
+    impls = {b: getattr(module, f"{b}_execute") for b in backends.names()
+             if callable(getattr(module, f"{b}_execute", None))}
+    if not impls and callable(getattr(module, "execute", None)):
+        impls["*"] = module.execute
+    return impls
+
+
+def unregister_strategy(name, *, kind="push", missing_ok=False):
+    """Remove strategy ``name`` and its implementations from every backend."""
+    global LOAD_BALANCE_OPTIONS
+    from gunpy.backends.base import retract
+    registry = STRATEGIES if kind == "push" else PULL_MAPPINGS
+    if registry.pop(name, None) is None and not missing_ok:
+        raise KeyError(f"no {kind} strategy {name!r}")
+    retract(f"advance.{kind}.{name}")
+    LOAD_BALANCE_OPTIONS = load_balance_options()
 
 
 def pull_mapping_options():
@@ -121,27 +154,39 @@ def load_balance_options():
 def check_load_balance(name):
     if name in STRATEGIES or name == "auto":
         return name
-    options = load_balance_options()
-    if name not in options:
-        raise ValueError(f"unknown load_balance {name!r}; valid options are "
-                         f"{', '.join(repr(o) for o in options)}")
-    return name
+    raise ValueError(f"unknown load_balance {name!r}; valid options are "
+                     f"{', '.join(repr(o) for o in load_balance_options())}")
 
 
 def choose(load_balance, edges, frontier_size, *, threshold=AUTO_THRESHOLD):
-    """The strategy ``auto`` stands for, given the frontier's vertices and their edges.
+    """The strategy ``auto`` stands for, given the frontier's vertices and their edges:
+    the most recently registered strategy whose ``auto`` predicate holds."""
+    if load_balance != "auto":
+        return load_balance
+    for strategy in reversed(STRATEGIES.values()):
+        if strategy.auto is not None and strategy.auto(edges, frontier_size, threshold):
+            return strategy.name
+    return next(iter(STRATEGIES))
 
-    Merge-path (equal shares of edges, after a scan and a partition search) pays
+
+def _always(edges, frontier_size, threshold):
+    return True
+
+
+def _fat_and_uneven(edges, frontier_size, threshold):
+    """Merge-path (equal shares of edges, after a scan and a partition search) pays
     off above ``threshold`` edges when they can be uneven: more than two per
     frontier vertex on average. A frontier of at most two edges per vertex (a
     star's leaves, a tree's last levels) is even already, and thread-per-vertex
-    runs it with no set-up.
-    """
-    if load_balance != "auto":
-        return load_balance
-    if edges > threshold and edges > 2 * frontier_size and "merge_path" in STRATEGIES:
-        return "merge_path"
-    return "thread_mapped"
+    runs it with no set-up."""
+    return edges > threshold and edges > 2 * frontier_size
+
+
+register_strategy("thread_mapped", thread_mapped, auto=_always)
+register_strategy("twc", twc)
+register_strategy("merge_path", merge_path, auto=_fat_and_uneven)
+for _mapping in ("thread", "warp", "auto"):  # pull's own kernels; "auto" picks one per level
+    register_strategy(_mapping, pull, kind="pull")
 
 
 _SPECS = {}
@@ -177,7 +222,8 @@ def execute(ctx, dg, frontier, out, hooks, data, *, load_balance="auto", output=
     # a backend may run thin frontiers its own way whatever the strategy (the CPU: one pass)
     if not ctx.backend.operator("advance.thin", _no_thin)(ctx, dg, frontier, out, hooks, data,
                                                            edges=edges, spec=spec):
-        STRATEGIES[strategy].execute(ctx, dg, frontier, out, hooks, data, edges=edges, spec=spec)
+        ctx.backend.operator(STRATEGIES[strategy].op)(ctx, dg, frontier, out, hooks, data,
+                                                      edges=edges, spec=spec)
     return strategy, edges
 
 
@@ -295,7 +341,7 @@ def _pull(ctx, frontier, hooks, data, out, mask, update_mask, pull_input, mappin
     next_bits = out._words()
     if mapping not in PULL_MAPPINGS:
         raise ValueError(f"unknown pull mapping {mapping!r}; valid: {pull_mapping_options()}")
-    examined, found, found_edges, mapping = PULL_MAPPINGS[mapping].execute(
+    examined, found, found_edges, mapping = backend.operator(PULL_MAPPINGS[mapping].op)(
         ctx, dg, mask, input_bits, next_bits, hooks, data, mapping=mapping,
         early_exit=early_exit)
     if update_mask:

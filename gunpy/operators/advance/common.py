@@ -26,7 +26,7 @@ from numba import cuda  # a module global: the simulator swaps it for its fake m
 from gunpy import atomics
 
 __all__ = ["PushSpec", "OUTPUTS", "cuda_emit", "cuda_weight", "cuda_accept", "cpu_emit",
-           "cpu_weight", "cpu_visit", "cuda_append", "cuda_emit_counting", "cuda_count_edges"]
+           "cpu_weight", "cpu_visit", "cuda_append", "cuda_count_edges"]
 
 PushSpec = namedtuple("PushSpec", "weighted output mark_visited skip_visited")
 
@@ -56,34 +56,17 @@ def cuda_append(queue, length, item):
 
 
 def cuda_emit(output, mark_visited):
-    """``emit(out_queue, out_length, visited, dst, e)``: append with a warp-aggregated atomic."""
-    # plain booleans: device code cannot compare strings
-    append = output != "none"
-    as_vertex = output == "vertex"
+    """``emit(out_queue, out_length, visited, dst, e, row_offsets)``: append ``dst`` (or
+    the edge ``e``) with a warp-aggregated atomic, mark ``dst`` visited when asked, and
+    return the out-degree of an appended vertex (else 0).
 
-    @cuda.jit(device=True, inline="always")
-    def emit(out_queue, out_length, visited, dst, e):
-        if mark_visited:
-            atomics.or_(visited, dst >> 5, np.uint32(1) << np.uint32(dst & 31))
-        if append:
-            if as_vertex:
-                cuda_append(out_queue, out_length, dst)
-            else:
-                cuda_append(out_queue, out_length, e)
-
-    return emit
-
-
-def cuda_emit_counting(output, mark_visited):
-    """:func:`cuda_emit` that also returns the out-degree of an appended vertex (else 0):
-    ``emit(out_queue, out_length, visited, dst, e, row_offsets)``.
-
-    The kernel sums what its thread emitted and hands the sum to
-    :func:`cuda_count_edges` at its end, so the output frontier knows its own
-    push work (``out_length[1]``; the launcher calls ``out.touched(counted=True)``)
-    and the next level needs no degree scan. The built-in strategies use it; a
-    registered strategy may keep :func:`cuda_emit` and ``out.touched()``.
+    The one emit contract of every push strategy: a kernel sums what its thread
+    emitted and hands the sum to :func:`cuda_count_edges` at its end, so the
+    output frontier knows its own push work (``out_length[1]``; the launcher calls
+    ``out.touched(counted=spec.output == "vertex", bound=edges)``) and the next
+    level needs no degree scan.
     """
+    # plain booleans: device code cannot compare strings
     append = output != "none"
     as_vertex = output == "vertex"
 

@@ -22,10 +22,10 @@ from numba import cuda  # a module global: the simulator swaps it for its fake m
 from gunpy.functor import hooks_cache
 from gunpy.operators import scan
 from gunpy.operators.advance.common import (cpu_visit, cuda_accept, cuda_count_edges,
-                                           cuda_emit_counting, cuda_weight)
+                                           cuda_emit, cuda_weight)
 from gunpy.operators.common import cpu_compact
 
-__all__ = ["cuda_kernels", "cpu_kernel", "execute", "cuda_execute", "cpu_execute", "ITEMS"]
+__all__ = ["cuda_kernels", "cpu_kernel", "cuda_execute", "cpu_execute", "ITEMS"]
 
 #: edge ranks per thread in one chunk
 ITEMS = 4
@@ -48,7 +48,7 @@ def cuda_kernels(hooks, spec, block):
     from gunpy.backends.cuda import kernel
     accept = cuda_accept(hooks, spec)
     weight = cuda_weight(spec.weighted)
-    emit = cuda_emit_counting(spec.output, spec.mark_visited)
+    emit = cuda_emit(spec.output, spec.mark_visited)
     chunk = block * ITEMS
 
     def partition(scanned, n, total, starts, nchunks):
@@ -125,12 +125,6 @@ def _cpu_degree_scan():
             out[i] = row_offsets[v + 1] - row_offsets[v]
 
     return kernel(degrees)
-
-
-def execute(ctx, dg, frontier, out, hooks, data, *, edges, spec):
-    """Push-advance ``frontier`` into ``out``, balancing ``edges`` edges over all workers."""
-    ctx.backend.operator("advance.merge_path")(ctx, dg, frontier, out, hooks, data, edges=edges,
-                                               spec=spec)
 
 
 def cuda_execute(ctx, dg, frontier, out, hooks, data, *, edges, spec):

@@ -231,12 +231,14 @@ def choose_mapping(mapping, dg):
 
 def execute(ctx, dg, visited, input_bits, next_bits, hooks, data, *, mapping="auto",
             early_exit=True):
-    """One pull step; returns ``(edges examined, vertices found, their out-degree sum, mapping)``.
+    """One pull step with a registered mapping; returns ``(edges examined, vertices found,
+    their out-degree sum, mapping)``.
 
     ``dg`` must carry the CSC view; ``next_bits`` receives the found vertices.
     """
-    return ctx.backend.operator("advance.pull")(ctx, dg, visited, input_bits, next_bits, hooks,
-                                                data, mapping=mapping, early_exit=early_exit)
+    return ctx.backend.operator(f"advance.pull.{mapping}")(
+        ctx, dg, visited, input_bits, next_bits, hooks, data, mapping=mapping,
+        early_exit=early_exit)
 
 
 _ZEROS3 = np.zeros(3, dtype=np.int64)

@@ -11,10 +11,10 @@ exceed its edges, so it appends to its own slice of a scratch buffer and a
 second pass packs the slices (no shared counter).
 
 Every push strategy module has this shape: ``cuda_kernel(hooks, spec)``,
-``cpu_kernel(hooks, spec)``, one ``<backend>_execute(ctx, dg, frontier, out,
-hooks, data, *, edges, spec)`` per backend (named in that backend's operator
-table, :attr:`gunpy.backends.base.Backend.operators`) and an ``execute`` with
-the same arguments that runs the context's backend's one; ``spec`` is a
+``cpu_kernel(hooks, spec)`` and one ``<backend>_execute(ctx, dg, frontier, out,
+hooks, data, *, edges, spec)`` per backend, which
+:func:`gunpy.operators.advance.register_strategy` files in that backend's
+operator table as ``"advance.push.<name>"``; ``spec`` is a
 :class:`~gunpy.operators.advance.common.PushSpec`.
 """
 
@@ -24,10 +24,10 @@ from numba import cuda  # a module global: the simulator swaps it for its fake m
 from gunpy.backends.cpu import functor_pair, run_thin
 from gunpy.functor import hooks_cache
 from gunpy.operators.advance.common import (cpu_visit, cuda_accept, cuda_count_edges,
-                                           cuda_emit_counting, cuda_weight)
+                                           cuda_emit, cuda_weight)
 from gunpy.operators.common import cpu_compact
 
-__all__ = ["cuda_kernel", "cpu_source", "cpu_kernel", "cpu_serial", "cpu_thin", "execute",
+__all__ = ["cuda_kernel", "cpu_source", "cpu_kernel", "cpu_serial", "cpu_thin",
            "cuda_execute", "cpu_execute"]
 
 
@@ -36,7 +36,7 @@ def cuda_kernel(hooks, spec):
     from gunpy.backends.cuda import kernel
     accept = cuda_accept(hooks, spec)
     weight = cuda_weight(spec.weighted)
-    emit = cuda_emit_counting(spec.output, spec.mark_visited)
+    emit = cuda_emit(spec.output, spec.mark_visited)
 
     def advance(row_offsets, column_indices, values, in_queue, in_length,
                 out_queue, out_length, visited, data):
@@ -89,12 +89,6 @@ def cpu_source(hooks, spec):
 def cpu_kernel(hooks, spec):
     """``(parallel, serial)`` builds of the CPU kernel."""
     return functor_pair(cpu_source, hooks, (spec,))
-
-
-def execute(ctx, dg, frontier, out, hooks, data, *, edges, spec):
-    """Push-advance ``frontier`` into ``out``; ``edges`` is the frontier's total degree."""
-    ctx.backend.operator("advance.thread_mapped")(ctx, dg, frontier, out, hooks, data,
-                                                  edges=edges, spec=spec)
 
 
 def cuda_execute(ctx, dg, frontier, out, hooks, data, *, edges, spec):

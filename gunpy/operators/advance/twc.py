@@ -25,11 +25,11 @@ from numba import cuda  # a module global: the simulator swaps it for its fake m
 
 from gunpy.functor import hooks_cache
 from gunpy.operators.advance.common import (cpu_visit, cuda_accept, cuda_count_edges,
-                                           cuda_emit_counting, cuda_weight)
+                                           cuda_emit, cuda_weight)
 from gunpy.operators.common import cpu_compact
 from gunpy.operators.scan import block_inclusive_scan
 
-__all__ = ["cuda_kernel", "cpu_kernel", "execute", "cuda_execute", "cpu_execute", "CPU_HEAVY"]
+__all__ = ["cuda_kernel", "cpu_kernel", "cuda_execute", "cpu_execute", "CPU_HEAVY"]
 
 _FULL = 0xFFFFFFFF
 
@@ -43,7 +43,7 @@ def cuda_kernel(hooks, spec, block):
     from gunpy.backends.cuda import kernel
     accept = cuda_accept(hooks, spec)
     weight = cuda_weight(spec.weighted)
-    emit = cuda_emit_counting(spec.output, spec.mark_visited)
+    emit = cuda_emit(spec.output, spec.mark_visited)
     nwarps = max(1, block // 32)
 
     @cuda.jit(device=True, inline="always")
@@ -188,12 +188,6 @@ def cpu_kernel(hooks, spec):
             counts[nchunks + b] = pos - out0
 
     return kernel(advance)
-
-
-def execute(ctx, dg, frontier, out, hooks, data, *, edges, spec):
-    """Push-advance ``frontier`` into ``out`` with thread/warp/CTA (or light/heavy) mapping."""
-    ctx.backend.operator("advance.twc")(ctx, dg, frontier, out, hooks, data, edges=edges,
-                                        spec=spec)
 
 
 def cuda_execute(ctx, dg, frontier, out, hooks, data, *, edges, spec):
