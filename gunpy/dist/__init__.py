@@ -13,6 +13,10 @@ unchanged, and :mod:`gunpy.dist.comm` carries the exchanges between levels.
     dist = gd.sssp(DG, 0).distance
     pr = gd.pagerank(DG).rank
 
+Each primitive is a :class:`DistEnactor` (:mod:`gunpy.dist.enactor`) that
+writes only its steps; the enactor runs the loop the same way on every rank
+and keeps the timer, the comm counters and the per-iteration records.
+
 Needs mpi4py and an MPI library: ``pip install gunpy[mpi]``.
 """
 
@@ -21,12 +25,13 @@ from gunpy.dist.comm import Comm, get_comm, require_mpi
 require_mpi()  # a clear ImportError (naming gunpy[mpi]) before anything else fails
 
 from gunpy.dist.graph import DistGraph, block_starts  # noqa: E402
+from gunpy.dist.enactor import DistEnactor  # noqa: E402
 from gunpy.dist.bfs import DistBFSResult, bfs  # noqa: E402
 from gunpy.dist.cc import DistCCResult, cc  # noqa: E402
 from gunpy.dist.sssp import DistSSSPResult, sssp  # noqa: E402
 from gunpy.dist.pagerank import DistPageRankResult, pagerank  # noqa: E402
 from gunpy.dist.validate import check_bfs_tree  # noqa: E402
 
-__all__ = ["Comm", "get_comm", "DistGraph", "block_starts", "bfs", "DistBFSResult",
+__all__ = ["Comm", "get_comm", "DistGraph", "block_starts", "DistEnactor", "bfs", "DistBFSResult",
            "check_bfs_tree", "cc", "DistCCResult", "sssp", "DistSSSPResult", "pagerank",
            "DistPageRankResult"]

@@ -19,7 +19,6 @@ the stop test use allreduced frontier sizes and edge counts only, so every
 rank makes the same choice.
 """
 
-import time
 from collections import namedtuple
 
 import numpy as np
@@ -28,11 +27,12 @@ from gunpy import INVALID, Functor, atomics
 from gunpy import operators as ops
 from gunpy.operators import bitmap
 from gunpy.direction import DirectionPolicy, PushPull, check_direction
-from gunpy.dist._common import DistResult, check_source, finish_stats, host_view
-from gunpy.dist.comm import ensure_device, get_comm
-from gunpy.result import Stats
+from gunpy.dist._common import DistResult
+from gunpy.dist.enactor import DistEnactor
+from gunpy.primitives.bfs import IdempotentBFSFunctor
 
-__all__ = ["bfs", "DistBFSResult", "DistBFSFunctor", "IdempotentDistBFSFunctor", "ClaimFunctor"]
+__all__ = ["bfs", "DistBFSResult", "DistBFSEnactor", "DistBFSFunctor", "IdempotentDistBFSFunctor",
+           "ClaimFunctor"]
 
 DistBFSData = namedtuple("DistBFSData", "depth parent gid level")
 ClaimData = namedtuple("ClaimData", "depth parent level vertex from_parent")
@@ -56,10 +56,7 @@ class IdempotentDistBFSFunctor(Functor):
     """Discover without atomics: racing discoverers store the same depth (a benign race)."""
 
     skip_visited = True
-
-    @staticmethod
-    def cond_edge(src, dst, edge, weight, data):
-        return data.depth[dst] == INVALID
+    cond_edge = staticmethod(IdempotentBFSFunctor.cond_edge)
 
     @staticmethod
     def apply_edge(src, dst, edge, weight, data):
@@ -91,6 +88,7 @@ class DistBFSResult(DistResult):
     single = "gunpy.primitives.bfs:BFSResult"
     fields = ('depth', 'parent')
     scalars = ('source',)
+
 
 def _words(bits):
     """A boolean array as bitmap words (uint32, bit ``v & 31`` of word ``v >> 5``)."""
@@ -151,36 +149,28 @@ def bfs(dgraph, source, *, direction="auto", load_balance="auto", idempotent=Fal
         if r is not None:
             print(r.depth)
     """
-    dg = dgraph
-    comm = get_comm(dg.comm, debug=debug)
-    ensure_device(comm, backend)  # one GPU per rank on a node (once)
     check_direction(direction)
-    ops.advance.check_load_balance(load_balance)
-    source = check_source(dg, comm, source, direction)
-    policy = direction_policy or DirectionPolicy()
-    bfs_run = _BFS(dg, comm, backend, load_balance, direction, policy)
-    bfs_run.functor = IdempotentDistBFSFunctor if idempotent else DistBFSFunctor
-    return bfs_run.run(source)
+    run = DistBFSEnactor(dgraph, backend=backend, load_balance=load_balance, direction=direction,
+                         debug=debug)
+    source = run.check_source(source, direction)
+    run.policy = direction_policy or DirectionPolicy()
+    run.functor = IdempotentDistBFSFunctor if idempotent else DistBFSFunctor
+    return run.enact(source)
 
 
-class _BFS:
+class DistBFSEnactor(DistEnactor):
+    """One level a loop: a push or a pull, the same on every rank."""
+
+    name = "bfs"
+    Result = DistBFSResult
     functor = DistBFSFunctor
+    policy = DirectionPolicy()
 
-    def __init__(self, dg, comm, backend, load_balance, direction, policy):
-        self.dg, self.comm = dg, comm
-        self.direction, self.load_balance, self.policy = direction, load_balance, policy
-        L = dg.local
-        self.L = L
-        self.ctx = ops.Context(L, backend=backend)
-        self.be = self.ctx.backend
-        self.n_own = dg.num_owned
+    def setup(self):
+        dg, be = self.dg, self.be
         self.pid = np.int32 if dg.num_vertices < 2 ** 31 else np.int64
         self.lengths = np.diff(dg.starts)
         self.ghost_byte, self.ghost_shift = dg.ghost_bit_positions()
-
-    def run(self, source):
-        dg, comm, be, n_own = self.dg, self.comm, self.be, self.n_own
-        comm.take_counters()
         nloc = self.L.num_vertices
         self.depth = be.full(max(nloc, 1), INVALID, np.int32)
         self.parent = be.full(max(nloc, 1), INVALID, self.pid)
@@ -193,56 +183,54 @@ class _BFS:
         # all here); owned vertices reached by push levels are added before the next pull
         self.visited = None
         self.unmarked = []
-        stats = Stats(backend=be.name, load_balance=self.load_balance, direction=self.direction)
-        push_pull = PushPull(self.policy, dg.num_vertices, dg.num_edges)
-        comm.barrier()
-        start = time.perf_counter()
-        frontier = np.zeros(0, dtype=np.int64)  # owned local ids
+        self.push_pull = PushPull(self.policy, dg.num_vertices, dg.num_edges)
+
+    def prepare(self, source):
+        dg, be = self.dg, self.be
+        self.source = source
+        self.frontier = np.zeros(0, dtype=np.int64)  # owned local ids
         if dg.owns(dg.internal(source)):
             s = dg.internal(source) - dg.lo
             be.write(self.depth, s, 0)
             be.write(self.parent, s, source)
-            frontier = np.array([s], dtype=np.int64)
-        self.unmarked.append(frontier)
-        level, examined, pulled_m_f = 0, 0, None
-        while True:
-            # one allreduce a level: the frontier's size and edges, and the last pull's work
-            n_f, m_f, ex = comm.allreduce(np.array([frontier.shape[0],
-                                                    int(dg.out_degrees[frontier].sum()),
-                                                    examined]))
-            if pulled_m_f is not None:
-                push_pull.pulled(ex, pulled_m_f)
-                pulled_m_f = None
-            if n_f == 0:
-                break
-            if self.direction == "auto":
-                d = push_pull.choose(n_f, m_f)
-            else:
-                d = self.direction
-                push_pull.account(m_f)
-            comm.step(f"bfs level {level}: {d}")
-            self.ctx.record = {"edges": 0}
-            be.write(self.level, 0, level)
-            examined = 0
-            if d == "push":
-                frontier = self.push(frontier)
-            else:
-                frontier, examined = self.pull(frontier)
-                pulled_m_f = m_f
-            self.unmarked.append(frontier)
-            secs, nbytes = comm.take_counters()
-            stats.per_iteration.append({
-                "iteration": level, "frontier": int(n_f), "edges": self.ctx.record["edges"],
-                "direction": d, "strategy": self.ctx.record.get("strategy", ""),
-                "comm_ms": secs * 1e3, "bytes_sent": nbytes})
-            level += 1
-        be.synchronize()
-        elapsed = time.perf_counter() - start
-        comm.step("bfs done")
-        finish_stats(comm, stats, level, elapsed)
-        depth = be.to_host(self.depth)[:self.n_own]
-        parent = be.to_host(self.parent)[:self.n_own]
-        return DistBFSResult(dg, stats, depth=depth, parent=parent, source=source)
+            self.frontier = np.array([s], dtype=np.int64)
+        self.unmarked.append(self.frontier)
+        self.examined, self.pulled_m_f = 0, None
+
+    def frontier_size(self):
+        # one allreduce a level: the frontier's size and edges, and the last pull's work
+        frontier = self.frontier
+        n_f, m_f, ex = self.comm.allreduce(np.array([frontier.shape[0],
+                                                     int(self.dg.out_degrees[frontier].sum()),
+                                                     self.examined]))
+        if self.pulled_m_f is not None:
+            self.push_pull.pulled(ex, self.pulled_m_f)
+            self.pulled_m_f = None
+        if n_f == 0:
+            return None
+        if self.direction == "auto":
+            self.way = self.push_pull.choose(n_f, m_f)
+        else:
+            self.way = self.direction
+            self.push_pull.account(m_f)
+        self.m_f = m_f
+        return n_f
+
+    def loop(self):
+        self.be.write(self.level, 0, self.iteration)
+        self.examined = 0
+        if self.way == "push":
+            self.frontier = self.push(self.frontier)
+        else:
+            self.frontier, self.examined = self.pull(self.frontier)
+            self.pulled_m_f = self.m_f
+        self.unmarked.append(self.frontier)
+        return {"direction": self.way}
+
+    def result(self):
+        be, n_own = self.be, self.n_own
+        return {"depth": be.to_host(self.depth)[:n_own], "parent": be.to_host(self.parent)[:n_own],
+                "source": self.source}
 
     def push(self, frontier):
         """Advance the owned frontier; ghosts found go to their owners, who claim them."""
@@ -258,7 +246,7 @@ class _BFS:
         ghosts = found[found >= n_own]
         # (vertex, parent) pairs in the id type (int32 below 2**31 vertices: half the bytes)
         send_v = dg.gid[ghosts].astype(self.pid)
-        send_p = host_view(be, self.parent)[ghosts].astype(self.pid)  # CUDA: a whole copy
+        send_p = self.host(self.parent)[ghosts].astype(self.pid)  # CUDA: a whole copy
         comm.step("bfs push exchange")
         recv_v, recv_p = comm.alltoallv([send_v, send_p], dg.ghost_owner[ghosts - n_own])
         claimed = np.zeros(0, dtype=np.int64)
@@ -275,7 +263,7 @@ class _BFS:
 
     def pull(self, frontier):
         """Allgather the frontier bitmap; unvisited owned vertices scan their in-edges."""
-        dg, comm, be, n_own = self.dg, self.comm, self.be, self.n_own
+        comm, be, n_own = self.comm, self.be, self.n_own
         nloc = self.L.num_vertices
         bits = np.zeros(n_own, dtype=bool)
         bits[frontier] = True

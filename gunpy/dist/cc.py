@@ -23,19 +23,17 @@ is zero: every local graph is then at its fixed point with consistent ghosts,
 so every edge (each one is in some rank's local graph) joins equal labels.
 """
 
-import time
 from collections import namedtuple
 
 import numpy as np
 
 from gunpy import Functor, atomics
 from gunpy import operators as ops
-from gunpy.dist._common import DistResult, Holders, finish_stats
-from gunpy.dist.comm import ensure_device, get_comm
+from gunpy.dist._common import DistResult, Holders
+from gunpy.dist.enactor import DistEnactor
 from gunpy.graph import Graph
-from gunpy.result import Stats
 
-__all__ = ["cc", "DistCCResult", "MinLabelFunctor"]
+__all__ = ["cc", "DistCCResult", "DistCCEnactor", "MinLabelFunctor"]
 
 MinLabelData = namedtuple("MinLabelData", "labels")
 
@@ -62,6 +60,7 @@ class DistCCResult(DistResult):
     single = "gunpy.primitives.cc:CCResult"
     fields = ('labels',)
     scalars = ('num_components',)
+
 
 def cc(dgraph, *, load_balance="auto", backend="cpu", debug=False):
     """Connected components of a :class:`~gunpy.dist.DistGraph` (collective).
@@ -102,94 +101,81 @@ def cc(dgraph, *, load_balance="auto", backend="cpu", debug=False):
         if r is not None:
             print(r.labels, r.num_components)
     """
-    dg = dgraph
-    comm = get_comm(dg.comm, debug=debug)
-    ensure_device(comm, backend)  # one GPU per rank on a node (once)
-    ops.advance.check_load_balance(load_balance)
-    comm.same_on_all(load_balance, "load_balance")
-    run = _CC(dg, comm, backend)
-    run.load_balance = load_balance
-    return run.run()
+    run = DistCCEnactor(dgraph, backend=backend, load_balance=load_balance, debug=debug)
+    run.comm.same_on_all(load_balance, "load_balance")
+    return run.enact()
 
 
-class _CC:
-    def __init__(self, dg, comm, backend):
-        self.dg, self.comm = dg, comm
-        L = dg.local
+class DistCCEnactor(DistEnactor):
+    """One iteration a loop: the local phase, ghosts to owners, owners to holders."""
+
+    name = "cc"
+    Result = DistCCResult
+
+    def local_graph(self):
+        dg, L = self.dg, self.dg.local
         self.nloc = L.num_vertices
-        self.n_own = dg.num_owned
-        if dg.directed:  # weak components: the local edges both ways
-            rows = np.asarray(L.row_offsets, dtype=np.int64)
-            src = np.repeat(np.arange(self.nloc, dtype=np.int64), np.diff(rows))
-            dst = np.asarray(L.column_indices, dtype=np.int64)
-            L = Graph.from_edges(src, dst, num_vertices=self.nloc, directed=False)
-        self.L = L  # undirected graphs' local parts hold every edge both ways already
-        self.ctx = ops.Context(L, backend=backend)
-        self.be = self.ctx.backend
         self.dtype = np.int32 if dg.num_vertices < 2 ** 31 else np.int64
+        if not dg.directed:  # undirected graphs' local parts hold every edge both ways already
+            return L
+        # weak components: the local edges both ways
+        rows = np.asarray(L.row_offsets, dtype=np.int64)
+        src = np.repeat(np.arange(self.nloc, dtype=np.int64), np.diff(rows))
+        dst = np.asarray(L.column_indices, dtype=np.int64)
+        return Graph.from_edges(src, dst, num_vertices=self.nloc, directed=False)
 
-    def run(self):
-        dg, comm, be, n_own = self.dg, self.comm, self.be, self.n_own
-        comm.take_counters()
+    def setup(self):
         # who holds each owned vertex as a ghost: (owned local id, holder rank) pairs, once
-        comm.step("cc holders")
-        holders = Holders(dg, comm)
+        self.comm.step("cc holders")
+        holders = Holders(self.dg, self.comm)
         self.held, self.holder = holders.held, holders.holder
-        comm.take_counters()
-        stats = Stats(backend=be.name, load_balance=self.load_balance, direction="push")
-        comm.barrier()
-        start = time.perf_counter()
-        labels = dg.original_gid.astype(self.dtype)  # labels are original ids
-        synced = labels[n_own:].copy()  # the owners' labels of the ghosts, as last heard
-        frontier = np.arange(self.nloc, dtype=np.int64)
-        it = 0
-        while True:
-            n_f = comm.allreduce(frontier.shape[0])
-            comm.step(f"cc iteration {it}")
-            self.ctx.record = {"edges": 0}
-            before = labels[:n_own].copy()
-            labels, passes = self.local(labels, frontier)
-            # ghosts whose label went down: to their owners, who keep the minimum
-            g = np.flatnonzero(labels[n_own:] < synced)
-            send_v = dg.ghosts[g]
-            send_l = labels[n_own + g].astype(np.int64)
-            comm.step("cc ghosts to owners")
-            recv_v, recv_l = comm.alltoallv([send_v, send_l], dg.ghost_owner[g])
-            local_best = labels[:n_own].copy()
-            if recv_v.shape[0]:
-                np.minimum.at(labels, recv_v - dg.lo, recv_l.astype(self.dtype))
-            remote = np.flatnonzero(labels[:n_own] < local_best)
-            # owned labels that went down this iteration: to the ranks holding them as ghosts
-            sel = np.flatnonzero(labels[self.held] < before[self.held])
-            comm.step("cc owners to holders")
-            back_v, back_l = comm.alltoallv(
-                [self.held[sel] + dg.lo, labels[self.held[sel]].astype(np.int64)],
-                self.holder[sel])
-            lowered = np.zeros(0, dtype=np.int64)
-            if back_v.shape[0]:
-                gl = dg.to_local(back_v)
-                old = labels[gl].copy()
-                labels[gl] = np.minimum(old, back_l.astype(self.dtype))
-                lowered = np.unique(gl[labels[gl] < old])
-            synced = labels[n_own:].copy()
-            secs, nbytes = comm.take_counters()
-            stats.per_iteration.append({
-                "iteration": it, "frontier": int(n_f), "edges": self.ctx.record["edges"],
-                "local_passes": passes, "direction": "push",
-                "strategy": self.ctx.record.get("strategy", ""),
-                "comm_ms": secs * 1e3, "bytes_sent": nbytes})
-            it += 1
-            frontier = np.union1d(remote, lowered).astype(np.int64)
-            changed = comm.allreduce(frontier.shape[0])
-            if changed == 0:
-                break
-        be.synchronize()
-        elapsed = time.perf_counter() - start
-        comm.step("cc done")
-        own = labels[:n_own]
-        roots = comm.allreduce(int(np.count_nonzero(own == dg.vertices)))
-        finish_stats(comm, stats, it, elapsed, components=int(roots))
-        return DistCCResult(dg, stats, labels=own.astype(np.int32), num_components=int(roots))
+
+    def prepare(self):
+        dg = self.dg
+        self.labels = dg.original_gid.astype(self.dtype)  # labels are original ids
+        # the owners' labels of the ghosts, as last heard
+        self.synced = self.labels[self.n_own:].copy()
+        self.frontier = np.arange(self.nloc, dtype=np.int64)
+
+    def frontier_size(self):
+        return self.comm.allreduce(self.frontier.shape[0])
+
+    def loop(self):
+        dg, comm, n_own, held = self.dg, self.comm, self.n_own, self.held
+        before = self.labels[:n_own].copy()
+        labels, passes = self.local(self.labels, self.frontier)
+        # ghosts whose label went down: to their owners, who keep the minimum
+        g = np.flatnonzero(labels[n_own:] < self.synced)
+        comm.step("cc ghosts to owners")
+        recv_v, recv_l = comm.alltoallv([dg.ghosts[g], labels[n_own + g].astype(np.int64)],
+                                        dg.ghost_owner[g])
+        local_best = labels[:n_own].copy()
+        if recv_v.shape[0]:
+            np.minimum.at(labels, recv_v - dg.lo, recv_l.astype(self.dtype))
+        remote = np.flatnonzero(labels[:n_own] < local_best)
+        # owned labels that went down this iteration: to the ranks holding them as ghosts
+        sel = np.flatnonzero(labels[held] < before[held])
+        comm.step("cc owners to holders")
+        back_v, back_l = comm.alltoallv([held[sel] + dg.lo, labels[held[sel]].astype(np.int64)],
+                                        self.holder[sel])
+        lowered = np.zeros(0, dtype=np.int64)
+        if back_v.shape[0]:
+            gl = dg.to_local(back_v)
+            old = labels[gl].copy()
+            labels[gl] = np.minimum(old, back_l.astype(self.dtype))
+            lowered = np.unique(gl[labels[gl] < old])
+        self.labels, self.synced = labels, labels[n_own:].copy()
+        self.frontier = np.union1d(remote, lowered).astype(np.int64)
+        return {"local_passes": passes}
+
+    def is_converged(self):
+        return self.comm.allreduce(self.frontier.shape[0]) == 0
+
+    def result(self):
+        own = self.labels[:self.n_own]
+        roots = int(self.comm.allreduce(int(np.count_nonzero(own == self.dg.vertices))))
+        self.extra["components"] = roots
+        return {"labels": own.astype(np.int32), "num_components": roots}
 
     def local(self, labels, frontier):
         """Propagate over the local graph from ``frontier`` until no label changes here."""

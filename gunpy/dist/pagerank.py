@@ -17,18 +17,15 @@ networkx's semantics as :func:`gunpy.pagerank`'s: dangling mass spread
 uniformly, stop when the L1 change is below ``n * tol``.
 """
 
-import time
-
 import numpy as np
 
 from gunpy import operators as ops
-from gunpy.dist._common import DistResult, Holders, finish_stats, host_view
-from gunpy.dist.comm import ensure_device, get_comm
+from gunpy.dist._common import DistResult, Holders
+from gunpy.dist.enactor import DistEnactor
 from gunpy.primitives.pagerank import (DIRECTIONS, Contribute, OutWeight, PRData, Pull, Push,
                                        Update)
-from gunpy.result import Stats
 
-__all__ = ["pagerank", "DistPageRankResult"]
+__all__ = ["pagerank", "DistPageRankResult", "DistPageRankEnactor"]
 
 
 class DistPageRankResult(DistResult):
@@ -42,6 +39,7 @@ class DistPageRankResult(DistResult):
     single = "gunpy.primitives.pagerank:PageRankResult"
     fields = ('rank',)
     scalars = ('iterations', 'converged')
+
 
 def pagerank(dgraph, *, alpha=0.85, tol=1e-6, max_iter=100, direction="pull",
              load_balance="auto", backend="cpu", debug=False):
@@ -93,8 +91,6 @@ def pagerank(dgraph, *, alpha=0.85, tol=1e-6, max_iter=100, direction="pull",
         if r is not None:
             print(r.rank)       # [0.333 0.333 0.333]
     """
-    comm = get_comm(dgraph.comm, debug=debug)
-    ensure_device(comm, backend)  # one GPU per rank on a node (once)
     if not 0.0 <= alpha <= 1.0:
         raise ValueError(f"alpha must be in [0, 1], got {alpha!r}")
     if not (tol >= 0.0):
@@ -104,88 +100,75 @@ def pagerank(dgraph, *, alpha=0.85, tol=1e-6, max_iter=100, direction="pull",
     if direction not in DIRECTIONS:
         raise ValueError(f"unknown PageRank direction {direction!r}; valid: "
                          f"{', '.join(map(repr, DIRECTIONS))}")
-    ops.advance.check_load_balance(load_balance)
-    comm.same_on_all((float(alpha), float(tol), int(max_iter), direction, load_balance),
-                     "alpha, tol, max_iter, direction or load_balance")
-    run = _PageRank(dgraph, comm, backend)
-    run.direction, run.load_balance = direction, load_balance
-    return run.run(float(alpha), float(tol), int(max_iter))
+    run = DistPageRankEnactor(dgraph, backend=backend, load_balance=load_balance,
+                              direction=direction, debug=debug)
+    run.comm.same_on_all((float(alpha), float(tol), int(max_iter), direction, load_balance),
+                         "alpha, tol, max_iter, direction or load_balance")
+    return run.enact(float(alpha), float(tol), int(max_iter))
 
 
-class _PageRank:
-    def __init__(self, dg, comm, backend):
-        self.dg, self.comm = dg, comm
-        self.L = dg.local
-        self.ctx = ops.Context(self.L, backend=backend)
-        self.be = self.ctx.backend
-        self.n_own = dg.num_owned
+class DistPageRankEnactor(DistEnactor):
+    """One iteration a loop: contributions, their exchange, then the update."""
 
-    def run(self, alpha, tol, max_iter):
-        dg, comm, be, n_own, ctx = self.dg, self.comm, self.be, self.n_own, self.ctx
-        n = dg.num_vertices
+    name = "pagerank"
+    Result = DistPageRankResult
+
+    def setup(self):
+        self.holders = Holders(self.dg, self.comm)
         nloc = max(self.L.num_vertices, 1)
-        comm.take_counters()
-        self.holders = Holders(dg, comm)
-        stats = Stats(backend=be.name, load_balance=self.load_balance, direction=self.direction)
-        arrays = {name: be.full(nloc, 0.0, np.float64)
-                  for name in ("rank", "received", "contrib", "dangling", "change",
-                               "out_weight")}
-        comm.barrier()
-        start = time.perf_counter()
-        be.fill(arrays["rank"], 1.0 / max(n, 1))
-        data = PRData(alpha=alpha, base=0.0, **arrays)
-        owned = ctx.frontier(np.arange(n_own)) if n_own else None
-        if owned is not None:
-            ops.neighbor_reduce(self.L, owned, OutWeight, data, data.out_weight, edges="out",
-                                context=ctx)
-        error, it = np.inf, 0
-        while it < max_iter and n > 0:
-            comm.step(f"pagerank iteration {it}")
-            ctx.record = {"edges": 0}
-            dangling = 0.0
-            if owned is not None:
-                ops.compute(self.L, owned, Contribute, data, context=ctx)
-                dangling = ops.reduce(data.dangling, n=n_own, context=ctx)
-            if self.direction == "pull":
-                self.share(data.contrib)  # ghosts get their owners' contributions
-            elif owned is not None:
-                ops.advance(self.L, owned, Push, data, output="none",
-                            load_balance=self.load_balance, context=ctx)
-            if self.direction == "push":
-                self.exchange(self.holders.collect, data.received)  # ghosts' sums go home
-            dangling = comm.allreduce(float(dangling))
-            data = data._replace(base=(alpha * dangling + 1.0 - alpha) / n)
-            change = 0.0
-            if owned is not None:
-                if self.direction == "pull":
-                    ops.neighbor_reduce(self.L, owned, Pull, data, data.received, edges="in",
-                                        context=ctx)
-                ops.compute(self.L, owned, Update, data, context=ctx)
-                change = ops.reduce(data.change, n=n_own, context=ctx)
-            error = comm.allreduce(float(change))
-            secs, nbytes = comm.take_counters()
-            stats.per_iteration.append({
-                "iteration": it, "frontier": n_own, "edges": ctx.record["edges"],
-                "direction": self.direction, "strategy": ctx.record.get("strategy", ""),
-                "error": error, "comm_ms": secs * 1e3, "bytes_sent": nbytes})
-            it += 1
-            if error < n * tol:
-                break
-        be.synchronize()
-        elapsed = time.perf_counter() - start
-        comm.step("pagerank done")
-        finish_stats(comm, stats, it, elapsed)
-        converged = bool(n == 0 or error < n * tol)
-        rank = be.to_host(data.rank)[:n_own].copy()
-        return DistPageRankResult(dg, stats, rank=rank, iterations=it, converged=converged)
+        self.arrays = {name: self.be.full(nloc, 0.0, np.float64)
+                       for name in ("rank", "received", "contrib", "dangling", "change",
+                                    "out_weight")}
 
-    def share(self, contrib):
-        """Every ghost's contribution from its owner (values only, in a fixed order)."""
-        self.exchange(self.holders.send, contrib)
+    def prepare(self, alpha, tol, max_iter):
+        n_own, ctx = self.n_own, self.ctx
+        self.n, self.tol, self.max_iter = self.dg.num_vertices, tol, max_iter
+        self.be.fill(self.arrays["rank"], 1.0 / max(self.n, 1))
+        self.data = PRData(alpha=alpha, base=0.0, **self.arrays)
+        self.owned = ctx.frontier(np.arange(n_own)) if n_own else None
+        if self.owned is not None:
+            ops.neighbor_reduce(self.L, self.owned, OutWeight, self.data, self.data.out_weight,
+                                edges="out", context=ctx)
+        self.error = np.inf
+
+    def frontier_size(self):
+        return None if self.iteration >= self.max_iter or self.n == 0 else self.n_own
+
+    def loop(self):
+        ctx, owned, data, n_own = self.ctx, self.owned, self.data, self.n_own
+        dangling = 0.0
+        if owned is not None:
+            ops.compute(self.L, owned, Contribute, data, context=ctx)
+            dangling = ops.reduce(data.dangling, n=n_own, context=ctx)
+        if self.direction == "pull":
+            self.exchange(self.holders.send, data.contrib)  # ghosts get their owners' values
+        elif owned is not None:
+            ops.advance(self.L, owned, Push, data, output="none",
+                        load_balance=self.load_balance, context=ctx)
+        if self.direction == "push":
+            self.exchange(self.holders.collect, data.received)  # ghosts' sums go home
+        dangling = self.comm.allreduce(float(dangling))
+        self.data = data = data._replace(base=(data.alpha * dangling + 1.0 - data.alpha) / self.n)
+        change = 0.0
+        if owned is not None:
+            if self.direction == "pull":
+                ops.neighbor_reduce(self.L, owned, Pull, data, data.received, edges="in",
+                                    context=ctx)
+            ops.compute(self.L, owned, Update, data, context=ctx)
+            change = ops.reduce(data.change, n=n_own, context=ctx)
+        self.error = self.comm.allreduce(float(change))
+        return {"error": self.error}
+
+    def is_converged(self):
+        return self.error < self.n * self.tol
+
+    def result(self):
+        return {"rank": self.be.to_host(self.data.rank)[:self.n_own].copy(),
+                "iterations": self.iteration,
+                "converged": bool(self.n == 0 or self.error < self.n * self.tol)}
 
     def exchange(self, how, values):
         """``how(values)`` on the host copy of a device array (in place on the CPU)."""
-        host = host_view(self.be, values)
+        host = self.host(values)
         how(host)
-        if host is not values:
-            self.be.copy_in(values, 0, host)
+        self.store(values, host)

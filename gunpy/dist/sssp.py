@@ -9,11 +9,11 @@ every rank:
 
 local phase
     each rank relaxes the out-edges of its owned vertices in the current
-    band (``distance < upper``) with the single-device advance and
-    :class:`gunpy.primitives.sssp.SSSPFunctor` (an atomic min), over and over
-    until no owned vertex in the band is left to expand here. Owned vertices
-    that improved beyond the band wait in the *far* set (Gunrock's near/far
-    queue, section 4.4.2).
+    band (``distance < upper``, ``upper = level * delta``) with the
+    single-device advance and :class:`gunpy.primitives.sssp.SSSPFunctor`
+    (an atomic min), over and over until no owned vertex in the band is left
+    to expand here. Owned vertices that improved beyond the band wait in the
+    *far* set (Gunrock's near/far queue, section 4.4.2).
 ghosts to owners
     ghosts whose distance went below what was last sent for them go to their
     owners as (vertex, distance) pairs with one Alltoallv; improved owned
@@ -23,6 +23,11 @@ band
     moves up to the next multiple of ``delta`` above the smallest far distance
     on any rank (an allreduced minimum); the run ends when that is infinite.
 
+Which band a vertex is in and how the band moves up are the near/far kernels'
+rule, :func:`gunpy.operators.near_far.band.band` and
+:func:`~gunpy.operators.near_far.band.raise_level`, on priorities
+``distance / delta`` (the ``level`` is in those units).
+
 Parents are picked after the distances settle, as the single-device primitive
 does: one owner-to-holder exchange gives every ghost its final distance, then
 each vertex takes its smallest tight in-neighbour (positive weights; a
@@ -30,19 +35,18 @@ neighbor-reduce over its in-edges, all of which its owner holds) or, with
 zero-weight edges, a distributed BFS over the tight edges picks them.
 """
 
-import time
 from collections import namedtuple
 
 import numpy as np
 
 from gunpy import INVALID, Functor
 from gunpy import operators as ops
-from gunpy.dist._common import DistResult, Holders, check_source, finish_stats, host_view
-from gunpy.dist.comm import ensure_device, get_comm
+from gunpy.dist._common import DistResult, Holders
+from gunpy.dist.enactor import DistEnactor
+from gunpy.operators.near_far.band import FAR, NEAR, band, raise_level
 from gunpy.primitives.sssp import METHODS, SSSPFunctor
-from gunpy.result import Stats
 
-__all__ = ["sssp", "DistSSSPResult", "TightParentFunctor"]
+__all__ = ["sssp", "DistSSSPResult", "DistSSSPEnactor", "TightParentFunctor"]
 
 TightData = namedtuple("TightData", "distance gid")
 RelaxData = namedtuple("RelaxData", "distance")
@@ -79,6 +83,7 @@ class DistSSSPResult(DistResult):
     single = "gunpy.primitives.sssp:SSSPResult"
     fields = ('distance', 'parent')
     scalars = ('source',)
+
 
 def sssp(dgraph, source, *, delta=None, method="near_far", load_balance="auto", backend="cpu",
          debug=False):
@@ -133,24 +138,19 @@ def sssp(dgraph, source, *, delta=None, method="near_far", load_balance="auto", 
         if r is not None:
             print(r.distance)     # [0. 1. 2.]
     """
-    dg = dgraph
-    comm = get_comm(dg.comm, debug=debug)
-    ensure_device(comm, backend)  # one GPU per rank on a node (once)
-    ops.advance.check_load_balance(load_balance)
     if method not in METHODS:
         raise ValueError(f"unknown SSSP method {method!r}; valid: "
                          f"{', '.join(map(repr, METHODS))}")
-    _check_weights(dg, comm)
-    source = check_source(dg, comm, source, load_balance, method)
-    delta = _delta(dg, comm) if delta is None else delta
+    run = DistSSSPEnactor(dgraph, backend=backend, load_balance=load_balance, debug=debug)
+    _check_weights(run.dg, run.comm)
+    source = run.check_source(source, load_balance, method)
+    delta = _delta(run.dg, run.comm) if delta is None else delta
     if not (isinstance(delta, (int, float, np.integer, np.floating)) and np.isfinite(delta)
             and delta > 0):
         raise ValueError(f"delta must be a positive number, got {delta!r}")
-    comm.same_on_all(float(delta), "delta")
-    run = _SSSP(dg, comm, backend, load_balance, float(delta))
-    run.band = float(delta) if method == "near_far" else np.inf
-    run.method = method
-    return run.run(source)
+    run.comm.same_on_all(float(delta), "delta")
+    run.delta, run.method = float(delta), method
+    return run.enact(source)
 
 
 def _owned_weights(dg):
@@ -181,111 +181,99 @@ def _delta(dg, comm):
     return max(2.0 * mean_w / max(avg_deg, 1.0), np.finfo(float).tiny)
 
 
-class _SSSP:
-    def __init__(self, dg, comm, backend, load_balance, delta):
-        self.dg, self.comm, self.delta, self.load_balance = dg, comm, delta, load_balance
-        self.L = dg.local
-        self.ctx = ops.Context(self.L, backend=backend)
-        self.be = self.ctx.backend
-        self.n_own = dg.num_owned
+class DistSSSPEnactor(DistEnactor):
+    """One round a loop: the local phase, ghosts to owners, and the band moved up if done.
 
-    def run(self, source):
-        dg, comm, be, n_own = self.dg, self.comm, self.be, self.n_own
-        comm.take_counters()
-        nloc = max(self.L.num_vertices, 1)
-        self.dist = be.full(nloc, np.inf, np.float64)
+    The band is :mod:`gunpy.operators.near_far.band`'s, in priority units
+    (``distance / delta``): a vertex is near below ``level``, far from it on,
+    never stale (an improved vertex is always expanded again). Bellman-Ford is
+    one band of infinite level.
+    """
+
+    name = "sssp"
+    Result = DistSSSPResult
+    delta, method = 1.0, "near_far"
+
+    def prepare(self, source):
+        dg, be, n_own = self.dg, self.be, self.n_own
+        self.source = source
+        self.dist = be.full(max(self.L.num_vertices, 1), np.inf, np.float64)
         self.data = RelaxData(self.dist)
-        sent = np.full(dg.num_ghosts, np.inf)  # the distance last sent for each ghost
-        far = np.zeros(n_own, dtype=bool)      # owned vertices improved beyond the band
-        stats = Stats(backend=be.name, load_balance=self.load_balance, direction="push")
-        comm.barrier()
-        start = time.perf_counter()
-        near = np.zeros(0, dtype=np.int64)
+        self.sent = np.full(dg.num_ghosts, np.inf)  # the distance last sent for each ghost
+        self.far = np.zeros(n_own, dtype=bool)      # owned vertices improved beyond the band
+        self.near = np.zeros(0, dtype=np.int64)
+        self.level = 1.0 if self.method == "near_far" else np.inf
+        self.done = False
         s = dg.internal(source)
         if dg.owns(s):
             be.write(self.dist, s - dg.lo, 0.0)
-            near = np.array([s - dg.lo], dtype=np.int64)
-        upper = self.band
-        rounds = 0
-        while True:
-            comm.step(f"sssp round {rounds}")
-            self.ctx.record = {"edges": 0}
-            n_in = near.shape[0]
-            passes = 0
-            # local phase: expand the band's owned vertices until none is left here
-            while near.shape[0]:
-                improved = self.relax(near)
-                passes += 1
-                owned = improved[improved < n_own]
-                d = self._host()[owned]  # (CUDA: a whole copy a step)
-                in_band = d < upper
-                far[owned[~in_band]] = True
-                near = owned[in_band]
-                far[near] = False
-            # ghosts that improved: to their owners, who keep the minimum
-            host = self._host()
-            g = np.flatnonzero(host[n_own:n_own + dg.num_ghosts] < sent)
-            sent[g] = host[n_own + g]
-            comm.step("sssp ghosts to owners")
-            recv_v, recv_d = comm.alltoallv([dg.ghosts[g], sent[g]], dg.ghost_owner[g])
-            if recv_v.shape[0]:
-                v = recv_v - dg.lo
-                best = np.full(n_own, np.inf)
-                np.minimum.at(best, v, recv_d)
-                won = np.flatnonzero(best < host[:n_own])
-                host[won] = best[won]
-                self._store(host)
-                in_band = best[won] < upper
-                near = won[in_band]
-                far[won[~in_band]] = True
-                far[near] = False
-            n_near = comm.allreduce(near.shape[0])
-            if n_near == 0:
-                # the band is done everywhere: move it past the smallest far distance
-                f = np.flatnonzero(far)
-                low = comm.allreduce(float(host[f].min()) if f.shape[0] else np.inf, op="min")
-                if low == np.inf:
-                    self._log(stats, rounds, n_in, passes, upper)
-                    rounds += 1
-                    break
-                upper = (np.floor(low / self.delta) + 1.0) * self.delta
-                if not upper > low:  # rounding: the band must take the smallest far vertex
-                    upper = low + self.delta
-                pick = f[host[f] < upper]
-                far[pick] = False
-                near = pick
-            self._log(stats, rounds, n_in, passes, upper)
-            rounds += 1
-        comm.step("sssp parents")
-        host = self._host()
-        parent = self.parents(source, host)
-        be.synchronize()
-        elapsed = time.perf_counter() - start
-        comm.step("sssp done")
-        finish_stats(comm, stats, rounds, elapsed, method=self.method, delta=self.delta)
-        return DistSSSPResult(dg, stats, distance=host[:n_own].copy(), parent=parent,
-                              source=source)
+            self.near = np.array([s - dg.lo], dtype=np.int64)
+
+    def frontier_size(self):
+        return self.near.shape[0]
+
+    def loop(self):
+        dg, comm, n_own = self.dg, self.comm, self.n_own
+        passes = 0
+        # local phase: expand the band's owned vertices until none is left here
+        while self.near.shape[0]:
+            improved = self.relax(self.near)
+            passes += 1
+            owned = improved[improved < n_own]
+            self.sort(owned, self.host(self.dist)[owned])  # (CUDA: a whole copy a step)
+        # ghosts that improved: to their owners, who keep the minimum
+        host = self.host(self.dist)
+        g = np.flatnonzero(host[n_own:n_own + dg.num_ghosts] < self.sent)
+        self.sent[g] = host[n_own + g]
+        comm.step("sssp ghosts to owners")
+        recv_v, recv_d = comm.alltoallv([dg.ghosts[g], self.sent[g]], dg.ghost_owner[g])
+        if recv_v.shape[0]:
+            best = np.full(n_own, np.inf)
+            np.minimum.at(best, recv_v - dg.lo, recv_d)
+            won = np.flatnonzero(best < host[:n_own])
+            host[won] = best[won]
+            self.store(self.dist, host)
+            self.sort(won, best[won])
+        if comm.allreduce(self.near.shape[0]) == 0:
+            self.raise_band(host)
+        return {"local_passes": passes, "upper": float(self.level * self.delta)}
+
+    def sort(self, vertices, distance):
+        """Improved owned ``vertices`` (at ``distance``) to the band or to the far set."""
+        where = band(distance / self.delta, self.level, 0.0)
+        self.far[vertices[where == FAR]] = True
+        self.near = vertices[where == NEAR]
+        self.far[self.near] = False
+
+    def raise_band(self, host):
+        """The band is done everywhere: move it past the smallest far distance (collective)."""
+        f = np.flatnonzero(self.far)
+        low = self.comm.allreduce(float(host[f].min()) if f.shape[0] else np.inf, op="min")
+        if low == np.inf:
+            self.done = True
+            return
+        self.level = raise_level(self.level, low / self.delta)
+        self.far[f] = False
+        self.sort(f, host[f])
+
+    def is_converged(self):
+        return self.done
+
+    def finalize(self):
+        self.comm.step("sssp parents")
+        self.final = self.host(self.dist)
+        self.parent = self.parents(self.source, self.final)
+
+    def result(self):
+        self.extra.update(method=self.method, delta=self.delta)
+        return {"distance": self.final[:self.n_own].copy(), "parent": self.parent,
+                "source": self.source}
 
     # ------------------------------------------------------------------ steps
     def relax(self, near):
         out = ops.advance(self.L, self.ctx.frontier(near), RelaxFunctor, self.data,
                           load_balance=self.load_balance, context=self.ctx)
         return np.unique(out.to_numpy().astype(np.int64))
-
-    def _host(self):
-        return host_view(self.be, self.dist)
-
-    def _store(self, host):
-        if host is not self.dist:  # a device array: write the new values back in place
-            self.be.copy_in(self.dist, 0, host)
-
-    def _log(self, stats, rounds, n_in, passes, upper):
-        secs, nbytes = self.comm.take_counters()
-        stats.per_iteration.append({
-            "iteration": rounds, "frontier": int(n_in), "edges": self.ctx.record["edges"],
-            "local_passes": passes, "upper": float(upper), "direction": "push",
-            "strategy": self.ctx.record.get("strategy", ""),
-            "comm_ms": secs * 1e3, "bytes_sent": nbytes})
 
     def parents(self, source, host):
         """Each reached vertex's parent along a tight edge (original ids; collective)."""
