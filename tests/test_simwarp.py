@@ -74,12 +74,13 @@ def run_sim(body, *, sim=True, prelude=True, timeout=TIMEOUT):
 
 
 def test_outside_the_simulator_install_is_a_noop():
-    # loaded from its file, so that gunpy/__init__ (which imports numba.cuda) stays out
+    # loaded from its folder, so that gunpy/__init__ (which imports numba.cuda) stays out
     run_sim(f'''
         import importlib.util, sys
+        package = {str(ROOT / "gunpy" / "testing" / "simwarp")!r}
         spec = importlib.util.spec_from_file_location(
-            "simwarp", {str(ROOT / "gunpy" / "testing" / "simwarp.py")!r})
-        simwarp = importlib.util.module_from_spec(spec)
+            "simwarp", package + "/__init__.py", submodule_search_locations=[package])
+        simwarp = sys.modules["simwarp"] = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(simwarp)
         assert "numba" not in sys.modules, "importing simwarp imported numba"
         assert simwarp.install() is False and simwarp.installed() is False
