@@ -21,7 +21,7 @@ from numba import cuda
 from gunpy._jitcache import cuda_jit
 from gunpy.backends.base import Backend, operator_table
 
-__all__ = ["CudaBackend", "kernel", "ON_CUDASIM"]
+__all__ = ["CudaBackend", "kernel", "fill_kernel", "ON_CUDASIM"]
 
 ON_CUDASIM = bool(numba.config.ENABLE_CUDASIM)
 
@@ -70,7 +70,9 @@ def _fill(arr, value, n):
         arr[i] = value
 
 
-_fill_kernel = kernel(_fill)
+#: ``fill_kernel[blocks, threads](arr, value, n)``: ``arr[:n] = value`` (what
+#: :meth:`CudaBackend.fill` launches)
+fill_kernel = kernel(_fill)
 
 
 class CudaBackend(Backend):
@@ -173,7 +175,7 @@ class CudaBackend(Backend):
         if n:
             self.launches += 1
             blocks, threads = self.launch(n)
-            _fill_kernel[blocks, threads](arr, arr.dtype.type(value), n)
+            fill_kernel[blocks, threads](arr, arr.dtype.type(value), n)
 
     # every device-to-host copy waits for the kernels before it: a host synchronisation
     def to_host(self, arr):

@@ -82,7 +82,7 @@ class _PtxMixin:
     def fill(self, arr, value):
         from gunpy.backends import cuda as cuda_backend
         arr[:] = value
-        self.run(cuda_backend._fill_kernel, arr.shape[0], arr, arr.dtype.type(value),
+        self.run(cuda_backend.fill_kernel, arr.shape[0], arr, arr.dtype.type(value),
                  arr.shape[0])
 
     def to_host(self, arr):

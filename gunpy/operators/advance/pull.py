@@ -56,8 +56,27 @@ def _warp_sum(x):
     return x
 
 
-@hooks_cache
+@cuda.jit(device=True, inline="always")
+def _add_counters(counters, examined, found, found_edges):
+    # called by every lane of every warp once its loop is done: full-mask shuffles are safe
+    examined = _warp_sum(examined)
+    found = _warp_sum(found)
+    found_edges = _warp_sum(found_edges)
+    if cuda.laneid == 0:
+        cuda.atomic.add(counters, 0, examined)
+        cuda.atomic.add(counters, 1, found)
+        cuda.atomic.add(counters, 2, found_edges)
+
+
 def cuda_kernel(hooks, weighted, mapping, early_exit):
+    """The CUDA pull kernel for ``mapping`` ("thread" or "warp")."""
+    if mapping == "warp":
+        return _cuda_warp_kernel(hooks, weighted, early_exit)
+    return _cuda_thread_kernel(hooks, weighted, early_exit)
+
+
+@hooks_cache
+def _cuda_thread_kernel(hooks, weighted, early_exit):
     from gunpy.backends.cuda import kernel
     cond_edge, apply_edge = hooks.cond_edge, hooks.apply_edge
     weight = cuda_weight(weighted)
@@ -90,13 +109,16 @@ def cuda_kernel(hooks, weighted, mapping, early_exit):
                 found += 1
                 found_edges += row_offsets[v + 1] - row_offsets[v]
         # 4. one atomic per warp for the counters
-        examined = _warp_sum(examined)
-        found = _warp_sum(found)
-        found_edges = _warp_sum(found_edges)
-        if cuda.laneid == 0:
-            cuda.atomic.add(counters, 0, examined)
-            cuda.atomic.add(counters, 1, found)
-            cuda.atomic.add(counters, 2, found_edges)
+        _add_counters(counters, examined, found, found_edges)
+
+    return kernel(pull_thread)
+
+
+@hooks_cache
+def _cuda_warp_kernel(hooks, weighted, early_exit):
+    from gunpy.backends.cuda import kernel
+    cond_edge, apply_edge = hooks.cond_edge, hooks.apply_edge
+    weight = cuda_weight(weighted)
 
     def pull_warp(n, in_offsets, in_indices, in_edge_ids, values, row_offsets, visited,
                   no_in_edges, input_bits, next_bits, counters, data):
@@ -155,15 +177,10 @@ def cuda_kernel(hooks, weighted, mapping, early_exit):
                 atomics.or_(next_bits, v >> 5, np.uint32(1) << np.uint32(v & 31))
                 found += 1
                 found_edges += row_offsets[v + 1] - row_offsets[v]
-        examined = _warp_sum(examined)
-        found = _warp_sum(found)
-        found_edges = _warp_sum(found_edges)
-        if lane == 0:
-            cuda.atomic.add(counters, 0, examined)
-            cuda.atomic.add(counters, 1, found)
-            cuda.atomic.add(counters, 2, found_edges)
+        # 4. one atomic per warp for the counters
+        _add_counters(counters, examined, found, found_edges)
 
-    return kernel(pull_warp if mapping == "warp" else pull_thread)
+    return kernel(pull_warp)
 
 
 @hooks_cache
