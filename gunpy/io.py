@@ -192,42 +192,9 @@ def read_mtx(path, *, directed=None, remove_self_loops=True, remove_duplicates=T
     lines = _Lines(raw, path, None)
     if lines.nlines == 0 or not lines.tokens.any():
         raise GraphFormatError("empty Matrix Market file", path=path)
-    first_line = lines.line(0)
-    field, symmetry = "real", "general"
-    banner = first_line.startswith("%%")
-    if banner:
-        parts = first_line.split()
-        if len(parts) != 5 or parts[0].lower() != "%%matrixmarket" or parts[1].lower() != "matrix":
-            raise GraphFormatError(f"bad banner {first_line!r}; expected '%%MatrixMarket "
-                                   "matrix coordinate <field> <symmetry>'", path=path, line=1)
-        fmt, field, symmetry = (p.lower() for p in parts[2:])
-        if fmt != "coordinate":
-            raise GraphFormatError(f"only coordinate (sparse) files hold graphs, not {fmt!r}",
-                                   path=path, line=1)
-        if field not in ("pattern", "real", "integer", "double"):
-            raise GraphFormatError(f"unsupported field {field!r} (pattern, real or integer)",
-                                   path=path, line=1)
-        if symmetry not in ("general", "symmetric"):
-            raise GraphFormatError(f"unsupported symmetry {symmetry!r} (general or symmetric)",
-                                   path=path, line=1)
-    comment = lines.comment_mask("%")
-    content = np.flatnonzero(~comment & (lines.tokens > 0))
-    if content.size == 0:
-        raise GraphFormatError("no size line", path=path)
-    size_line = int(content[0])
-    sizes = lines.line(size_line).split()
-    try:
-        if len(sizes) != 3:
-            raise ValueError
-        nrows, ncols, nnz = (int(t) for t in sizes)
-        if min(nrows, ncols, nnz) < 0:
-            raise ValueError
-    except ValueError:
-        raise GraphFormatError(f"bad size line {lines.line(size_line)!r}; expected "
-                               "'rows cols entries'", path=path, line=size_line + 1) from None
-    if nrows != ncols:
-        raise GraphFormatError(f"adjacency matrix must be square, got {nrows} x {ncols}",
-                               path=path, line=size_line + 1)
+    banner, field, symmetry = _mtx_banner(lines.line(0), path)
+    content = np.flatnonzero(~lines.comment_mask("%") & (lines.tokens > 0))
+    nrows, nnz, size_line = _mtx_sizes(lines, content, path)
     entries = content[1:]
     if not banner:
         width = int(lines.tokens[entries[0]]) if entries.size else 2
@@ -259,6 +226,48 @@ def read_mtx(path, *, directed=None, remove_self_loops=True, remove_duplicates=T
     return Graph.from_edges(src, dst, weights, num_vertices=nrows, directed=directed,
                             remove_self_loops=remove_self_loops,
                             remove_duplicates=remove_duplicates)
+
+
+def _mtx_banner(first_line, path):
+    """(has a banner, field, symmetry) from a Matrix Market file's first line."""
+    if not first_line.startswith("%%"):
+        return False, "real", "general"
+    parts = first_line.split()
+    if len(parts) != 5 or parts[0].lower() != "%%matrixmarket" or parts[1].lower() != "matrix":
+        raise GraphFormatError(f"bad banner {first_line!r}; expected '%%MatrixMarket "
+                               "matrix coordinate <field> <symmetry>'", path=path, line=1)
+    fmt, field, symmetry = (p.lower() for p in parts[2:])
+    if fmt != "coordinate":
+        raise GraphFormatError(f"only coordinate (sparse) files hold graphs, not {fmt!r}",
+                               path=path, line=1)
+    if field not in ("pattern", "real", "integer", "double"):
+        raise GraphFormatError(f"unsupported field {field!r} (pattern, real or integer)",
+                               path=path, line=1)
+    if symmetry not in ("general", "symmetric"):
+        raise GraphFormatError(f"unsupported symmetry {symmetry!r} (general or symmetric)",
+                               path=path, line=1)
+    return True, field, symmetry
+
+
+def _mtx_sizes(lines, content, path):
+    """(vertices, entries, the size line's index) from the first line that is not a comment."""
+    if content.size == 0:
+        raise GraphFormatError("no size line", path=path)
+    size_line = int(content[0])
+    sizes = lines.line(size_line).split()
+    try:
+        if len(sizes) != 3:
+            raise ValueError
+        nrows, ncols, nnz = (int(t) for t in sizes)
+        if min(nrows, ncols, nnz) < 0:
+            raise ValueError
+    except ValueError:
+        raise GraphFormatError(f"bad size line {lines.line(size_line)!r}; expected "
+                               "'rows cols entries'", path=path, line=size_line + 1) from None
+    if nrows != ncols:
+        raise GraphFormatError(f"adjacency matrix must be square, got {nrows} x {ncols}",
+                               path=path, line=size_line + 1)
+    return nrows, nnz, size_line
 
 
 # ----------------------------------------------------------------------------- edge lists
