@@ -59,10 +59,44 @@ def _warp_sum(x):
     return x
 
 
+def _merge(apply_intersection, jit):
+    """``found, walked = merge(i, j, e, ...)``: the two-pointer merge of both kernels.
+
+    Walks i's sorted list in left and j's in right, calls ``apply_intersection``
+    on each common neighbour, and returns the matches and the entries read;
+    ``jit`` compiles it for the target (a CUDA device function or an njit one).
+    """
+
+    def merge(i, j, e, l_offsets, l_indices, r_offsets, r_indices, data):
+        p = l_offsets[i]
+        p_end = l_offsets[i + 1]
+        q = r_offsets[j]
+        q_end = r_offsets[j + 1]
+        p0 = p
+        q0 = q
+        found = 0
+        while p < p_end and q < q_end:
+            a = l_indices[p]
+            b = r_indices[q]
+            if a == b:
+                apply_intersection(i, j, e, a, p, q, data)
+                found += 1
+                p += 1
+                q += 1
+            elif a < b:
+                p += 1
+            else:
+                q += 1
+        return found, (p - p0) + (q - q0)
+
+    return jit(merge)
+
+
 @hooks_cache
 def cuda_kernel(hooks, weighted, with_counts=False):
     from gunpy.backends.cuda import kernel
-    cond_edge, apply_intersection = hooks.cond_edge, hooks.apply_intersection
+    cond_edge = hooks.cond_edge
+    merge = _merge(hooks.apply_intersection, cuda.jit(device=True, inline="always"))
     weight = cuda_weight(weighted)
 
     def intersect(m, edge_sources, column_indices, values, l_offsets, l_indices, r_offsets,
@@ -76,29 +110,11 @@ def cuda_kernel(hooks, weighted, with_counts=False):
             if not cond_edge(i, j, e, weight(values, e), data):
                 continue
             # 2. two-pointer merge of i's list in left and j's list in right
-            p = l_offsets[i]
-            p_end = l_offsets[i + 1]
-            q = r_offsets[j]
-            q_end = r_offsets[j + 1]
-            p0 = p
-            q0 = q
-            found = 0
-            while p < p_end and q < q_end:
-                a = l_indices[p]
-                b = r_indices[q]
-                if a == b:
-                    apply_intersection(i, j, e, a, p, q, data)
-                    found += 1
-                    p += 1
-                    q += 1
-                elif a < b:
-                    p += 1
-                else:
-                    q += 1
+            found, walked = merge(i, j, e, l_offsets, l_indices, r_offsets, r_indices, data)
             matches += found
             if with_counts:
                 per_edge[e] = found
-            read += (p - p0) + (q - q0)
+            read += walked
         # 3. one atomic per warp for the counters (every lane reaches here)
         matches = _warp_sum(matches)
         read = _warp_sum(read)
@@ -116,9 +132,10 @@ def cpu_kernel(hooks, weighted, with_counts=False):
 
 def cpu_source(hooks, weighted, with_counts=False):
     """The CPU kernel's Python source for ``hooks`` (compiled by the callers)."""
-    from numba import prange
+    from numba import njit, prange
 
-    cond_edge, apply_intersection = hooks.cond_edge, hooks.apply_intersection
+    cond_edge = hooks.cond_edge
+    merge = _merge(hooks.apply_intersection, njit(inline="always"))
     weight = cpu_weight(weighted)
 
     def intersect(n, m, row_offsets, column_indices, values, l_offsets, l_indices, r_offsets,
@@ -148,29 +165,12 @@ def cpu_source(hooks, weighted, with_counts=False):
                     if not cond_edge(i, j, e, weight(values, e), data):
                         continue
                     # 3. two-pointer merge of i's list in left and j's list in right
-                    p = l_offsets[i]
-                    p_end = l_offsets[i + 1]
-                    q = r_offsets[j]
-                    q_end = r_offsets[j + 1]
-                    p0 = p
-                    q0 = q
-                    found = 0
-                    while p < p_end and q < q_end:
-                        a = l_indices[p]
-                        b = r_indices[q]
-                        if a == b:
-                            apply_intersection(i, j, e, a, p, q, data)
-                            found += 1
-                            p += 1
-                            q += 1
-                        elif a < b:
-                            p += 1
-                        else:
-                            q += 1
+                    found, walked = merge(i, j, e, l_offsets, l_indices, r_offsets, r_indices,
+                                          data)
                     matches += found
                     if with_counts:
                         per_edge[e] = found
-                    read += (p - p0) + (q - q0)
+                    read += walked
             # 4. the chunk's own counters: no shared total
             counts[c, 0] = matches
             counts[c, 1] = read
