@@ -200,30 +200,21 @@ def _download(url, dest, *, progress, expected=None):
 def _extract(archive, meta, workdir):
     """Path of the graph file inside a downloaded archive (extracted into ``workdir``)."""
     fmt = meta.get("format", "mtx")
+    if fmt not in ("tar-mtx", "zip-mtx"):
+        return archive  # mtx, edgelist (plain or .gz): read directly
+    tar = fmt == "tar-mtx"
     member = meta.get("member")
-    if fmt == "tar-mtx":
-        with tarfile.open(archive, "r:*") as tf:
-            names = tf.getnames()
-            target = member if member in names else next(
-                (n for n in names if n.endswith(".mtx")), None)
-            if target is None:
-                raise ValueError(f"no .mtx file in {archive}")
-            out = os.path.join(workdir, os.path.basename(target))
-            with _atomic_write(out) as f:
-                shutil.copyfileobj(tf.extractfile(target), f, 1 << 20)
-            return out
-    if fmt == "zip-mtx":
-        with zipfile.ZipFile(archive) as zf:
-            names = zf.namelist()
-            target = member if member in names else next(
-                (n for n in names if n.endswith(".mtx")), None)
-            if target is None:
-                raise ValueError(f"no .mtx file in {archive}")
-            out = os.path.join(workdir, os.path.basename(target))
-            with zf.open(target) as src, _atomic_write(out) as f:
-                shutil.copyfileobj(src, f, 1 << 20)
-            return out
-    return archive  # mtx, edgelist (plain or .gz): read directly
+    with (tarfile.open(archive, "r:*") if tar else zipfile.ZipFile(archive)) as af:
+        names = af.getnames() if tar else af.namelist()
+        target = member if member in names else next(
+            (n for n in names if n.endswith(".mtx")), None)
+        if target is None:
+            raise ValueError(f"no .mtx file in {archive}")
+        out = os.path.join(workdir, os.path.basename(target))
+        with (af.extractfile(target) if tar else af.open(target)) as src, \
+                _atomic_write(out) as f:
+            shutil.copyfileobj(src, f, 1 << 20)
+        return out
 
 
 def fetch(name, *, cache_dir=None, download=True, progress=True):

@@ -98,11 +98,7 @@ def plots(rows, outdir):
             ax.set_xticklabels(graphs, rotation=35, ha="right", fontsize=8)
             ax.set_title(f"{prim}: peer time / gunpy time")
             ax.legend(fontsize=7)
-        fig.tight_layout()
-        path = os.path.join(outdir, "speedup.png")
-        fig.savefig(path, dpi=110)
-        plt.close(fig)
-        files.append(path)
+        files.append(_save(plt, fig, outdir, "speedup.png"))
     bfs = [r for r in rows if r["primitive"] == "bfs" and r["library"] == "gunpy"
            and r.get("per_iteration")]
     if bfs:
@@ -121,10 +117,14 @@ def plots(rows, outdir):
         ax.set_ylabel("frontier size")
         ax.set_title("BFS frontier per iteration, direction=auto")
         ax.legend(fontsize=7)
-        fig.tight_layout()
-        path = os.path.join(outdir, "bfs_frontier.png")
-        fig.savefig(path, dpi=110)
-        plt.close(fig)
-        files.append(path)
+        files.append(_save(plt, fig, outdir, "bfs_frontier.png"))
     return files
+
+
+def _save(plt, fig, outdir, name):
+    fig.tight_layout()
+    path = os.path.join(outdir, name)
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
 

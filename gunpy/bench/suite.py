@@ -371,28 +371,29 @@ def main(args=None):
     if args.strategies:
         rows = strategy_table(args)
         info = machine_info(backend)
-        os.makedirs(args.out, exist_ok=True)
-        with open(os.path.join(args.out, "strategies.json"), "w") as f:
-            json.dump({"machine": info, "rows": rows}, f, indent=1, default=str)
         md = strategy_markdown(rows, info)
-        with open(os.path.join(args.out, "strategies.md"), "w") as f:
-            f.write(md)
+        _write(args.out, "strategies", rows, info, md)
         print(md)
         return 0
     rows = run_suite(args)
     info = machine_info(backend)
-    os.makedirs(args.out, exist_ok=True)
-    with open(os.path.join(args.out, "results.json"), "w") as f:
-        json.dump({"machine": info, "rows": rows}, f, indent=1, default=str)
     md = markdown(rows, info)
-    with open(os.path.join(args.out, "results.md"), "w") as f:
-        f.write(md)
+    written = _write(args.out, "results", rows, info, md)
     files = plots(rows, args.out)
     print(md)
-    print("wrote", ", ".join([os.path.join(args.out, "results.json"),
-                             os.path.join(args.out, "results.md")] + files))
+    print("wrote", ", ".join(written + files))
     return 0
 
+
+def _write(outdir, stem, rows, info, md):
+    """``stem.json`` (the machine and every row) and ``stem.md`` in ``outdir``; their paths."""
+    os.makedirs(outdir, exist_ok=True)
+    paths = [os.path.join(outdir, f"{stem}.json"), os.path.join(outdir, f"{stem}.md")]
+    with open(paths[0], "w") as f:
+        json.dump({"machine": info, "rows": rows}, f, indent=1, default=str)
+    with open(paths[1], "w") as f:
+        f.write(md)
+    return paths
 
 if __name__ == "__main__":
     sys.exit(main())
