@@ -21,6 +21,7 @@ from gunpy.functor import compile_functor, hooks_cache
 from gunpy.operators.advance.common import cpu_weight, cuda_weight
 from gunpy.operators.common import degree_sum, problem_data
 from gunpy.operators.context import callable_module, context_for
+from gunpy.operators.reduce import combiner
 
 __all__ = ["neighbor_reduce", "run", "execute", "cuda_execute", "cpu_execute", "MAPPINGS", "OPS"]
 
@@ -29,18 +30,11 @@ OPS = ("sum", "min", "max")
 
 
 def _combiner(op, jit):
-    is_sum, is_min = op == "sum", op == "min"
+    """``(combine, identity)``: reduce's combine, and the float identity of ``op``."""
+    ident = 0.0 if op == "sum" else (np.inf if op == "min" else -np.inf)
+    return combiner(op, jit), ident
 
-    @jit
-    def combine(a, b):
-        if is_sum:
-            return a + b
-        if is_min:
-            return a if a <= b else b
-        return a if a >= b else b
 
-    ident = 0.0 if is_sum else (np.inf if is_min else -np.inf)
-    return combine, ident
 _FULL = 0xFFFFFFFF
 
 

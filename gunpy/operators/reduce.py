@@ -16,6 +16,21 @@ __all__ = ["reduce", "reduce_array", "iota", "OPS"]
 OPS = ("sum", "min", "max")
 
 
+def combiner(op, jit):
+    """``combine(a, b)`` for ``op`` (one of :data:`OPS`), compiled with ``jit`` for its target."""
+    is_sum, is_min = op == "sum", op == "min"
+
+    @jit
+    def combine(a, b):
+        if is_sum:
+            return a + b
+        if is_min:
+            return a if a <= b else b
+        return a if a >= b else b
+
+    return combine
+
+
 @functools.lru_cache(maxsize=None)
 def _cuda_reduce(op, is_float, block):
     from gunpy.backends.cuda import kernel
@@ -23,14 +38,7 @@ def _cuda_reduce(op, is_float, block):
     ident = _identity(op, is_float)
     is_sum, is_min = op == "sum", op == "min"
     TREE_START = 1 << max(0, (block - 1).bit_length() - 1)  # half the next power of two
-
-    @cuda.jit(device=True, inline="always")
-    def combine(a, b):
-        if is_sum:
-            return a + b
-        if is_min:
-            return a if a <= b else b
-        return a if a >= b else b
+    combine = combiner(op, cuda.jit(device=True, inline="always"))
 
     def red(arr, n, out):
         sh = cuda.shared.array(block, acc_t)
