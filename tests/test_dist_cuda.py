@@ -5,14 +5,13 @@ Each runs in a child process (MPI is never initialised in the pytest process):
 single-rank process compiling the distributed primitives' kernels for sm_90.
 """
 
-import os
 import subprocess
 import sys
 import textwrap
 
 import pytest
 
-from test_dist import ROOT, _mpiexec
+from test_dist import ROOT, _env, _mpiexec, _mpirun
 
 SIM_SCRIPT = textwrap.dedent("""
     import os
@@ -78,30 +77,18 @@ PTX_SCRIPT = textwrap.dedent("""
 """)
 
 
-def _env():
-    env = dict(os.environ, NUMBA_NUM_THREADS="1", PYTHONPATH=ROOT)
-    env.setdefault("MPIR_CVAR_ENABLE_HEAVY_YIELD", "1")
-    env.pop("NUMBA_ENABLE_CUDASIM", None)
-    return env
-
-
 @pytest.mark.sim
 def test_two_ranks_under_the_simulator(tmp_path):
-    exe, why = _mpiexec()
-    if exe is None:
-        pytest.skip(why)
     script = tmp_path / "dist_sim.py"
     script.write_text(SIM_SCRIPT)
-    p = subprocess.run([exe, "-n", "2", sys.executable, "-m", "mpi4py", str(script)],
-                       capture_output=True, text=True, timeout=300, env=_env(), cwd=ROOT)
+    p = _mpirun(2, script, timeout=300)
     assert p.returncode == 0 and "DIST-SIM-OK" in p.stdout, (p.stdout + p.stderr)[-6000:]
 
 
 @pytest.mark.ptx
 def test_distributed_primitives_compile_to_ptx(tmp_path):
-    exe, why = _mpiexec()
-    if exe is None:
-        pytest.skip(why)
+    if _mpiexec()[0] is None:
+        pytest.skip(_mpiexec()[1])
     script = tmp_path / "dist_ptx.py"
     script.write_text(PTX_SCRIPT)
     p = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,

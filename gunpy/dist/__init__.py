@@ -25,6 +25,7 @@ from gunpy.dist.comm import Comm, get_comm, require_mpi
 require_mpi()  # a clear ImportError (naming gunpy[mpi]) before anything else fails
 
 from gunpy.dist.graph import DistGraph, block_starts  # noqa: E402
+from gunpy.dist._common import DistResult  # noqa: E402
 from gunpy.dist.enactor import DistEnactor  # noqa: E402
 from gunpy.dist.bfs import DistBFSResult, bfs  # noqa: E402
 from gunpy.dist.cc import DistCCResult, cc  # noqa: E402
@@ -32,6 +33,6 @@ from gunpy.dist.sssp import DistSSSPResult, sssp  # noqa: E402
 from gunpy.dist.pagerank import DistPageRankResult, pagerank  # noqa: E402
 from gunpy.dist.validate import check_bfs_tree  # noqa: E402
 
-__all__ = ["Comm", "get_comm", "DistGraph", "block_starts", "DistEnactor", "bfs", "DistBFSResult",
-           "check_bfs_tree", "cc", "DistCCResult", "sssp", "DistSSSPResult", "pagerank",
+__all__ = ["Comm", "get_comm", "DistGraph", "block_starts", "DistEnactor", "DistResult", "bfs",
+           "DistBFSResult", "check_bfs_tree", "cc", "DistCCResult", "sssp", "DistSSSPResult", "pagerank",
            "DistPageRankResult"]

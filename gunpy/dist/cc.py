@@ -73,11 +73,7 @@ def cc(dgraph, *, load_balance="auto", backend="cpu", debug=False):
     load_balance : str, default "auto"
         The local advance's strategy, as :func:`gunpy.cc`'s option. (Its
         ``sample`` option has no counterpart: label propagation samples nothing.)
-    backend : {"cpu", "cuda", "auto"}, default "cpu"
-        Where each rank's local operators run.
-    debug : bool, default False
-        Check at every step that all ranks run the same operator sequence
-        (``RuntimeError: rank divergence`` otherwise).
+    backend, debug : as :func:`gunpy.dist.bfs`'s (default "cpu" and False)
 
     Returns
     -------

@@ -60,9 +60,7 @@ def pagerank(dgraph, *, alpha=0.85, tol=1e-6, max_iter=100, direction="pull",
         ghosts go to their owners. As :func:`gunpy.pagerank`'s option.
     load_balance : str, default "auto"
         The push advance's strategy.
-    backend : {"cpu", "cuda", "auto"}, default "cpu"
-    debug : bool, default False
-        Check at every step that all ranks run the same operator sequence.
+    backend, debug : as :func:`gunpy.dist.bfs`'s (default "cpu" and False)
 
     Returns
     -------

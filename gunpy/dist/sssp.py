@@ -105,9 +105,7 @@ def sssp(dgraph, source, *, delta=None, method="near_far", load_balance="auto", 
         band of infinite width), as :func:`gunpy.sssp`'s option.
     load_balance : str, default "auto"
         The local advance's strategy.
-    backend : {"cpu", "cuda", "auto"}, default "cpu"
-    debug : bool, default False
-        Check at every step that all ranks run the same operator sequence.
+    backend, debug : as :func:`gunpy.dist.bfs`'s (default "cpu" and False)
 
     Returns
     -------
