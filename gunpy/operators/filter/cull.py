@@ -125,7 +125,7 @@ def cpu_kernel(hooks):
     from numba import prange
 
     from gunpy.backends.cpu import kernel_pair
-    cond_vertex, apply_vertex = hooks.cond_vertex, hooks.apply_vertex
+    keep = predicated.vertex_keeper(hooks)
 
     def cull(in_queue, n, tmp, starts, counts, culled, nchunks, visited, data):
         size = (n + nchunks - 1) // nchunks
@@ -148,10 +148,8 @@ def cpu_kernel(hooks):
                 bit = np.uint32(1) << np.uint32(v & 31)
                 if visited[v >> 5] & bit or atomics.or_(visited, v >> 5, bit) & bit:
                     continue
-                if cond_vertex(v, data):
-                    apply_vertex(v, data)
-                    tmp[pos] = v
-                    pos += 1
+                # 3. the functor's own predicate on the survivors
+                pos = keep(v, data, tmp, pos)
             starts[c] = lo
             counts[c] = pos - lo
             culled[c] = dropped

@@ -76,11 +76,29 @@ def cpu_kernel(hooks, on_edges=False, weighted=False):
     return functor_pair(cpu_source, hooks, (on_edges, weighted))
 
 
+def vertex_keeper(hooks):
+    """``pos = keep(v, data, tmp, pos)``, the CPU filters' last step: when ``cond_vertex``
+    holds, ``apply_vertex`` and append ``v`` to the chunk's slice of ``tmp``."""
+    from numba import njit
+
+    cond_vertex, apply_vertex = hooks.cond_vertex, hooks.apply_vertex
+
+    @njit(inline="always")
+    def keep(v, data, tmp, pos):
+        if cond_vertex(v, data):
+            apply_vertex(v, data)
+            tmp[pos] = v
+            return pos + 1
+        return pos
+
+    return keep
+
+
 def cpu_source(hooks, on_edges, weighted):
     """The CPU kernel's Python source for ``hooks`` (compiled by the callers)."""
     from numba import prange
 
-    cond_vertex, apply_vertex = hooks.cond_vertex, hooks.apply_vertex
+    keep = vertex_keeper(hooks)
     cond_edge, apply_edge = hooks.cond_edge, hooks.apply_edge
     weight = cpu_weight(weighted)
 
@@ -102,10 +120,8 @@ def cpu_source(hooks, on_edges, weighted):
                         apply_edge(src, dst, x, w, data)
                         tmp[pos] = x
                         pos += 1
-                elif cond_vertex(x, data):
-                    apply_vertex(x, data)
-                    tmp[pos] = x
-                    pos += 1
+                else:
+                    pos = keep(x, data, tmp, pos)
             starts[c] = lo
             counts[c] = pos - lo
 
