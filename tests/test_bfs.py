@@ -251,11 +251,16 @@ def test_bfs_enactor_with_its_defaults(name, backend):
 
 
 def test_bfs_enactor_rejects_bad_options():
-    problem = BFSProblem(TINY["path_directed"], backend="cpu")
+    assert_enactor_rejects_bad_options(BFSProblem(TINY["path_directed"], backend="cpu"),
+                                       BFSEnactor)
+
+
+def assert_enactor_rejects_bad_options(problem, Enactor):
+    """An unknown direction or load balance raises ValueError naming the option (test_bc too)."""
     with pytest.raises(ValueError, match="direction"):
-        BFSEnactor(problem, direction="sideways")
+        Enactor(problem, direction="sideways")
     with pytest.raises(ValueError, match="load_balance"):
-        BFSEnactor(problem, load_balance="nope")
+        Enactor(problem, load_balance="nope")
 
 
 @pytest.mark.parametrize("fuse_below", [0, 8, 64, 1 << 30])

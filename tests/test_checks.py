@@ -28,10 +28,15 @@ def test_a_correct_tree_passes():
     (lambda d, p: (d.__setitem__(6, 1), p.__setitem__(6, 0)), "not in the graph"),
 ])
 def test_bfs_checker_catches(change, message):
-    d, p = DEPTH.copy(), PARENT.copy()
-    change(d, p)
+    _assert_caught(check_bfs_tree, UND, DEPTH, PARENT, change, message)
+
+
+def _assert_caught(check, G, values, parent, change, message):
+    """``check`` (a tree checker) fails with ``message`` once ``change`` has spoilt the tree."""
+    values, parent = values.copy(), parent.copy()
+    change(values, parent)
     with pytest.raises(AssertionError, match=message):
-        check_bfs_tree(UND, 0, d, p)
+        check(G, 0, values, parent)
 
 
 def test_bfs_checker_catches_a_wrong_reference_depth():
@@ -67,10 +72,7 @@ def test_a_correct_sssp_tree_passes():
                    p.__setitem__(2, 1)), "cycle"),
 ])
 def test_sssp_checker_catches(change, message):
-    d, p = DIST.copy(), WPARENT.copy()
-    change(d, p)
-    with pytest.raises(AssertionError, match=message):
-        check_sssp_tree(W, 0, d, p)
+    _assert_caught(check_sssp_tree, W, DIST, WPARENT, change, message)
 
 
 def test_sssp_checker_catches_a_zero_weight_cycle_of_parents():

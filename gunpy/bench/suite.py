@@ -179,13 +179,23 @@ def _bench_cc(G, name, backend, peers, rows, reps, bar):
     _record(rows, graph=name, primitive="cc", library="gunpy", backend=backend, runs=reps,
             median_ms=statistics.median(times), min_ms=min(times), components=ncomp,
             validated=True)
+    _bench_peer_counts("cc", peers, reps, ncomp, "finds {} components", name, rows, bar)
+
+
+def _bench_peer_counts(primitive, peers, reps, expected, says, name, rows, bar,
+                       skip=lambda peer: False):
+    """Every peer's ``primitive()`` (a count), timed ``reps`` times, checked against gunpy's.
+
+    ``says``: what a wrong count reads as (``"finds {} components"``).
+    """
     for peer in peers:
-        if not hasattr(peer, "cc"):
+        fn = getattr(peer, primitive, None)
+        if fn is None or skip(peer):
             continue
-        ts, out = _repeat(peer.cc, reps)
-        if out != ncomp:
-            raise AssertionError(f"{peer.name} finds {out} components on {name}, gunpy {ncomp}")
-        _record(rows, graph=name, primitive="cc", library=peer.name, runs=reps,
+        ts, out = _repeat(fn, reps)
+        if out != expected:
+            raise AssertionError(f"{peer.name} {says.format(out)} on {name}, gunpy {expected}")
+        _record(rows, graph=name, primitive=primitive, library=peer.name, runs=reps,
                 median_ms=statistics.median(ts), min_ms=min(ts), validated=True)
         bar.update(1)
 
@@ -243,17 +253,10 @@ def _bench_tc(G, name, backend, peers, rows, reps, bar):
     ts, count = _repeat(lambda: gunpy.triangle_count(G, backend=backend), reps)
     _record(rows, graph=name, primitive="tc", library="gunpy", backend=backend, runs=reps,
             median_ms=statistics.median(ts), min_ms=min(ts), triangles=count, validated=True)
-    for peer in peers:
-        if not hasattr(peer, "tc"):
-            continue
-        if peer.name in ("networkx", "igraph") and G.num_edges > 2_000_000:
-            continue  # networkx is slow; igraph lists every triangle (RMAT-20: out of memory)
-        pts, out = _repeat(peer.tc, reps)
-        if out != count:
-            raise AssertionError(f"{peer.name} counts {out} triangles on {name}, gunpy {count}")
-        _record(rows, graph=name, primitive="tc", library=peer.name, runs=reps,
-                median_ms=statistics.median(pts), min_ms=min(pts), validated=True)
-        bar.update(1)
+    # networkx is slow; igraph lists every triangle (RMAT-20: out of memory)
+    big = G.num_edges > 2_000_000
+    _bench_peer_counts("tc", peers, reps, count, "counts {} triangles", name, rows, bar,
+                       skip=lambda peer: big and peer.name in ("networkx", "igraph"))
 
 
 def run_suite(args):
