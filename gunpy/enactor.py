@@ -9,12 +9,6 @@ writes one iteration in :meth:`Enactor.loop` as a sentence of operator calls::
 
 :meth:`Enactor.enact` repeats ``loop`` until :meth:`Enactor.is_converged` (by
 default: the frontier is empty), timing the run and logging every iteration.
-
-The operators themselves are free functions (:mod:`gunpy.operators`); the
-enactor's methods call them with its :class:`~gunpy.operators.Context`
-(scratch arrays, the iteration's stats record, the visited bitmap), its two
-ping-pong frontiers as outputs, and for ``direction="auto"`` the push-pull
-state (:class:`~gunpy.direction.PushPull`).
 """
 
 import time
@@ -29,7 +23,8 @@ from gunpy.operators import levels as levels_op
 from gunpy.operators import neighbor_reduce as neighbor_reduce_op
 from gunpy.operators import reduce as reduce_op
 from gunpy.operators.context import Context
-from gunpy.operators.priority_queue import NearFarQueue
+from gunpy.operators.fusion import FusionPolicy
+from gunpy.operators.near_far import NearFarQueue
 from gunpy.result import Stats
 
 __all__ = ["Enactor", "DirectionPolicy", "DIRECTIONS"]
@@ -53,9 +48,8 @@ class Enactor:
     auto_threshold : int, default 4096
         ``load_balance="auto"`` considers merge-path above this many frontier edges.
     idempotent : bool, default False
-        The traversal tolerates duplicate discoveries (its functors use no
-        atomics): ``filter`` then defaults to ``mode="cull"``, which removes
-        duplicates and already-visited vertices and maintains the visited bitmap.
+        The traversal tolerates duplicate discoveries (its functors use no atomics):
+        ``filter`` then defaults to ``mode="cull"`` and maintains the visited bitmap.
     """
 
     def __init__(self, problem, *, load_balance="auto", direction="push", direction_policy=None,
@@ -76,18 +70,21 @@ class Enactor:
         #: the operators' context: backend, scratch, this iteration's record, visited bitmap
         self.context = Context(self.graph, self.backend)
         self.push_pull = PushPull(self.policy, self.num_vertices, self.graph.num_edges)
+        #: when thin steps run fused (the operators' rule, asked before each fused call)
+        self.fusion = FusionPolicy(self.backend, direction=self.direction,
+                                   push_pull=self.push_pull, idempotent=self.idempotent)
         #: the near/far queue's first level (items with priority below it are near)
         self.initial_level = 1.0
         self.iteration = 0
         self.stats = Stats(backend=self.backend.name)
-        self._pq = None
-        self._fused_records = []
+        #: the :class:`~gunpy.operators.near_far.NearFarQueue` (None before the first
+        #: :meth:`near_far`): the last run's ``level``, ``refills``, ``fused_steps``
+        self.near_far_queue = None
         self._saved = FrontierStore(self.backend, self.num_vertices)
         self._pool = FrontierPool(self.context)
         #: keep a visited bitmap (pull traversal and culling filters read it)
-        self.track_visited = False
-        if self.direction != "push" or self.idempotent:
-            self._track_visited()
+        self.track_visited = self.direction != "push" or self.idempotent
+        self.context.visited = self.context.new_bitmap() if self.track_visited else None
 
     # -- override -----------------------------------------------------------------
     def prepare_frontier(self, frontier):
@@ -100,9 +97,8 @@ class Enactor:
 
     def is_converged(self, frontier):
         """True when the run is done (default: empty frontier or the iteration cap)."""
-        if self.max_iterations is not None and self.iteration >= self.max_iterations:
-            return True
-        return frontier.size == 0
+        cap = self.max_iterations
+        return (cap is not None and self.iteration >= cap) or frontier.size == 0
 
     def finalize(self):
         """Hook run once after the loop, inside the timed run (e.g. a last pass)."""
@@ -114,10 +110,9 @@ class Enactor:
         self.stats = Stats(backend=self.backend.name, load_balance=self.load_balance,
                            direction=self.direction)
         self.push_pull.reset()
-        if self._pq is not None:
-            self._pq.reset(self.initial_level)  # its piles are kept for the next run
+        if self.near_far_queue is not None:
+            self.near_far_queue.reset(self.initial_level)  # its piles are kept
         self._saved.clear()
-        self._fused_records = []
         ctx = self.context
         ctx.record = {"edges": 0}  # set-up work (before the first iteration) is not logged
         frontier = self._pool.first()
@@ -136,20 +131,7 @@ class Enactor:
             # the size read syncs with the device, so the time covers the iteration's kernels
             frontier.size
             record["ms"] = (time.perf_counter() - t0) * 1e3
-            if before is not None:
-                after = self.backend.counts()
-                record["launches"], record["syncs"], record["uploads"] = (
-                    a - b for a, b in zip(after, before))
-            self.stats.per_iteration.append(record)
-            self.stats.edges_visited += record["edges"]
-            self.iteration += 1
-            for more in self._fused_records:  # levels a fused call ran after the first
-                more["iteration"] = self.iteration
-                if before is not None:
-                    more["launches"] = more["syncs"] = more["uploads"] = 0  # all on the first
-                self.stats.per_iteration.append(more)
-                self.iteration += 1
-            self._fused_records = []
+            self._log(record, before)
         ctx.record = {"edges": 0}
         self.stats.iterations = self.iteration
         self.finalize()
@@ -158,29 +140,38 @@ class Enactor:
         self.stats.elapsed_ms = (time.perf_counter() - start) * 1e3
         return self.stats
 
+    def _log(self, record, before):
+        # every iteration's way to the stats, a fused call's later ones ("then") included
+        counts = self.backend.counts()
+        for rec in [record] + record.pop("then", []):
+            rec.update(iteration=self.iteration, ms=rec.get("ms", 0.0))
+            if before is not None:
+                rec.update(zip(("launches", "syncs", "uploads"),
+                               (a - b for a, b in zip(counts, before))))
+                before = counts  # the next records: none of their own
+            self.stats.per_iteration.append(rec)
+            self.stats.edges_visited += rec["edges"]
+            self.iteration += 1
+
     # -- operators (the free functions of gunpy.operators, on the enactor's state) ----
     def advance(self, frontier, functor, *, load_balance=None, direction=None, output="vertex",
                 pull_input="visited", early_exit=True):
         """Visit the edges of ``frontier``; returns the frontier of accepted items.
 
-        As :func:`gunpy.operators.advance`, with the enactor's visited bitmap as
-        the mask when it keeps one, and ``direction="auto"`` deciding push or
-        pull per call from its push-pull state. ``pull_input="visited"`` (the
-        default here) tests in-neighbours against the visited set, Gunrock's
-        operand reuse; ``"frontier"`` against the frontier itself.
+        As :func:`gunpy.operators.advance`, with the enactor's visited bitmap as the
+        mask, ``direction="auto"`` deciding push or pull from its push-pull state and
+        ``pull_input="visited"`` (in-neighbours tested against the visited set).
         """
         direction = check_direction(direction or self.direction)
         if direction == "pull" and not self.track_visited:
             self._start_visited(frontier)
         if direction == "auto" or self.track_visited:
             direction = self.push_pull.decide(self.context, frontier, direction)
-        push = direction == "push"
-        ctx = self.context
+        push, ctx = direction == "push", self.context
+        out = self._pool.output_for(frontier, "edge" if output == "edge" else "vertex")
         # gunpy.operators.advance past its argument checks (the enactor's were checked once)
         out = advance_op.run(
-            ctx, frontier, compile_functor(functor, self.backend), self.problem.data(),
-            self._pool.output_for(frontier, "edge" if output == "edge" else "vertex"),
-            ctx.visited, functor.skip_visited,
+            ctx, frontier, *self._operands(functor), out, ctx.visited, functor.skip_visited,
             # in a culling (idempotent) push it is the filter that marks survivors visited
             not (push and self.idempotent), load_balance or self.load_balance, direction,
             output, pull_input, self.policy.pull_mapping, early_exit, self.auto_threshold)
@@ -191,9 +182,8 @@ class Enactor:
     def filter(self, frontier, functor, *, mode=None):
         """Keep the items of ``frontier`` whose ``cond_vertex`` holds (running ``apply_vertex``).
 
-        ``mode="predicated"`` is exact; ``mode="cull"`` (the default of an
-        idempotent enactor) also drops duplicate and already-visited vertices
-        with Merrill's heuristics (see :mod:`gunpy.operators.filter`).
+        ``mode="cull"`` (an idempotent enactor's default) also drops duplicate and
+        visited vertices (Merrill's heuristics, :mod:`gunpy.operators.filter`).
         """
         mode = mode or ("cull" if self.idempotent else "predicated")
         if mode == "cull":
@@ -203,15 +193,12 @@ class Enactor:
             if not frontier.has_queue:
                 mode = "predicated"  # a bitmap (pull output) holds no duplicates
         # gunpy.operators.filter past its argument checks (likewise below)
-        out = self._pool.output_for(frontier, frontier.kind)
-        return filter_op.run(self.context, frontier, out, compile_functor(functor, self.backend),
-                             self.problem.data(), mode)
+        return filter_op.run(self.context, frontier, self._pool.output_for(frontier, frontier.kind),
+                             *self._operands(functor), mode)
 
     def filter_until_empty(self, frontier, functor, *, mode=None):
-        """Filter repeatedly, each output feeding the next, until nothing is kept.
-
-        For fixed-point sub-loops such as pointer jumping. Returns the number of rounds.
-        """
+        """Filter repeatedly, each output feeding the next, until nothing is kept (a
+        fixed-point sub-loop such as pointer jumping). Returns the number of rounds."""
         rounds = 0
         while frontier.size:
             frontier = self.filter(frontier, functor, mode=mode)
@@ -220,125 +207,61 @@ class Enactor:
 
     def compute(self, frontier, functor):
         """Run ``apply_vertex`` on every item of ``frontier`` (``None``: every vertex)."""
-        return compute_op.run(self.context, frontier, compile_functor(functor, self.backend),
-                              self.problem.data())
+        return compute_op.run(self.context, frontier, *self._operands(functor))
 
     def neighbor_reduce(self, frontier, functor, out, *, edges="in", mapping="auto", op="sum"):
-        """``out[v] = op of functor.gather_edge over v's in- (or out-) edges``.
-
-        For the vertices of ``frontier`` (``None``: every vertex). A gather with
-        one writer per vertex and no atomics (pull-style SpMV); ``op`` is
-        ``"sum"``, ``"min"`` or ``"max"``.
-        """
-        neighbor_reduce_op.run(self.context, frontier, compile_functor(functor, self.backend),
-                               self.problem.data(), out, edges, mapping, op)
+        """``out[v] = op`` (sum, min, max) ``of functor.gather_edge over v's in- (or out-)
+        edges`` for the vertices of ``frontier`` (``None``: all): a pull-style SpMV."""
+        neighbor_reduce_op.run(self.context, frontier, *self._operands(functor), out, edges,
+                               mapping, op)
         return frontier
 
     def near_far(self, frontier, functor, *, dedupe=False):
-        """Split ``frontier`` by ``functor.priority``: the near slice (returned), the far pile.
-
-        When the near slice is empty the level rises past the far pile's lowest
-        priority and the far pile is split again; the result is empty only when
-        both are. ``dedupe=True`` also drops repeats of a vertex within
-        ``frontier`` (what a unique filter before the split would do, fused into
-        it). See :mod:`gunpy.operators.priority_queue`.
-        """
-        hooks = compile_functor(functor, self.backend)
+        """Split ``frontier`` by ``functor.priority``: the near slice (returned; empty only
+        when the far pile is too, :mod:`gunpy.operators.near_far`), the far pile.
+        ``dedupe=True`` also drops repeats of a vertex within ``frontier``."""
         frontier.ensure_queue(self.context.scratch)
-        return self._queue().next(frontier, self._pool.output_for(frontier), hooks,
-                                  self.problem.data(), dedupe=dedupe)
+        return self._queue().next(frontier, self._pool.output_for(frontier),
+                                  *self._operands(functor), dedupe=dedupe)
 
     def advance_filter(self, frontier, functor, *, load_balance=None, fuse=True):
         """``filter(advance(frontier, functor), functor)``, with thin push levels fused.
 
-        A level whose out-edges stay under the backend's ``fuse_below`` (and,
-        with ``direction="auto"``, under the push-pull rule's pull floor, so
-        the level would be a push anyway) runs with the levels after it in one
-        call, as long as each stays that thin (:mod:`gunpy.operators.levels`):
-        on a road network hundreds of BFS levels become a few calls. Each level
-        is still logged as an iteration (``strategy`` ``"fused"``; the call's
-        time and launches go to its first). Not fused: an explicit
-        ``load_balance`` (the strategy asked for runs), an idempotent enactor
-        (its filter culls), pull levels, ``fuse=False``.
-        """
-        lb = load_balance or self.load_balance
-        if fuse and lb == "auto" and not self.idempotent and self.direction != "pull":
-            out = self._fused_levels(frontier, functor)
-            if out is not None:
-                return out
-        return self.filter(self.advance(frontier, functor, load_balance=load_balance), functor)
-
-    def _fused_levels(self, frontier, functor):
-        pp = self.push_pull
-        if self.direction == "auto" and pp.current != "push":
-            return None
-        ctx = self.context
-        frontier.ensure_queue(ctx.scratch)
-        m_f = frontier.known_edges  # None: the fused kernel counts them (no extra pass)
-        limit = self.backend.fuse_below
-        if self.direction == "auto":
-            limit = min(limit, pp.pull_floor)
-        cap = levels_op.MAX_LEVELS
-        if self.max_iterations is not None:
-            cap = min(cap, self.max_iterations - self.iteration)
-        if (m_f is not None and m_f >= limit) or cap <= 0:
-            return None
-        out = self._pool.output_for(frontier)
-        before = ctx.record.get("edges", 0)
-        levels = levels_op.run(ctx, frontier, out, compile_functor(functor, self.backend),
-                               self.problem.data(), edges=m_f, limit=limit, max_levels=cap,
-                               skip_visited=functor.skip_visited and self.track_visited,
-                               mark_visited=self.track_visited)
-        if len(levels) == 0:
-            return None
-        pp.pushed(levels)
-        # the first level is this iteration's; the others get records of their own
-        ctx.record["edges"] = before + int(levels[0][1])
-        ctx.record["direction"], ctx.record["strategy"] = "push", "fused"
-        self._fused_records = [
-            {"iteration": None, "frontier": int(n_f), "edges": int(e_f), "direction": "push",
-             "strategy": "fused", "ms": 0.0} for n_f, e_f in levels[1:]]
-        self.stats.edges_visited += int(levels[1:, 1].sum())
-        return out
+        Where :class:`~gunpy.operators.fusion.FusionPolicy` allows, the next levels run
+        in the same call while each has fewer than ``fuse_below`` out-edges
+        (:mod:`gunpy.operators.levels`), each logged as an iteration."""
+        left = None if self.max_iterations is None else self.max_iterations - self.iteration
+        plan = self.fusion.levels(fuse=fuse, load_balance=load_balance or self.load_balance,
+                                  iterations_left=left)
+        out = levels_op.fused(self.context, frontier, self._pool.output_for(frontier),
+                              *self._operands(functor), plan, push_pull=self.push_pull,
+                              visited=self.track_visited, skip=functor.skip_visited)
+        return out if out is not None else \
+            self.filter(self.advance(frontier, functor, load_balance=load_balance), functor)
 
     def advance_near_far(self, frontier, functor, *, load_balance=None, fuse=True):
-        """Push-advance ``frontier`` and split what it emits by ``functor.priority``.
+        """:meth:`advance` (push), then :meth:`near_far` with ``dedupe=True``.
 
-        :meth:`advance` then :meth:`near_far` with ``dedupe=True``, with thin
-        steps fused: while the near band's work stays under the backend's
-        ``fuse_below`` edges, one call relaxes a vertex's edges, puts the
-        improved vertices that fall in the band straight back to work and the
-        others on the far pile, and refills from the far pile when the band
-        runs dry (GAP's bucket fusion; on a road network thousands of thin
-        steps become a few calls). The fixpoint is the same; how many
-        iterations it takes is not. ``fuse=False`` or an explicit
-        ``load_balance`` always runs the two operators. Returns the next near
-        frontier (empty only when the far pile is empty too). Needs
-        ``cond_edge``/``apply_edge``/``priority`` and an enactor that keeps no
-        visited set.
-        """
-        lb = load_balance or self.load_balance
-        if fuse and lb == "auto" and not self.track_visited:
-            hooks = compile_functor(functor, self.backend)
-            frontier.ensure_queue(self.context.scratch)
-            out = self._queue().advance_next(
-                frontier, self._pool.output_for(frontier), hooks, self.problem.data(),
-                weighted=self.backend.graph(self.graph).weighted)
-            if out is not None:
-                return out
+        Where :class:`~gunpy.operators.fusion.FusionPolicy` allows, thin steps run many
+        to a call while the band's work stays under ``fuse_below`` edges (GAP's bucket
+        fusion, :mod:`gunpy.operators.near_far.fused`): the same fixpoint, fewer
+        iterations."""
+        limit = self.fusion.near_far(fuse=fuse, load_balance=load_balance or self.load_balance,
+                                     track_visited=self.track_visited)
+        out = self._queue().advance_next(frontier, self._pool.output_for(frontier),
+                                         *self._operands(functor), limit=limit)
+        if out is not None:
+            return out
         frontier = self.advance(frontier, functor, load_balance=load_balance, direction="push")
         return self.near_far(frontier, functor, dedupe=True)
 
-    @property
-    def near_far_queue(self):
-        """The :class:`~gunpy.operators.priority_queue.NearFarQueue` (None before the
-        first :meth:`near_far`): the last run's ``level``, ``refills``, ``fused_steps``."""
-        return self._pq
+    def _queue(self):  # made on first use: two far piles of a vertex each
+        if self.near_far_queue is None:
+            self.near_far_queue = NearFarQueue(self.context, initial_level=self.initial_level)
+        return self.near_far_queue
 
-    def _queue(self):
-        if self._pq is None:
-            self._pq = NearFarQueue(self.context, initial_level=self.initial_level)
-        return self._pq
+    def _operands(self, functor):  # what every operator takes besides frontiers
+        return compile_functor(functor, self.backend), self.problem.data()
 
     def reduce(self, array, op="sum", n=None):
         """``op`` ("sum", "min", "max") over a device array, as a Python number."""
@@ -370,20 +293,12 @@ class Enactor:
         """Set the visited bits of ``frontier``'s vertices (``clear``: start from empty)."""
         self.context.mark(self.context.visited, frontier, clear=clear)
 
-    def _track_visited(self):
-        self.track_visited, self.context.visited = True, self.context.new_bitmap()
-
     def _start_visited(self, frontier):
-        """Track the visited set from now on (a pull on an enactor built for push).
-
-        Only possible before anything was visited beyond the first frontier: the
-        visited set is then exactly that frontier. Later, the vertices earlier
-        push levels reached are unknown, and a pull would take them for unvisited.
-        """
+        # a pull on an enactor built for push: only before anything beyond the first
+        # frontier was visited (later, what earlier push levels reached is unknown)
         if self.iteration != 0 or self.stats.edges_visited or self.context.record["edges"]:
-            raise ValueError(
-                "advance(direction='pull') needs the visited set, which this enactor does not "
-                "keep (it was built with direction='push'); build it with direction='pull' or "
-                "'auto' (Enactor(problem, direction=...)), or pull from the first iteration on")
-        self._track_visited()
+            raise ValueError("advance(direction='pull') needs the visited set, which this enactor "
+                             "does not keep (built with direction='push'); build it with "
+                             "direction='pull' or 'auto', or pull from the first iteration on")
+        self.track_visited, self.context.visited = True, self.context.new_bitmap()
         self.mark_visited(frontier, clear=True)

@@ -129,7 +129,7 @@ def test_near_far_refill_kernel_compiles():
     from gunpy import Functor
     from gunpy.functor import compile_functor
     from gunpy.operators import Context
-    from gunpy.operators.priority_queue import NearFarQueue
+    from gunpy.operators.near_far import NearFarQueue
 
     class Prio(Functor):
         @staticmethod
@@ -141,7 +141,7 @@ def test_near_far_refill_kernel_compiles():
     data = namedtuple("Data", "dist")(np.zeros(W.num_vertices))
     pq = NearFarQueue(ctx)
     pq.far.push([1, 2])
-    pq._min_far_priority(compile_functor(Prio, be), data)
+    pq.min_far_priority(compile_functor(Prio, be), data)
     assert "min_priority" in " ".join(be.kernel_names())
 
 

@@ -140,10 +140,10 @@ def test_sssp_fused_steps_hand_over_to_the_operators(fuse_below, far_limit, back
     reaches it: nothing is fused) or the far pile outgrows its limit (the refill runs
     grid-wide); the operators take over and fusing resumes when the work thins out."""
     from gunpy.backends import get_backend
-    from gunpy.operators import priority_queue
+    from gunpy.operators.near_far import fused as near_far_fused
     monkeypatch.setattr(type(get_backend(backend)), "fuse_below", fuse_below)
-    monkeypatch.setattr(priority_queue, "FAR_LIMIT", far_limit)
-    monkeypatch.setattr(priority_queue, "CUDA_FAR_LIMIT", far_limit)
+    monkeypatch.setattr(near_far_fused, "FAR_LIMIT", far_limit)
+    monkeypatch.setattr(near_far_fused, "CUDA_FAR_LIMIT", far_limit)
     names = ["star_hub", "grid"] if ON_CUDASIM else ["star_hub", "grid", "preferential_hubs",
                                                        "path_directed", "disconnected"]
     for name in names:

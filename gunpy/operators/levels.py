@@ -27,9 +27,10 @@ from numba import cuda  # a module global: the simulator swaps it for its fake m
 from gunpy import atomics
 from gunpy.backends.cpu import run_thin
 from gunpy.functor import hooks_cache
-from gunpy.operators.advance.common import cpu_weight, cuda_weight
+from gunpy.operators.advance.common import (PushSpec, cpu_visit, cuda_accept, cuda_append,
+                                           cuda_weight)
 
-__all__ = ["run", "cpu_levels", "cuda_levels", "LevelsSpec", "MAX_LEVELS"]
+__all__ = ["run", "fused", "cpu_levels", "cuda_levels", "LevelsSpec", "MAX_LEVELS"]
 
 #: ``weighted``: read ``values[e]``; ``skip_visited``/``mark_visited``: the visited
 #: bitmap's test before ``cond_edge`` and mark after it; ``filtered``: call the
@@ -40,11 +41,15 @@ LevelsSpec = namedtuple("LevelsSpec", "weighted skip_visited mark_visited filter
 MAX_LEVELS = 512
 
 
+def _push_spec(spec):
+    # the push advance's spec for one level: vertices out, the visited test and mark
+    return PushSpec(spec.weighted, "vertex", spec.mark_visited, spec.skip_visited)
+
+
 def _cpu_source(hooks, spec):
-    cond_edge, apply_edge = hooks.cond_edge, hooks.apply_edge
     cond_vertex, apply_vertex = hooks.cond_vertex, hooks.apply_vertex
-    weight = cpu_weight(spec.weighted)
-    skip, mark, filtered = bool(spec.skip_visited), bool(spec.mark_visited), bool(spec.filtered)
+    visit = cpu_visit(hooks, _push_spec(spec))
+    filtered = bool(spec.filtered)
 
     def levels(row_offsets, column_indices, values, in_queue, n, m, buf_a, buf_b, out_queue,
                visited, limit, max_levels, info, data):
@@ -62,24 +67,23 @@ def _cpu_source(hooks, spec):
             nn = 0
             mm = 0
             for i in range(ncur):
+                # 1. the push advance's edge visit (one core: plain visited marks)
                 src = in_queue[i] if k == 0 else (buf_b[i] if k % 2 == 0 else buf_a[i])
-                for e in range(row_offsets[src], row_offsets[src + 1]):
-                    dst = column_indices[e]
-                    bit = np.uint32(1) << np.uint32(dst & 31)
-                    if skip and visited[dst >> 5] & bit:
-                        continue
-                    w = weight(values, e)
-                    if cond_edge(src, dst, e, w, data):
-                        apply_edge(src, dst, e, w, data)
-                        if mark:
-                            visited[dst >> 5] |= bit
-                        if filtered:
-                            if not cond_vertex(dst, data):
-                                continue
-                            apply_vertex(dst, data)
-                        nxt[nn] = dst
-                        nn += 1
-                        mm += row_offsets[dst + 1] - row_offsets[dst]
+                start = nn
+                nn = visit(src, row_offsets[src], row_offsets[src + 1], column_indices, values,
+                           nxt, nn, visited, data, False)
+                # 2. the predicated filter on what src's edges accepted; their out-edges
+                keep = start
+                for j in range(start, nn):
+                    dst = nxt[j]
+                    if filtered:
+                        if not cond_vertex(dst, data):
+                            continue
+                        apply_vertex(dst, data)
+                    nxt[keep] = dst
+                    keep += 1
+                    mm += row_offsets[dst + 1] - row_offsets[dst]
+                nn = keep
             info[3 + 2 * k] = ncur
             info[4 + 2 * k] = mcur
             k += 1
@@ -100,31 +104,32 @@ def _cpu_source(hooks, spec):
 @hooks_cache
 def _cuda_kernel(hooks, spec, block):
     from gunpy.backends.cuda import kernel
-    cond_edge, apply_edge = hooks.cond_edge, hooks.apply_edge
     cond_vertex, apply_vertex = hooks.cond_vertex, hooks.apply_vertex
     weight = cuda_weight(spec.weighted)
-    skip, mark, filtered = bool(spec.skip_visited), bool(spec.mark_visited), bool(spec.filtered)
+    accept = cuda_accept(hooks, _push_spec(spec))
+    mark, filtered = bool(spec.mark_visited), bool(spec.filtered)
 
     @cuda.jit(device=True, inline="always")
     def expand(cur, ncur, nxt, counters, row_offsets, column_indices, values, visited, data):
+        found = np.int64(0)  # out-edges of what this thread appended
         for i in range(cuda.threadIdx.x, ncur, cuda.blockDim.x):
             src = cur[i]
             for e in range(row_offsets[src], row_offsets[src + 1]):
+                # 1. the push advance's edge visit: the visited test, cond_edge/apply_edge
                 dst = column_indices[e]
-                bit = np.uint32(1) << np.uint32(dst & 31)
-                if skip and visited[dst >> 5] & bit:
+                if not accept(src, dst, e, weight(values, e), visited, data):
                     continue
-                w = weight(values, e)
-                if cond_edge(src, dst, e, w, data):
-                    apply_edge(src, dst, e, w, data)
-                    if mark:
-                        atomics.or_(visited, dst >> 5, bit)
-                    if filtered:
-                        if not cond_vertex(dst, data):
-                            continue
-                        apply_vertex(dst, data)
-                    nxt[cuda.atomic.add(counters, 0, 1)] = dst
-                    cuda.atomic.add(counters, 1, row_offsets[dst + 1] - row_offsets[dst])
+                if mark:
+                    atomics.or_(visited, dst >> 5, np.uint32(1) << np.uint32(dst & 31))
+                # 2. the predicated filter, then the next level (counters[0] its length)
+                if filtered:
+                    if not cond_vertex(dst, data):
+                        continue
+                    apply_vertex(dst, data)
+                cuda_append(nxt, counters, dst)
+                found += row_offsets[dst + 1] - row_offsets[dst]
+        if found:
+            cuda.atomic.add(counters, 1, found)
 
     def levels(in_queue, in_length, m, buf_a, buf_b, out_queue, out_length, visited, limit,
                max_levels, info, row_offsets, column_indices, values, data):
@@ -231,6 +236,10 @@ def run(ctx, frontier, out, hooks, data, *, limit, edges=None, max_levels=MAX_LE
     ``out`` with its ``known_edges``. Returns a ``(levels, 2)`` array of each
     level run: its frontier size and out-edges. None run when the first
     level reaches ``limit``: then ``frontier.known_edges`` is set.
+
+    The first level's edges go to ``ctx.record`` (``strategy`` ``"fused"``); each
+    level after it gets a record of its own in ``ctx.record["then"]``, which an
+    :class:`~gunpy.Enactor` logs as iterations.
     """
     max_levels = int(min(max_levels, MAX_LEVELS))
     if (edges is not None and edges >= limit) or frontier.size == 0 or max_levels <= 0:
@@ -240,8 +249,33 @@ def run(ctx, frontier, out, hooks, data, *, limit, edges=None, max_levels=MAX_LE
                       not (hooks.default_cond_vertex and hooks.default_apply_vertex))
     levels = ctx.backend.operator("advance.levels")(
         ctx, dg, frontier, out, hooks, data, edges=-1 if edges is None else int(edges),
-        limit=int(limit),
-        max_levels=max_levels, spec=spec)
-    for n, m in levels:
-        ctx.log(edges=int(m))
+        limit=int(limit), max_levels=max_levels, spec=spec)
+    if len(levels):
+        # the first level is the caller's iteration; the others are logged as their own
+        ctx.log(edges=int(levels[0][1]), direction="push", strategy="fused")
+        ctx.record.setdefault("then", []).extend(
+            {"frontier": int(n), "edges": int(m), "direction": "push", "strategy": "fused"}
+            for n, m in levels[1:])
     return levels
+
+
+def fused(ctx, frontier, out, hooks, data, plan, *, push_pull=None, visited=False, skip=False):
+    """Run the levels ``plan`` allows (a :class:`~gunpy.operators.fusion.LevelsPlan`;
+    None: no fused levels).
+
+    ``visited``: the traversal keeps a visited bitmap (marked; tested too with
+    ``skip``, the functor's ``skip_visited``). Returns ``out`` holding the last
+    level reached, or None when none ran (the first level reaches the limit).
+    The levels are accounted to ``push_pull`` as the pushes they were.
+    """
+    if plan is None:
+        return None
+    frontier.ensure_queue(ctx.scratch)
+    levels = run(ctx, frontier, out, hooks, data, edges=frontier.known_edges,
+                 limit=plan.limit, max_levels=plan.max_levels, skip_visited=skip and visited,
+                 mark_visited=visited)
+    if len(levels) == 0:
+        return None
+    if push_pull is not None:
+        push_pull.pushed(levels)
+    return out

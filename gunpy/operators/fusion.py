@@ -1,0 +1,74 @@
+"""fusion: when thin steps run many to a call, and how far (levels, near/far bucket fusion).
+
+A long-diameter graph (a road network, a mesh) runs hundreds of BFS levels or
+thousands of SSSP steps of a few dozen vertices each, and per step the host
+work around the operators costs more than the edges. Two operators run such
+steps many to a call: :mod:`gunpy.operators.levels` (push advance + filter)
+and :mod:`gunpy.operators.near_far.fused` (advance + near/far split). This
+module is their rule, which an :class:`~gunpy.Enactor` asks before each call:
+a fused call is tried only where the unfused operators it replaces would run
+the same thin pushes, and it stops where a step's work reaches the backend's
+``fuse_below`` edges.
+"""
+
+from collections import namedtuple
+
+__all__ = ["FusionPolicy", "LevelsPlan"]
+
+#: a fused levels call: stop at a level of ``limit`` out-edges or after ``max_levels``
+LevelsPlan = namedtuple("LevelsPlan", "limit max_levels")
+
+
+class FusionPolicy:
+    """When a traversal's thin steps run fused.
+
+    Parameters
+    ----------
+    backend : gunpy backend
+        Its ``fuse_below``: the edges a fused step may reach.
+    direction : {"push", "pull", "auto"}
+        The traversal's direction; with ``"auto"``, ``push_pull`` (a
+        :class:`~gunpy.direction.PushPull`) says whether it is pushing now.
+    idempotent : bool
+        The traversal culls in its filter (no fused levels then).
+    """
+
+    def __init__(self, backend, *, direction="push", push_pull=None, idempotent=False):
+        self.backend = backend
+        self.direction = direction
+        self.push_pull = push_pull
+        self.idempotent = bool(idempotent)
+
+    def levels(self, *, fuse, load_balance, iterations_left=None):
+        """A :class:`LevelsPlan` for fused advance + filter levels, or None: run unfused.
+
+        Not fused: ``fuse=False``, an explicit ``load_balance`` (the strategy
+        asked for runs), an idempotent traversal (its filter culls), pull, or
+        ``direction="auto"`` while the push-pull rule is pulling. With
+        ``direction="auto"`` the limit is also the rule's pull floor, so every
+        fused level is one the rule would have pushed. ``iterations_left``
+        (None: no cap) caps the levels, each an iteration.
+        """
+        from gunpy.operators.levels import MAX_LEVELS
+        pp = self.push_pull
+        if not fuse or load_balance != "auto" or self.idempotent or self.direction == "pull":
+            return None
+        limit = self.backend.fuse_below
+        if self.direction == "auto":
+            if pp.current != "push":
+                return None
+            limit = min(limit, pp.pull_floor)
+        cap = MAX_LEVELS if iterations_left is None else min(MAX_LEVELS, iterations_left)
+        if cap <= 0:
+            return None
+        return LevelsPlan(limit, cap)
+
+    def near_far(self, *, fuse, load_balance, track_visited):
+        """The edge limit of fused near/far steps, or None: run unfused.
+
+        Not fused: ``fuse=False``, an explicit ``load_balance``, or a traversal
+        that keeps a visited set (the fused steps neither read nor mark it).
+        """
+        if not fuse or load_balance != "auto" or track_visited:
+            return None
+        return self.backend.fuse_below
