@@ -26,7 +26,7 @@ from numba import cuda  # a module global: the simulator swaps it for its fake m
 from gunpy import atomics
 
 __all__ = ["PushSpec", "OUTPUTS", "cuda_emit", "cuda_weight", "cuda_accept", "cpu_emit",
-           "cpu_weight", "cpu_visit", "cuda_append", "cuda_count_edges"]
+           "cpu_weight", "cpu_visit", "cuda_append", "cuda_count_edges", "cuda_warp_sum"]
 
 PushSpec = namedtuple("PushSpec", "weighted output mark_visited skip_visited")
 
@@ -85,17 +85,24 @@ def cuda_emit(output, mark_visited):
 
 
 @cuda.jit(device=True, inline="always")
+def cuda_warp_sum(x):
+    """The sum of ``x`` over the warp, in every lane (a butterfly of full-mask shuffles:
+    all 32 lanes must call it)."""
+    off = 16
+    while off > 0:
+        x += cuda.shfl_xor_sync(0xFFFFFFFF, x, off)
+        off //= 2
+    return x
+
+
+@cuda.jit(device=True, inline="always")
 def cuda_count_edges(out_length, edges):
     """Add every lane's ``edges`` to ``out_length[1]``: one atomic per warp with work.
 
     Called by all 32 lanes of every warp at the end of a push kernel (they
     have all left the grid-stride loop), so full-mask shuffles are safe.
     """
-    total = edges
-    offset = 16
-    while offset > 0:
-        total += cuda.shfl_down_sync(0xFFFFFFFF, total, offset)
-        offset //= 2
+    total = cuda_warp_sum(edges)
     if cuda.laneid == 0 and total != 0:
         cuda.atomic.add(out_length, 1, total)
 

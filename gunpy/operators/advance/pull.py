@@ -31,7 +31,7 @@ from numba import cuda  # a module global: the simulator swaps it for its fake m
 
 from gunpy import atomics
 from gunpy.functor import hooks_cache
-from gunpy.operators.advance.common import cpu_weight, cuda_weight
+from gunpy.operators.advance.common import cpu_weight, cuda_warp_sum, cuda_weight
 
 __all__ = ["MAPPINGS", "cuda_kernel", "cpu_kernel", "execute", "cuda_execute", "cpu_execute",
            "choose_mapping"]
@@ -47,21 +47,18 @@ def _bit(words, v):
 
 
 @cuda.jit(device=True, inline="always")
-def _warp_sum(x):
-    # butterfly reduction: every lane ends with the warp's total
-    off = 16
-    while off > 0:
-        x += cuda.shfl_xor_sync(_FULL, x, off)
-        off //= 2
-    return x
+def _record(next_bits, v, row_offsets):
+    # v joins the output bitmap; returns its out-degree (the next push's work)
+    atomics.or_(next_bits, v >> 5, np.uint32(1) << np.uint32(v & 31))
+    return row_offsets[v + 1] - row_offsets[v]
 
 
 @cuda.jit(device=True, inline="always")
 def _add_counters(counters, examined, found, found_edges):
     # called by every lane of every warp once its loop is done: full-mask shuffles are safe
-    examined = _warp_sum(examined)
-    found = _warp_sum(found)
-    found_edges = _warp_sum(found_edges)
+    examined = cuda_warp_sum(examined)
+    found = cuda_warp_sum(found)
+    found_edges = cuda_warp_sum(found_edges)
     if cuda.laneid == 0:
         cuda.atomic.add(counters, 0, examined)
         cuda.atomic.add(counters, 1, found)
@@ -105,9 +102,8 @@ def _cuda_thread_kernel(hooks, weighted, early_exit):
                             break
             # 3. record v in the output bitmap
             if hit:
-                atomics.or_(next_bits, v >> 5, np.uint32(1) << np.uint32(v & 31))
                 found += 1
-                found_edges += row_offsets[v + 1] - row_offsets[v]
+                found_edges += _record(next_bits, v, row_offsets)
         # 4. one atomic per warp for the counters
         _add_counters(counters, examined, found, found_edges)
 
@@ -174,9 +170,8 @@ def _cuda_warp_kernel(hooks, weighted, early_exit):
                         hit = True
             # 3. lane 0 records v
             if hit and lane == 0:
-                atomics.or_(next_bits, v >> 5, np.uint32(1) << np.uint32(v & 31))
                 found += 1
-                found_edges += row_offsets[v + 1] - row_offsets[v]
+                found_edges += _record(next_bits, v, row_offsets)
         # 4. one atomic per warp for the counters
         _add_counters(counters, examined, found, found_edges)
 
