@@ -238,6 +238,7 @@ class DistSSSPEnactor(DistEnactor):
 
     def sort(self, vertices, distance):
         """Improved owned ``vertices`` (at ``distance``) to the band or to the far set."""
+        # floor 0: distances are never negative, so none is stale (improved: expanded again)
         where = band(distance / self.delta, self.level, 0.0)
         self.far[vertices[where == FAR]] = True
         self.near = vertices[where == NEAR]
