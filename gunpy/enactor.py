@@ -1,14 +1,10 @@
 """Enactors: the loop that sequences operators until a primitive converges.
 
-A subclass fills the first frontier in :meth:`Enactor.prepare_frontier` and
-writes one iteration in :meth:`Enactor.loop` as a sentence of operator calls::
-
-    def loop(self, frontier):
-        frontier = self.advance(frontier, BFSFunctor)
-        return self.filter(frontier, BFSFunctor)
-
-:meth:`Enactor.enact` repeats ``loop`` until :meth:`Enactor.is_converged` (by
-default: the frontier is empty), timing the run and logging every iteration.
+A subclass fills the first frontier in :meth:`Enactor.prepare_frontier` and writes one
+iteration in :meth:`Enactor.loop` as a sentence of operator calls (BFS: ``return
+self.filter(self.advance(frontier, BFSFunctor), BFSFunctor)``); :meth:`Enactor.enact`
+repeats ``loop`` until :meth:`Enactor.is_converged` (by default: the frontier is
+empty), timing the run and logging every iteration.
 """
 
 import time
@@ -193,8 +189,8 @@ class Enactor:
             if not frontier.has_queue:
                 mode = "predicated"  # a bitmap (pull output) holds no duplicates
         # gunpy.operators.filter past its argument checks (likewise below)
-        return filter_op.run(self.context, frontier, self._pool.output_for(frontier, frontier.kind),
-                             *self._operands(functor), mode)
+        out = self._pool.output_for(frontier, frontier.kind)
+        return filter_op.run(self.context, frontier, out, *self._operands(functor), mode)
 
     def filter_until_empty(self, frontier, functor, *, mode=None):
         """Filter repeatedly, each output feeding the next, until nothing is kept (a
@@ -294,8 +290,7 @@ class Enactor:
         self.context.mark(self.context.visited, frontier, clear=clear)
 
     def _start_visited(self, frontier):
-        # a pull on an enactor built for push: only before anything beyond the first
-        # frontier was visited (later, what earlier push levels reached is unknown)
+        # a pull on a push-built enactor: only while the first frontier is all that was visited
         if self.iteration != 0 or self.stats.edges_visited or self.context.record["edges"]:
             raise ValueError("advance(direction='pull') needs the visited set, which this enactor "
                              "does not keep (built with direction='push'); build it with "

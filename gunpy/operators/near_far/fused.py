@@ -307,15 +307,14 @@ def _cuda_fused_kernel(hooks, weighted, block):
         counters = cuda.shared.array(4, np.int64)
         red = cuda.shared.array(block, np.float64)
         tid = cuda.threadIdx.x
-        st = state[0]
-        level = st["level"]
-        epoch = st["epoch"] + 1
-        rnd = st["round"] + 1
+        level = state[0]["level"]
+        epoch = state[0]["epoch"] + 1
+        rnd = state[0]["round"] + 1
         # 1. the input joins worklist a (once a vertex)
         if tid == 0:
             counters[0] = 0
             counters[1] = 0
-            counters[2] = st["far_size"]
+            counters[2] = state[0]["far_size"]
             counters[3] = 0
         cuda.syncthreads()
         for i in range(tid, in_length[0], cuda.blockDim.x):
@@ -325,8 +324,9 @@ def _cuda_fused_kernel(hooks, weighted, block):
         cuda.syncthreads()
         if counters[1] >= limit:
             if tid == 0:
-                st["near_size"] = -1  # too fat to start fused (the rounds stamped are never reused)
-                st["round"] = rnd
+                # too fat to start fused (the rounds stamped are never reused)
+                state[0]["near_size"] = -1
+                state[0]["round"] = rnd
             return
         cur_is_a = True
         far_is_a = True
@@ -398,7 +398,7 @@ def _cuda_fused_kernel(hooks, weighted, block):
                 total += red[t]
             near_len[0] = cnt
             near_len[1] = qedges
-            write_state(st, level, fn, refills, np.int64(total), expanded, cnt, epoch, rnd,
+            write_state(state[0], level, fn, refills, np.int64(total), expanded, cnt, epoch, rnd,
                         0 if far_is_a else 1, qedges)
 
     return kernel(fused, launch_bounds=block)  # one block: at most `block` threads
@@ -416,6 +416,7 @@ def cuda_fused(queue, frontier, out, hooks, data, weighted, limit):
         backend.empty(nv, ctx.index_dtype), backend.empty(nv, ctx.index_dtype),
         backend.zeros(nv, np.int64), backend.zeros(nv, np.int64), backend.empty(1, STATE),
         np.zeros(1, STATE)))
+    words = state.view(np.int64)  # the record read back as one head of 8-byte words
     far = queue.far
     other = queue.other_pile()
     far_n = far.size
@@ -432,7 +433,7 @@ def cuda_fused(queue, frontier, out, hooks, data, weighted, limit):
                 other.queue, far.length, other.length, qstamp, stamp, out.queue, out.length,
                 state, np.int64(limit), np.int64(CUDA_FAR_LIMIT), dg.row_offsets,
                 dg.column_indices, dg.values, data, blocks=1, block_size=block)
-    host[:] = backend.to_host(state)  # the one sync
+    host[:] = backend.read_head(words, words.shape[0]).view(STATE)  # the one sync
     if h["near_size"] < 0:
         return None
     queue.fused(h)
