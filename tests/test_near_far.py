@@ -115,3 +115,63 @@ def test_fused_and_unfused_work_reach_the_stats_by_one_path(primitive, backend):
         assert {it["strategy"] for it in fused_run.stats.per_iteration} == {"fused"}
         assert [it["frontier"] for it in fused_run.stats.per_iteration] == \
             [it["frontier"] for it in plain.stats.per_iteration]
+
+
+class _EvenBFS(gunpy.Functor):
+    """BFS whose filter keeps only even vertices (and counts them): the fused levels'
+    predicated-filter path."""
+
+    @staticmethod
+    def cond_edge(src, dst, edge, weight, data):
+        return gunpy.atomics.cas(data.depth, dst, gunpy.INVALID, data.depth[src] + 1) == \
+            gunpy.INVALID
+
+    @staticmethod
+    def cond_vertex(v, data):
+        return v % 2 == 0
+
+    @staticmethod
+    def apply_vertex(v, data):
+        data.kept[v] = 1
+
+
+class _EvenProblem(gunpy.Problem):
+    from collections import namedtuple
+    Data = namedtuple("EvenData", "depth kept")
+
+    def init(self):
+        self.depth = self.vertex_array(np.int32)
+        self.kept = self.vertex_array(np.int32)
+
+    def reset(self, source):
+        self.backend.fill(self.depth, gunpy.INVALID)
+        self.backend.fill(self.kept, 0)
+        self.backend.write(self.depth, source, 0)
+        self.source = source
+
+
+class _EvenEnactor(gunpy.Enactor):
+    fuse = True
+
+    def prepare_frontier(self, frontier):
+        frontier.push(self.problem.source)
+
+    def loop(self, frontier):
+        return self.advance_filter(frontier, _EvenBFS, fuse=self.fuse)
+
+
+@pytest.mark.parametrize("name", ["grid", "preferential_hubs", "random_undirected"])
+def test_fused_levels_run_the_filter_as_the_operators_do(name, backend):
+    G = GRAPHS[name]
+    out = []
+    for fuse in (True, False):
+        problem = _EvenProblem(G, backend=backend)
+        problem.reset(0)
+        enactor = _EvenEnactor(problem, direction="push")
+        enactor.fuse = fuse
+        st = enactor.enact()
+        out.append((problem.to_host(problem.depth), problem.to_host(problem.kept),
+                    [(it["frontier"], it["edges"]) for it in st.per_iteration]))
+        assert fuse == ({it["strategy"] for it in st.per_iteration} == {"fused"})
+    (d1, k1, it1), (d2, k2, it2) = out
+    assert np.array_equal(d1, d2) and np.array_equal(k1, k2) and it1 == it2
