@@ -209,6 +209,12 @@ def check_sssp(c, what, kind, G, DG, source, method):
     c.expect(same(full.distance, single.distance), f"{what}: distance != gunpy.sssp")
     c.passes(lambda: check_sssp_tree(G, source, full.distance, full.parent, reference=ref,
                                      rtol=1e-12), AssertionError, f"{what}: Graph500 check")
+    # the band (near/far's rule): whole multiples of delta, moving up; Bellman-Ford: one band
+    upper = np.array([it["upper"] for it in full.stats.per_iteration])
+    levels = upper / full.stats.extra["delta"]
+    c.expect(np.all(np.isinf(upper)) if method == "bellman_ford" else
+             np.all(np.diff(upper) >= 0) and np.allclose(levels, np.round(levels))
+             and levels.min() >= 1, f"{what}: bands {upper}")
 
 
 def check_pagerank(c, what, G, G0, full):
