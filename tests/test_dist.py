@@ -162,3 +162,24 @@ def test_the_distributed_page_example_runs(tmp_path):
     path.write_text(script)
     p = _mpirun(2, path)
     assert p.returncode == 0 and "DOC-OK" in p.stdout, (p.stdout + p.stderr)[-4000:]
+
+
+def test_dist_sssp_bands_with_the_near_far_rule():
+    """gunpy.dist's SSSP classifies and raises its band with gunpy.operators.near_far.band's
+    two functions: it calls both, and its enactor compares nothing with its band bound nor
+    rounds to a multiple of delta itself."""
+    import ast
+    tree = ast.parse(open(os.path.join(ROOT, "gunpy", "dist", "sssp.py")).read())
+    imported = {a.name for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)
+                and n.module == "gunpy.operators.near_far.band" for a in n.names}
+    called = {n.func.id if isinstance(n.func, ast.Name) else n.func.attr
+              for n in ast.walk(tree) if isinstance(n, ast.Call)
+              and isinstance(n.func, (ast.Name, ast.Attribute))}
+    assert {"band", "raise_level"} <= imported & called, (imported, called)
+    assert not {"floor", "ceil"} & called
+    (enactor,) = [n for n in tree.body if isinstance(n, ast.ClassDef)
+                  and n.name == "DistSSSPEnactor"]
+    for node in ast.walk(enactor):
+        if isinstance(node, ast.Compare):
+            names = {getattr(n, "id", getattr(n, "attr", None)) for n in ast.walk(node)}
+            assert not {"upper", "level", "delta"} & names, ast.unparse(node)
