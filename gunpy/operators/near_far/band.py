@@ -30,9 +30,18 @@ def band(p, level, floor):
 
 
 def raise_level(level, lowest):
-    """The level after the near slice ran dry: just above ``lowest`` (the far pile's
-    smallest finite priority), never below ``level``."""
-    return max(level, math.floor(lowest) + 1.0)
+    """The level after the near slice ran dry: the next whole number above ``lowest``
+    (the far pile's smallest finite priority), never below ``level``.
+
+    Always above ``lowest``, so the split that follows takes at least one item:
+    from 2**52 up every float is whole (and ``floor`` would overflow compiled
+    code's integers above 2**63), so the level moves one step of the float's
+    precision instead; an SSSP with a ``delta`` far below its distances would
+    otherwise never finish.
+    """
+    if abs(lowest) < 4503599627370496.0:  # 2**52
+        return max(level, math.floor(lowest) + 1.0)
+    return max(level, lowest + abs(lowest) * 2.220446049250313e-16)
 
 
 def _compile():
