@@ -76,6 +76,7 @@ SECTIONS = [
     ("Distributed (gunpy.dist, over MPI)", [
         dist.DistGraph, dist.DistGraph.from_graph, dist.DistGraph.from_edges,
         dist.DistGraph.rmat, dist.bfs, dist.cc, dist.sssp, dist.pagerank, dist.check_bfs_tree,
+        dist.DistEnactor,
         dist_comm.select_device, dist_comm.share_cores]),
     ("Atomics", [atomics.cas, atomics.min, atomics.max, atomics.add, atomics.or_,
                  atomics.and_, atomics.exch]),
