@@ -922,26 +922,26 @@ def test_options_context_manager(backend):
                              ncols=3, backend=backend)
     u = blas.Vector.from_coo([0], [0.0], size=3, backend=backend)
     expect = blas.semiring.min_plus(u @ A).new().to_coo()
-    before = blas.core._current()
+    before = blas.descriptor.current()
     with blas.options(direction="pull", early_exit=False) as d:
         assert d.direction == "pull" and d.early_exit is False
         got = blas.semiring.min_plus(u @ A).new().to_coo()
         with blas.options(direction="push") as d2:
             assert d2.direction == "push" and d2.early_exit is False
-        assert blas.core._current().direction == "pull"
-    assert blas.core._current() == before
+        assert blas.descriptor.current().direction == "pull"
+    assert blas.descriptor.current() == before
     assert all(np.array_equal(a, b) for a, b in zip(expect, got))
     with pytest.raises(TypeError):
         with blas.options(directoin="pull"):
             pass
-    assert blas.core._current() == before
+    assert blas.descriptor.current() == before
     with pytest.raises(ValueError):
         with blas.options(direction="sideways"):
             pass
     with pytest.raises(RuntimeError):
         with blas.options(direction="push"):
             raise RuntimeError("boom")
-    assert blas.core._current() == before
+    assert blas.descriptor.current() == before
 
 
 # ----------------------------------------------------------------------------- elements
@@ -1165,3 +1165,59 @@ def test_no_warnings_from_graphblas_names():
         warnings.simplefilter("error")
         for name, _, _ in SEMIRINGS:
             gb_semiring(gb, name)
+
+
+# ----------------------------------------------------------------------------- the package
+SPLIT_MODULES = ["gunpy.blas.vector", "gunpy.blas.matrix", "gunpy.blas.scalar",
+                 "gunpy.blas.mask", "gunpy.blas.descriptor", "gunpy.blas.structure",
+                 "gunpy.blas.assign", "gunpy.blas.expr"]
+
+
+@pytest.mark.parametrize("name", SPLIT_MODULES)
+def test_split_module_examples(name):
+    """The docstring examples of the modules gunpy.blas is split into (test_docs runs
+    gunpy.blas.core's, which now only re-exports them)."""
+    import doctest
+    import importlib
+    result = doctest.testmod(importlib.import_module(name),
+                             optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
+    assert result.failed == 0
+
+
+def test_core_keeps_its_names():
+    from gunpy.blas import core
+    for name in core.__all__:
+        assert getattr(core, name) is not None
+    assert core.Vector is blas.Vector and core.Matrix is blas.Matrix
+    from gunpy.blas.expr import cast_into
+    assert callable(cast_into)
+
+
+def test_vector_data_is_checked_on_assignment(backend):
+    v = blas.Vector.from_coo([1, 3], [1.0, 2.0], size=5, backend=backend)
+    w = blas.Vector(float, 5, backend=backend)
+    w.data = v.data.copy()
+    v[1] = 9.0                      # a copy: w keeps its own arrays
+    assert w.to_coo()[1].tolist() == [1.0, 2.0]
+    with pytest.raises(TypeError):
+        w.data = (v.data.values, v.data.structure)
+    with pytest.raises(ValueError):
+        blas.Vector(float, 4, backend=backend).data = v.data
+    with pytest.raises(ValueError):
+        blas.Vector(int, 5, backend=backend).data = v.data
+
+
+def test_every_write_goes_through_assign(backend, monkeypatch):
+    """``w(...) << x``, ``w << x`` and ``expr.new()`` all write through one function."""
+    from gunpy.blas import assign as writer
+    calls = []
+    real = writer._write
+    monkeypatch.setattr(writer, "_write", lambda *a, **k: calls.append(1) or real(*a, **k))
+    u = blas.Vector.from_coo([0, 2], [1.0, 2.0], size=4, backend=backend)
+    w = blas.Vector(float, 4, backend=backend)
+    w << u
+    w(u.S, accum=blas.binary.plus) << u
+    u.apply(blas.unary.ainv).new()
+    w(~u.S) << 5.0
+    assert len(calls) == 4
+    assert w.to_coo()[1].tolist() == [2.0, 5.0, 4.0, 5.0]

@@ -61,11 +61,11 @@ def test_operand_reuse_reads_the_mask_not_the_input(backend):
     q = _vec([5], backend=backend)
     visited = _vec(np.arange(6), backend=backend)
     plain = blas.semiring.any_secondi(q @ A).new(mask=~visited.S, direction="pull")
-    assert q._st.has_bitmap        # the input was converted to a bitmap
+    assert q.data.structure.has_bitmap        # the input was converted to a bitmap
     q = _vec([5], backend=backend)
     reused = blas.semiring.any_secondi(q @ A).new(mask=~visited.S, direction="pull",
                                                   operand_reuse=True)
-    assert not q._st.has_bitmap    # ... and with reuse it never is
+    assert not q.data.structure.has_bitmap    # ... and with reuse it never is
     assert reused.isequal(plain) and reused.to_coo()[0].tolist() == [6]
     with pytest.raises(ValueError, match="complemented mask"):
         blas.semiring.any_pair(q @ A).new(operand_reuse=True)
@@ -87,7 +87,7 @@ def test_push_output_has_no_duplicates(backend):
     u = _vec(np.arange(1, N), backend=backend)
     t = blas.semiring.plus_pair(u @ A).new(direction="push")
     assert A.last_stats["direction"] == "push"
-    assert t.nvals == 1 and t._st.size == 1 and t[0].value == N - 1
+    assert t.nvals == 1 and t.data.structure.size == 1 and t[0].value == N - 1
 
 
 def test_auto_direction_follows_the_ratio_rule(backend):

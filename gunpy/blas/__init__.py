@@ -17,7 +17,11 @@ a masked pull ``mxv`` with early exit is gunpy's pull ``advance``, a masked
 Algorithms written this way (LAGraph's style) are in :mod:`gunpy.blas.algorithms`.
 """
 
-from gunpy.blas.core import Descriptor, Mask, Matrix, Scalar, Vector, options
+from gunpy.blas.descriptor import Descriptor, options
+from gunpy.blas.mask import Mask
+from gunpy.blas.matrix import Matrix
+from gunpy.blas.scalar import Scalar
+from gunpy.blas.vector import Vector
 from gunpy.blas.ops import (DTYPES, BinaryOp, Monoid, SelectOp, Semiring, UnaryOp, binary,
                             monoid, select, semiring, unary)
 

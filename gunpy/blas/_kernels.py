@@ -17,8 +17,7 @@ from gunpy.functor import Functor
 
 __all__ = ["jit", "caster", "product_functor", "harvest_functor", "assign_functor",
            "scatter_functor", "value_bits_functor", "ewise_add_functor", "ewise_mult_functor",
-           "apply_functor", "select_functor", "dense_functor", "mxm_functor",
-           "restrict_functor"]
+           "apply_functor", "select_functor", "dense_functor", "mxm_functor"]
 
 _JIT = {}
 _FUNCTORS = {}
@@ -64,6 +63,11 @@ def caster(backend, dtype):
     if fn is None:
         fn = _CASTS[dt] = _cast_source(dt)
     return jit(backend, fn)
+
+
+def _typed(backend, fn, in_dt, out_dt):
+    """``(f, cin, cout)``: ``fn`` compiled, and the casts to its operand and result types."""
+    return jit(backend, fn), caster(backend, in_dt), caster(backend, out_dt)
 
 
 def _bit(words, v):
@@ -112,7 +116,7 @@ ProductData = collections.namedtuple("ProductData", "x out seen terminal")
 
 def product_functor(backend, mul_fn, position, matrix_first, in_dt, out_dt, combine_kind,
                     monoid_fn, pull, terminal_mode, reads_x, reads_a, transposed):
-    """The functor of one vxm / mxv step (see :func:`gunpy.blas.expr._product`).
+    """The functor of one vxm / mxv step (see :func:`gunpy.blas.expr.product`).
 
     Push (``pull=False``): each edge ``src -> dst`` of the pushed graph computes
     its product and folds it into ``out[dst]``; the first edge to reach ``dst``
@@ -129,9 +133,7 @@ def product_functor(backend, mul_fn, position, matrix_first, in_dt, out_dt, comb
 
     def build():
         bit, set_bit = _helpers(backend)
-        mul = jit(backend, mul_fn)
-        cin = caster(backend, in_dt)
-        cout = caster(backend, out_dt)
+        mul, cin, cout = _typed(backend, mul_fn, in_dt, out_dt)
         combine = _combiner(backend, combine_kind, monoid_fn)
         is_any = combine_kind == "any"
         positional = position is not None
@@ -213,9 +215,7 @@ def assign_functor(backend, accum_fn, in_dt, out_dt, replace):
     def build():
         bit, set_bit = _helpers(backend)
         has_accum = accum_fn is not None
-        acc = jit(backend, accum_fn if has_accum else _first)
-        cin = caster(backend, in_dt)
-        cout = caster(backend, out_dt)
+        acc, cin, cout = _typed(backend, accum_fn if has_accum else _first, in_dt, out_dt)
 
         class Assign(Functor):
             @staticmethod
@@ -250,13 +250,22 @@ ScatterData = collections.namedtuple("ScatterData", "src scalar dst bits")
 
 
 def scatter_functor(backend, out_dt, from_scalar, dense=False):
-    """``w<m.S> = t`` (or a scalar) at the mask's entries (values only; the caller ORs
-    the structure in word by word). ``dense``: run over every index, testing m's bits."""
+    """``dst[v] = src[v]`` (or the scalar), converted to ``out_dt``.
+
+    Run by ``compute`` over a mask's entries, it is ``w<m.S> = t`` (values only; the
+    caller ORs the structure in word by word; ``dense``: over every index, testing m's
+    ``bits``). Run by ``filter`` over t's entries, it keeps those whose bit is set in
+    ``bits`` (``w`` becomes the entries of ``t`` a mask allows).
+    """
     def build():
         bit, _ = _helpers(backend)
         cout = caster(backend, out_dt)
 
         class Scatter(Functor):
+            @staticmethod
+            def cond_vertex(v, data):
+                return bit(data.bits, v) != 0
+
             @staticmethod
             def apply_vertex(v, data):
                 if dense:
@@ -297,9 +306,7 @@ def ewise_add_functor(backend, op_fn, in_dt, out_dt):
     """Union: both present -> ``op(a, b)``, one present -> that value."""
     def build():
         bit, set_bit = _helpers(backend)
-        op = jit(backend, op_fn)
-        cin = caster(backend, in_dt)
-        cout = caster(backend, out_dt)
+        op, cin, cout = _typed(backend, op_fn, in_dt, out_dt)
 
         class EwiseAdd(Functor):
             @staticmethod
@@ -325,9 +332,7 @@ def ewise_mult_functor(backend, op_fn, in_dt, out_dt, swapped):
     """Intersection, run as a filter over the sparser operand's entries."""
     def build():
         bit, _ = _helpers(backend)
-        op = jit(backend, op_fn)
-        cin = caster(backend, in_dt)
-        cout = caster(backend, out_dt)
+        op, cin, cout = _typed(backend, op_fn, in_dt, out_dt)
 
         class EwiseMult(Functor):
             @staticmethod
@@ -352,9 +357,7 @@ ApplyData = collections.namedtuple("ApplyData", "x scalar out")
 def apply_functor(backend, fn, in_dt, out_dt, bind):
     """``out[v] = f(x[v])`` (``bind``: "left" ``f(s, x)``, "right" ``f(x, s)``, or None)."""
     def build():
-        f = jit(backend, fn)
-        cin = caster(backend, in_dt)
-        cout = caster(backend, out_dt)
+        f, cin, cout = _typed(backend, fn, in_dt, out_dt)
         left, right = bind == "left", bind == "right"
 
         class Apply(Functor):
@@ -394,28 +397,6 @@ def select_functor(backend, fn):
     return _cached(("select", backend, fn), build)
 
 
-RestrictData = collections.namedtuple("RestrictData", "x allow out")
-
-
-def restrict_functor(backend, in_dt, out_dt):
-    """Keep the entries whose bit is set in ``allow`` (a filter), converting their values."""
-    def build():
-        bit, _ = _helpers(backend)
-        cout = caster(backend, out_dt)
-
-        class Restrict(Functor):
-            @staticmethod
-            def cond_vertex(v, data):
-                return bit(data.allow, v) != 0
-
-            @staticmethod
-            def apply_vertex(v, data):
-                data.out[v] = cout(data.x[v])
-
-        return Restrict
-    return _cached(("restrict", backend, np.dtype(in_dt).str, np.dtype(out_dt).str), build)
-
-
 DenseData = collections.namedtuple("DenseData", "x bits fill out")
 
 
@@ -446,10 +427,8 @@ def mxm_functor(backend, mul_fn, position, monoid_fn, in_dt, out_dt, a_weighted,
            np.dtype(out_dt).str, a_weighted, b_weighted)
 
     def build():
-        mul = jit(backend, mul_fn)
+        mul, cin, cout = _typed(backend, mul_fn, in_dt, out_dt)
         plus = jit(backend, monoid_fn)
-        cin = caster(backend, in_dt)
-        cout = caster(backend, out_dt)
         positional = position is not None
         side, ij, off = position if positional else ("", "", 0)
         # C(i, j) = A(i, k) * B(k, j): firsti = i, firstj = secondi = k, secondj = j

@@ -23,31 +23,35 @@ reduce                    ``compute`` + ``reduce``
 import numpy as np
 
 from gunpy.blas import _kernels as K
-from gunpy.blas.core import (Descriptor, Matrix, Mask, Scalar, Updater, Vector, _descriptor,
-                             _space)
-from gunpy.blas.ops import (DTYPES, BinaryOp, Monoid, Semiring, SelectOp, UnaryOp,
-                            SELECT_ALIASES, as_binary, binary, lookup_dtype, select, semiring)
-from gunpy.functor import Functor
-from gunpy.operators import advance, bitmap, compute, intersect
+from gunpy.blas.descriptor import resolve
+from gunpy.blas.matrix import mxm
+from gunpy.blas.ops import (BinaryOp, Monoid, Semiring, SelectOp, UnaryOp, SELECT_ALIASES,
+                            as_binary, binary, lookup_dtype, select, semiring)
+from gunpy.blas.scalar import Scalar
+from gunpy.blas.vector import Vector, full_vector
+from gunpy.operators import advance, bitmap, compute
 from gunpy.operators import filter as keep
 
 __all__ = ["VectorExpr", "MatMulExpr", "EwiseExpr", "ApplyExpr", "SelectExpr", "ReduceExpr",
-           "RowReduceExpr", "cast_into"]
+           "RowReduceExpr", "product", "cast_into"]
 
 
 class VectorExpr:
     """An expression whose value is a Vector (``size``, ``dtype``, ``backend``)."""
 
+    #: :meth:`evaluate` leaves out every index the mask blocks (products skip them)
+    honours_mask = False
+
     def new(self, dtype=None, *, mask=None, name=None, **opts):
         """Compute the expression into a new Vector (only where ``mask`` allows)."""
         out = Vector(self.dtype if dtype is None else dtype, self.size, backend=self.backend,
                      name=name)
-        Updater(out, mask, None, False, opts) << self
+        out(mask, **opts) << self
         return out
 
-    def _compute(self, mask, desc, backend):
-        """``(t, masked)``: the result as a fresh Vector; ``masked`` when ``t`` already
-        leaves out every index ``mask`` blocks."""
+    def evaluate(self, mask, desc):
+        """The result as a fresh :class:`~gunpy.blas.structure.VectorData` of ``dtype``
+        (``mask``: a hint; :func:`gunpy.blas.assign.assign` applies it)."""
         raise NotImplementedError
 
 
@@ -62,6 +66,8 @@ def _check_pair(a, b):
 class MatMulExpr(VectorExpr):
     """``u @ A`` (vxm), ``A @ u`` (mxv) or ``A @ B`` (mxm); a semiring binds it
     (unbound, it means ``plus_times``)."""
+
+    honours_mask = True
 
     def __init__(self, left, right, kind, sr=None, opts=None):
         self.left, self.right, self.kind = left, right, kind
@@ -91,22 +97,20 @@ class MatMulExpr(VectorExpr):
     @property
     def dtype(self):
         b = self._sr.binop
-        if self.kind == "vxm":
-            return b.output_dtype(self.left.dtype, self.right.dtype)
         if self.kind == "mxv":
             return b.output_dtype(self.right.dtype, self.left.dtype)
         return b.output_dtype(self.left.dtype, self.right.dtype)
 
     def new(self, dtype=None, *, mask=None, name=None, **opts):
         if self.kind == "mxm":
-            return _mxm(self.left, self.right, self._sr, mask, dtype)
+            return mxm(self.left, self.right, self._sr, mask, dtype)
         return super().new(dtype, mask=mask, name=name, **{**self.opts, **opts})
 
-    def _compute(self, mask, desc, backend):
+    def evaluate(self, mask, desc):
         if self.kind == "mxm":
             raise TypeError("A @ B is a Matrix: use .new(mask=M.S)")
         if self.opts:
-            desc = _descriptor(self.opts, desc)
+            desc = resolve(self.opts, desc)
         return product(self.left, self.right, self._sr, self.kind == "mxv", mask, desc)
 
 
@@ -122,156 +126,115 @@ def _combine_kind(monoid, dtype):
     return kind
 
 
-def _workspace(space, dtype, ident):
-    """A value array that holds ``ident`` everywhere outside a running operation."""
-    key = (np.dtype(dtype).str, np.asarray(ident).tobytes())
-    ws = space.blas_workspaces.get(key)
-    if ws is None:
-        ws = space.blas_workspaces[key] = space.backend.full(max(space.num_vertices, 1), ident,
-                                                             dtype)
-    return ws
+class _Step:
+    """What one product needs, worked out once: types, direction, the graph it walks."""
+
+    def __init__(self, u, A, sr, transposed, mask, desc):
+        binop, mon = sr.binop, sr.monoid
+        x_dt, a_dt = u.dtype, A.dtype
+        if transposed:   # A(i, k) * u(k): the matrix value is the first operand
+            self.in_dt, self.out_dt = binop.input_dtype(a_dt, x_dt), binop.output_dtype(a_dt, x_dt)
+            self.reads_x, reads_a = binop.reads_second, binop.reads_first
+        else:            # u(k) * A(k, j)
+            self.in_dt, self.out_dt = binop.input_dtype(x_dt, a_dt), binop.output_dtype(x_dt, a_dt)
+            self.reads_x, reads_a = binop.reads_first, binop.reads_second
+        structure_only = desc.structure_only is True or not reads_a
+        self.reads_a = reads_a and not structure_only
+        M = A.T if transposed else A   # the matrix whose out-edges carry the products
+        self.graph = M.operand(structure_only)
+        self.context = M.context(self.graph)
+        self.combine = _combine_kind(mon, self.out_dt)
+        self.is_any = self.combine == "any"
+        self.ident, self.terminal = mon.identity(self.out_dt), mon.terminal(self.out_dt)
+        self.position = binop.position if binop.kind == "positional" else None
+        self.sr, self.transposed, self.mask, self.desc = sr, transposed, mask, desc
+
+    def functor(self, backend, pull, mode):
+        sr = self.sr
+        return K.product_functor(backend, sr.binop.func, self.position, self.transposed,
+                                 self.in_dt, self.out_dt, self.combine, sr.monoid.binop.func,
+                                 pull, mode, self.reads_x, self.reads_a, self.transposed)
 
 
 def product(u, A, sr, transposed, mask, desc):
-    """``sr(u @ A)`` (``transposed``: ``sr(A @ u)``) where ``mask`` allows; returns
-    ``(t, True)``. See the module docstring for the mapping to advance."""
+    """``sr(u @ A)`` (``transposed``: ``sr(A @ u)``) as a VectorData holding no index
+    ``mask`` blocks. See the module docstring for the mapping to advance."""
+    ud = u.data
     try:
-        return _product(u, A, sr, transposed, mask, desc)
+        return _product(ud, A, _Step(u, A, sr, transposed, mask, desc))
     except BaseException:
         # a product cut short leaves partial folds in the workspace: start a clean one
-        u._ctx.blas_workspaces.clear()
+        ud.space.drop_workspaces()
         raise
 
 
-def _product(u, A, sr, transposed, mask, desc):
-
+def _product(ud, A, step):
     n = A.nrows
-    backend = u.backend
-    binop, mon = sr.binop, sr.monoid
-    x_dt, a_dt = u.dtype, A.dtype
-    if transposed:   # A(i, k) * u(k): the matrix value is the first operand
-        in_dt, out_dt = binop.input_dtype(a_dt, x_dt), binop.output_dtype(a_dt, x_dt)
-        reads_x, reads_a = binop.reads_second, binop.reads_first
-    else:            # u(k) * A(k, j)
-        in_dt, out_dt = binop.input_dtype(x_dt, a_dt), binop.output_dtype(x_dt, a_dt)
-        reads_x, reads_a = binop.reads_first, binop.reads_second
-    structure_only = desc.structure_only is True or not reads_a
-    reads_a = reads_a and not structure_only
-    M = A.T if transposed else A   # the matrix whose out-edges carry the products
-    G = M._graph(structure_only)
-    ctx = M._context(G)
-    ctx.record = A.last_stats = {"edges": 0, "structure_only": G.values is None}
-    space = u._ctx
-    t = Vector(out_dt, n, backend=backend)
-    if u.nvals == 0 or n == 0:
-        return t, True
-    combine = _combine_kind(mon, out_dt)
+    desc, mask = step.desc, step.mask
+    step.context.record = A.last_stats = {"edges": 0,
+                                          "structure_only": step.graph.values is None}
+    t = ud.space.empty(step.out_dt)
+    if ud.nvals == 0 or n == 0:
+        return t
     direction = desc.direction
     if direction == "auto":
-        direction = "pull" if u.nvals > desc.ratio * n else "push"
-    if combine is None:
+        direction = "pull" if ud.nvals > desc.ratio * n else "push"
+    if step.combine is None:
         direction = "pull"   # no atomic for this monoid: one writer per row
     if desc.operand_reuse and (mask is None or not mask.complement):
         raise ValueError("operand_reuse needs a complemented mask (~v.S): the mask stands "
                          "in for the input")
-    ident = mon.identity(out_dt)
-    terminal = mon.terminal(out_dt)
-    is_any = combine == "any"
-    out = t._vals if is_any else _workspace(space, out_dt, ident)
-    position = binop.position if binop.kind == "positional" else None
-    if direction == "push":
-        # ``seen``: the rows reached so far (an atomic test-and-set picks the edge that
-        # emits each row). For ``any`` the first product is the answer, so seen rows are
-        # skipped like the masked ones: one bitmap, starting as the mask, serves both.
-        if is_any:
-            seen = mask.block(space, writable=True) if mask is not None else \
-                backend.zeros(bitmap.num_words(n), np.uint32)
-            skip = seen
-        else:
-            seen = backend.zeros(bitmap.num_words(n), np.uint32)
-            skip = mask.block(space, writable=False) if mask is not None else None
-        F = K.product_functor(backend, binop.func, position, transposed, in_dt, out_dt,
-                              combine, mon.binop.func, False, "none", reads_x, reads_a,
-                              transposed)
-        data = K.ProductData(u._vals, out, seen, ident)
-        t._st = advance(G, u._queue(), F, data, mask=skip, skip_masked=True,
-                        update_mask=False, load_balance=desc.load_balance, context=ctx)
-    else:
-        block = mask.block(space, writable=False) if mask is not None else \
+    out = t.values if step.is_any else ud.space.workspace(step.out_dt, step.ident)
+    t = (_push if direction == "push" else _pull)(ud, t, out, step)
+    if not step.is_any and t.nvals:
+        sp = ud.space
+        compute(sp.context.graph, t.queue(), K.harvest_functor(sp.backend),
+                K.HarvestData(t.values, out, step.ident), context=sp.context)
+    return t
+
+
+def _push(ud, t, out, step):
+    """``advance`` over u's entries; the first edge to reach a row emits it."""
+    backend, mask, n = ud.backend, step.mask, ud.size
+    # ``seen``: the rows reached so far (an atomic test-and-set picks the edge that
+    # emits each row). For ``any`` the first product is the answer, so seen rows are
+    # skipped like the masked ones: one bitmap, starting as the mask, serves both.
+    if step.is_any:
+        seen = mask.block(writable=True) if mask is not None else \
             backend.zeros(bitmap.num_words(n), np.uint32)
-        if is_any:
-            mode = "any"
-        elif desc.early_exit and terminal is not None:
-            mode = "value"
-        else:
-            mode = "none"
-        seen = backend.zeros(bitmap.num_words(n) if mode == "value" else 1, np.uint32)
-        F = K.product_functor(backend, binop.func, position, transposed, in_dt, out_dt,
-                              combine, mon.binop.func, True, mode, reads_x, reads_a,
-                              transposed)
-        data = K.ProductData(u._vals, out, seen, ident if terminal is None else terminal)
-        found = advance(G, u._st, F, data, mask=block, skip_masked=True, update_mask=False,
-                        direction="pull",
-                        pull_input="visited" if desc.operand_reuse else "frontier",
-                        pull_mapping="thread" if combine is None else desc.pull_mapping,
-                        early_exit=desc.early_exit and mode != "none", context=ctx)
-        if mode == "value":
-            t._set_bitmap(seen)
-        else:
-            t._st = found
-    if not is_any and t.nvals:
-        compute(space.graph, t._queue(), K.harvest_functor(backend),
-                K.HarvestData(t._vals, out, ident), context=space)
-    return t, True
+        skip = seen
+    else:
+        seen = backend.zeros(bitmap.num_words(n), np.uint32)
+        skip = mask.block(writable=False) if mask is not None else None
+    F = step.functor(backend, False, "none")
+    data = K.ProductData(ud.values, out, seen, step.ident)
+    return t.with_structure(advance(step.graph, ud.queue(), F, data, mask=skip,
+                                    skip_masked=True, update_mask=False,
+                                    load_balance=step.desc.load_balance,
+                                    context=step.context))
 
 
-def _mxm(A, B, sr, mask, dtype):
-    """``C<M> = A sr B`` by sorted-list intersection over the mask's entries."""
-
-    if mask is None or not isinstance(mask, Mask) or not isinstance(mask.parent, Matrix):
-        raise NotImplementedError("gunpy.blas computes A @ B only under a matrix mask "
-                                  "(.new(mask=M.S)): GraphBLAST's masked SpGEMM")
-    if mask.complement:
-        raise NotImplementedError("a complemented mask for A @ B is not implemented")
-    M = mask.parent if mask.structure else mask.parent.select("!=", 0)
-    if not (A.nrows == B.nrows == M.nrows):
-        raise ValueError("A, B and the mask must have the same shape")
-    if not (A.backend is B.backend is M.backend):
-        raise ValueError("A, B and the mask live on different backends")
-    binop, mon = sr.binop, sr.monoid
-    if mon.binop.kind == "positional":
-        raise ValueError("a positional op cannot be a monoid")
-    in_dt = binop.input_dtype(A.dtype, B.dtype)
-    out_dt = binop.output_dtype(A.dtype, B.dtype)
-    backend = M.backend
-    left = A._graph(not binop.reads_first)
-    right = B.T._graph(not binop.reads_second)
-    a_w, b_w = left.values is not None, right.values is not None
-    m = M.nvals
-    ctx = M._context(M._G)
-    res_dt = lookup_dtype(dtype) if dtype is not None else out_dt
-    if m and mon.binop is binary.plus and binop in (binary.pair, binary.oneb):
-        # plus.pair counts the common neighbours: the operator's per-edge counts, with no
-        # per-match work at all
-        counts = backend.zeros(m, np.int64)
-        intersect(M._G, _Count, None, left=left, right=right, counts=counts, context=ctx)
-        vals = backend.to_host(counts)[:m]
-        keep = vals > 0
-        return M._filtered(keep, vals[keep].astype(res_dt), res_dt)
-    out = backend.empty(max(m, 1), out_dt)
-    hit = backend.zeros(max(m, 1), np.uint8)
-    if m:
-        position = binop.position if binop.kind == "positional" else None
-        F = K.mxm_functor(backend, binop.func, position, mon.binop.func, in_dt, out_dt, a_w, b_w)
-        data = K.MxmData(backend.graph(left).values, backend.graph(right).values, out, hit)
-        intersect(M._G, F, data, left=left, right=right, context=ctx)
-    keep = backend.to_host(hit)[:m].astype(bool)
-    vals = backend.to_host(out)[:m][keep]
-    return M._filtered(keep, vals.astype(res_dt), res_dt)
-
-
-class _Count(Functor):
-    """No per-match work: intersect's per-edge counts are the product."""
+def _pull(ud, t, out, step):
+    """Pull ``advance``: each row outside the mask scans its in-edges from u."""
+    backend, mask, n, desc = ud.backend, step.mask, ud.size, step.desc
+    block = mask.block(writable=False) if mask is not None else \
+        backend.zeros(bitmap.num_words(n), np.uint32)
+    if step.is_any:
+        mode = "any"
+    elif desc.early_exit and step.terminal is not None:
+        mode = "value"
+    else:
+        mode = "none"
+    seen = backend.zeros(bitmap.num_words(n) if mode == "value" else 1, np.uint32)
+    F = step.functor(backend, True, mode)
+    data = K.ProductData(ud.values, out, seen,
+                         step.ident if step.terminal is None else step.terminal)
+    found = advance(step.graph, ud.structure, F, data, mask=block, skip_masked=True,
+                    update_mask=False, direction="pull",
+                    pull_input="visited" if desc.operand_reuse else "frontier",
+                    pull_mapping="thread" if step.combine is None else desc.pull_mapping,
+                    early_exit=desc.early_exit and mode != "none", context=step.context)
+    return t.with_bitmap(seen) if mode == "value" else t.with_structure(found)
 
 
 # --------------------------------------------------------------------------- element-wise
@@ -289,28 +252,28 @@ class EwiseExpr(VectorExpr):
         self.size, self.backend = a.size, a.backend
         self.dtype = self.op.output_dtype(a.dtype, b.dtype)
 
-    def _compute(self, mask, desc, backend):
-        a, b, op = self.a, self.b, self.op
-        space = a._ctx
+    def evaluate(self, mask, desc):
+        a, b, op = self.a.data, self.b.data, self.op
+        sp = a.space
         in_dt = op.input_dtype(a.dtype, b.dtype)
-        t = Vector(self.dtype, self.size, backend=self.backend)
+        t = sp.empty(self.dtype)
         if self.union:
             if a.nvals + b.nvals == 0:
-                return t, False
+                return t
             words = self.backend.zeros(bitmap.num_words(self.size), np.uint32)
             F = K.ewise_add_functor(self.backend, op.func, in_dt, self.dtype)
-            compute(space.graph, None, F, K.EwiseData(a._vals, a._bits(), b._vals, b._bits(),
-                                                      t._vals, words), context=space)
-            t._set_bitmap(words)
-            return t, False
+            compute(sp.context.graph, None, F,
+                    K.EwiseData(a.values, a.bits(), b.values, b.bits(), t.values, words),
+                    context=sp.context)
+            return t.with_bitmap(words)
         small, big = (a, b) if a.nvals <= b.nvals else (b, a)
         if small.nvals == 0:
-            return t, False
+            return t
         F = K.ewise_mult_functor(self.backend, op.func, in_dt, self.dtype, small is b)
-        data = K.EwiseData(small._vals, small._bits(), big._vals, big._bits(), t._vals,
-                           small._bits())
-        t._st = keep(space.graph, small._queue(), F, data, context=space)
-        return t, False
+        data = K.EwiseData(small.values, small.bits(), big.values, big.bits(), t.values,
+                           small.bits())
+        return t.with_structure(keep(sp.context.graph, small.queue(), F, data,
+                                     context=sp.context))
 
 
 class ApplyExpr(VectorExpr):
@@ -342,34 +305,16 @@ class ApplyExpr(VectorExpr):
         else:
             raise TypeError(f"apply takes a UnaryOp or a BinaryOp, got {op!r}")
 
-    def _compute(self, mask, desc, backend):
-        from gunpy.blas.core import _copy_struct
-        u = self.u
-        t = Vector(self.dtype, self.size, backend=self.backend)
+    def evaluate(self, mask, desc):
+        u = self.u.data
+        t = u.space.empty(self.dtype)
         if u.nvals == 0:
-            return t, False
+            return t
         F = K.apply_functor(self.backend, self.op.func, self.in_dt, self.dtype, self.bind)
         scalar = self.in_dt.type(self.scalar)
-        compute(u._ctx.graph, u._queue(), F, K.ApplyData(u._vals, scalar, t._vals),
-                context=u._ctx)
-        t._st = _copy_struct(u._st, u._ctx)
-        return t, False
-
-
-def cast_into(w, t):
-    """``w`` becomes ``t`` converted to ``w.dtype`` (``t`` is consumed)."""
-    if t.nvals:
-        vals = ApplyExpr(t, _identity())
-        vals.dtype = w.dtype
-        r, _ = vals._compute(None, None, w.backend)
-        w._vals, w._st = r._vals, t._st
-    else:
-        w.clear()
-
-
-def _identity():
-    from gunpy.blas.ops import unary
-    return unary.identity
+        compute(u.context.graph, u.queue(), F, K.ApplyData(u.values, scalar, t.values),
+                context=u.context)
+        return t.with_structure(u.structure_copy())
 
 
 class SelectExpr(VectorExpr):
@@ -389,22 +334,20 @@ class SelectExpr(VectorExpr):
         self.thunk = 0 if thunk is None else (thunk.value if isinstance(thunk, Scalar) else thunk)
         self.size, self.backend, self.dtype = u.size, u.backend, u.dtype
 
-    def _compute(self, mask, desc, backend):
-        u = self.u
-        t = Vector(self.dtype, self.size, backend=self.backend)
+    def evaluate(self, mask, desc):
+        u = self.u.data
+        t = u.space.empty(self.dtype)
         if u.nvals == 0:
-            return t, False
+            return t
         thunk = np.asarray(self.thunk).item()
         F = K.select_functor(self.backend, self.op.func)
-        t._st = keep(u._ctx.graph, u._queue(), F, K.SelectData(u._vals, thunk, t._vals),
-                     context=u._ctx)
-        return t, False
+        return t.with_structure(keep(u.context.graph, u.queue(), F,
+                                     K.SelectData(u.values, thunk, t.values),
+                                     context=u.context))
 
 
 # --------------------------------------------------------------------------- reductions
 _NUMERIC_REDUCE = {"plus": "sum", "min": "min", "max": "max"}
-_HOST_REDUCE = {"plus": np.add, "times": np.multiply, "min": np.minimum, "max": np.maximum,
-                "lor": np.logical_or, "land": np.logical_and}
 
 
 class ReduceExpr:
@@ -414,24 +357,27 @@ class ReduceExpr:
         self.u, self.monoid = u, mon
 
     def new(self):
+        from gunpy.blas.coo import HOST_UFUNCS
+        from gunpy.blas.ops import monoid
         u, mon = self.u, self.monoid
         if u.nvals == 0:
             return Scalar(u.dtype)
         name = mon.name
-        builtin = name in _HOST_REDUCE and getattr(_monoids(), name, None) is mon
+        builtin = name in HOST_UFUNCS and getattr(monoid, name, None) is mon
         if builtin and name in _NUMERIC_REDUCE and u.dtype.kind != "b":
-            from gunpy.operators import compute, reduce
+            from gunpy.operators import reduce
             acc = np.dtype(np.float64 if u.dtype.kind == "f" else np.int64)
-            space = u._ctx
-            tmp = space.scratch("blas.reduce", max(u.size, 1), acc)
+            ud = u.data
+            tmp = ud.context.scratch("blas.reduce", max(u.size, 1), acc)
             F = K.dense_functor(u.backend, acc)
             fill = mon.identity(acc)
-            compute(space.graph, None, F, K.DenseData(u._vals, u._bits(), fill, tmp),
-                    context=space)
-            return Scalar(u.dtype, reduce(tmp, _NUMERIC_REDUCE[name], u.size, context=space))
+            compute(ud.context.graph, None, F, K.DenseData(ud.values, ud.bits(), fill, tmp),
+                    context=ud.context)
+            return Scalar(u.dtype, reduce(tmp, _NUMERIC_REDUCE[name], u.size,
+                                          context=ud.context))
         _, vals = u.to_coo()
         if builtin:
-            return Scalar(u.dtype, _HOST_REDUCE[name].reduce(vals))
+            return Scalar(u.dtype, HOST_UFUNCS[name].reduce(vals))
         if mon.is_any:
             return Scalar(u.dtype, vals[0])
         acc = vals[0]
@@ -444,25 +390,23 @@ class ReduceExpr:
         return self.new().value
 
 
-def _monoids():
-    from gunpy.blas.ops import monoid
-    return monoid
-
-
 class RowReduceExpr(VectorExpr):
     """``A.reduce_rowwise(monoid)``: ``A (monoid.first) 1``, a pull over each row."""
+
+    honours_mask = True
 
     def __init__(self, A, mon, *, rows):
         self.A, self.monoid, self.rows = A, mon, rows
         self.size, self.backend, self.dtype = A.nrows, A.backend, A.dtype
 
-    def _compute(self, mask, desc, backend):
-        from gunpy.blas.core import full_vector
+    def evaluate(self, mask, desc):
         A = self.A
         ones = full_vector(A.dtype, A.nrows, 1, A.backend)
         sr = Semiring(f"{self.monoid.name}_{'first' if self.rows else 'second'}", self.monoid,
                       binary.first if self.rows else binary.second)
-        return product(ones, A, sr, self.rows, mask, _descriptor({"direction": "pull"}, desc))
+        return product(ones, A, sr, self.rows, mask, resolve({"direction": "pull"}, desc))
 
 
-_unused = (Descriptor, DTYPES)
+def cast_into(w, t):
+    """``w`` becomes ``t`` converted to ``w.dtype``."""
+    w << t

@@ -347,17 +347,10 @@ def _log(x):
     return math.log(x)
 
 
-_UNARY = {
-    "identity": UnaryOp("identity", _identity),
-    "abs": UnaryOp("abs", _abs),
-    "ainv": UnaryOp("ainv", _ainv),
-    "minv": UnaryOp("minv", _minv, out="float"),
-    "lnot": UnaryOp("lnot", _lnot, out="bool"),
-    "one": UnaryOp("one", _one),
-    "sqrt": UnaryOp("sqrt", _sqrt, out="float"),
-    "exp": UnaryOp("exp", _exp, out="float"),
-    "log": UnaryOp("log", _log, out="float"),
-}
+# each unary op is named after its function; ``out``: its result type rule
+_UNARY = {f.__name__[1:]: UnaryOp(f.__name__[1:], f, out=out) for f, out in (
+    (_identity, "same"), (_abs, "same"), (_ainv, "same"), (_minv, "float"), (_lnot, "bool"),
+    (_one, "same"), (_sqrt, "float"), (_exp, "float"), (_log, "float"))}
 
 
 def _valueeq(x, i, t):

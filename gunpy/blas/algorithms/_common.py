@@ -4,7 +4,7 @@ import time
 
 import numpy as np
 
-from gunpy.blas.core import Matrix
+from gunpy.blas.matrix import Matrix
 from gunpy.graph import Graph
 from gunpy.result import Stats
 

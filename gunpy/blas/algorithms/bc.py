@@ -14,7 +14,7 @@ import numpy as np
 from gunpy.blas import binary, semiring, unary
 from gunpy.blas.algorithms._common import Timer, as_matrix, check_source
 from gunpy.blas.algorithms.bfs import bfs_sigma
-from gunpy.blas.core import Vector
+from gunpy.blas.vector import Vector
 from gunpy.primitives.bc import BCResult
 
 __all__ = ["bc"]

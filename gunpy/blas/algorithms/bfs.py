@@ -11,7 +11,7 @@ import numpy as np
 
 from gunpy.blas import semiring
 from gunpy.blas.algorithms._common import Timer, as_matrix, check_source
-from gunpy.blas.core import Vector
+from gunpy.blas.vector import Vector
 from gunpy.direction import DirectionPolicy, PushPull, check_direction
 from gunpy.primitives.bfs import BFSResult
 from gunpy.result import Result
@@ -49,7 +49,7 @@ def bfs(G, source, *, direction="auto", policy=None, backend="auto"):
     n = A.nrows
     s = check_source(source, n)
     timer = Timer(A)
-    ctx = A._context(A._graph(True))
+    ctx = A.context(A.operand(structure_only=True))
     ctx.record = {"edges": 0}
     push_pull = PushPull(policy or DirectionPolicy(), n, A.nvals)
     q = Vector(np.int64, n, backend=A.backend)      # the frontier; values: parents
@@ -60,7 +60,7 @@ def bfs(G, source, *, direction="auto", policy=None, backend="auto"):
     level = 0
     while q.nvals:
         level += 1
-        d = push_pull.decide(ctx, q._st, direction)
+        d = push_pull.decide(ctx, q.data.structure, direction)
         q(~parent.S, replace=True, direction=d, operand_reuse=d == "pull") \
             << semiring.any_secondi(q @ A)
         if q.nvals == 0:

@@ -12,7 +12,7 @@ import numpy as np
 
 from gunpy.blas import binary, semiring, unary
 from gunpy.blas.algorithms._common import Timer, as_matrix
-from gunpy.blas.core import Vector, full_vector
+from gunpy.blas.vector import Vector, full_vector
 from gunpy.primitives.pagerank import PageRankResult
 
 __all__ = ["pagerank"]

@@ -19,7 +19,7 @@ import numpy as np
 from gunpy import Functor, operators
 from gunpy.blas import binary, semiring
 from gunpy.blas.algorithms._common import Timer, as_matrix, check_source
-from gunpy.blas.core import Vector
+from gunpy.blas.vector import Vector
 from gunpy.primitives.sssp import SSSPResult
 
 __all__ = ["sssp"]

@@ -12,7 +12,7 @@ import numpy as np
 
 from gunpy.blas import semiring
 from gunpy.blas.algorithms._common import as_matrix
-from gunpy.blas.core import Matrix
+from gunpy.blas.matrix import Matrix
 
 __all__ = ["triangle_count"]
 
@@ -58,7 +58,7 @@ def _presorted_lower(A, graph):
         key = key[np.concatenate(([True], key[1:] != key[:-1]))] if key.size else key
     lr = key // max(n, 1)
     offsets = np.searchsorted(lr, np.arange(n + 1))
-    L = Matrix._from_csr(offsets, (key % max(n, 1)).astype(graph.column_indices.dtype), None,
-                         A.dtype, A.backend)
+    L = Matrix.from_csr(offsets, (key % max(n, 1)).astype(graph.column_indices.dtype), None,
+                        A.dtype, backend=A.backend, check=False)
     A.properties["tc.L"] = (graph.row_offsets, graph.column_indices, L)
     return L
