@@ -13,4 +13,5 @@ from gunpy.bench.suite import (PRIMITIVES, build_parser, main, markdown, plots, 
                                run_suite, strategy_markdown, strategy_table)
 from gunpy.bench.machine import copy_bandwidth, harmonic, machine_info  # noqa: F401
 
-__all__ = ["main", "run_suite", "build_parser", "markdown", "machine_info", "harmonic"]
+__all__ = ["main", "run_suite", "build_parser", "markdown", "machine_info", "harmonic",
+           "PRIMITIVES", "plots", "strategy_markdown", "strategy_table", "copy_bandwidth"]

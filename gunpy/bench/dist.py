@@ -36,7 +36,7 @@ from gunpy.bench.dist_report import PAPER, add_efficiency, markdown  # noqa: F40
 from gunpy.bench.machine import cores as _cores, machine_info
 from gunpy.dist.comm import Comm
 
-__all__ = ["run_rank", "weak_scaling", "add_efficiency", "markdown", "graph500_roots",
+__all__ = ["run_rank", "weak_scaling", "add_efficiency", "markdown", "PAPER", "graph500_roots",
            "threads_per_rank", "main"]
 
 

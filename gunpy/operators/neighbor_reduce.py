@@ -123,10 +123,7 @@ def execute(ctx, frontier, hooks, data, out, *, edges="in", mapping="auto", op="
     backend = ctx.backend
     incoming = edges == "in"
     dg = backend.graph(ctx.graph, csc=incoming)
-    if incoming:
-        offsets, nbrs, edge_ids = dg.in_offsets, dg.in_indices, dg.in_edge_ids
-    else:
-        offsets, nbrs, edge_ids = dg.row_offsets, dg.column_indices, dg.in_edge_ids
+    offsets = _arrays(dg, incoming)[0]
     all_vertices = frontier is None
     if all_vertices:
         queue, length, n = ctx.dummy_queue, ctx.vertex_count, ctx.num_vertices
