@@ -38,25 +38,14 @@ from numba import cuda  # a module global: the simulator swaps it for its fake m
 from gunpy.backends.cpu import functor_pair, run_thin
 from gunpy.functor import compile_functor, hooks_cache
 from gunpy.graph import Graph
-from gunpy.operators.advance.common import cpu_weight, cuda_weight
+from gunpy.operators.advance.common import cpu_weight, cuda_warp_sum, cuda_weight
 from gunpy.operators.common import problem_data
 from gunpy.operators.context import callable_module, context_for
 
 __all__ = ["intersect", "run", "check_sorted", "cuda_kernel", "cpu_kernel", "cpu_source",
            "execute", "cuda_execute", "cpu_execute"]
 
-_FULL = 0xFFFFFFFF
 _SORTED = ("intersect", "sorted")  # the key of the sortedness verdict kept with a graph
-
-
-@cuda.jit(device=True, inline="always")
-def _warp_sum(x):
-    # butterfly reduction (as pull.py's): every lane ends with the warp's total
-    off = 16
-    while off > 0:
-        x += cuda.shfl_xor_sync(_FULL, x, off)
-        off //= 2
-    return x
 
 
 def _merge(apply_intersection, jit):
@@ -116,8 +105,8 @@ def cuda_kernel(hooks, weighted, with_counts=False):
                 per_edge[e] = found
             read += walked
         # 3. one atomic per warp for the counters (every lane reaches here)
-        matches = _warp_sum(matches)
-        read = _warp_sum(read)
+        matches = cuda_warp_sum(matches)
+        read = cuda_warp_sum(read)
         if cuda.laneid == 0:
             cuda.atomic.add(counters, 0, matches)
             cuda.atomic.add(counters, 1, read)
