@@ -186,7 +186,7 @@ def test_every_block_size_links(block):
 
 @pytest.mark.ptx
 def test_a_block_too_large_for_a_kernel_is_a_clear_error(monkeypatch):
-    """Without its launch bound, the fused levels kernel (~100 registers) cannot run 1,024
+    """Without its launch bound, the fused near/far kernel (~125 registers) cannot run 1,024
     threads: the check says so instead of a launch failing."""
     from gunpy.backends import cuda as cuda_backend
     from gunpy.testing import PtxBackend
@@ -194,9 +194,9 @@ def test_a_block_too_large_for_a_kernel_is_a_clear_error(monkeypatch):
     monkeypatch.setattr(cuda_backend, "kernel", lambda f, **options: plain(f))  # no bounds
     be = PtxBackend(block_size=1024, link=True)
     be.one_block_max = 1024
-    with pytest.raises(ToolchainError, match=r"levels cannot run 1024 threads a block: it uses "
+    with pytest.raises(ToolchainError, match=r"fused cannot run 1024 threads a block: it uses "
                                              r"\d+ registers a thread, so at most \d+"):
-        gunpy.bfs(GRAPHS["grid"], 0, direction="push", backend=be)
+        gunpy.sssp(GRAPHS["grid"], 0, backend=be)
 
 
 @pytest.mark.ptx
