@@ -2,8 +2,12 @@
 
 An expression (``semiring(u @ A)``, ``u.ewise_add(v, op)``...) computes
 nothing until it is materialised with ``.new(mask=...)`` or assigned with
-``w(mask, accum, replace) << expr``. The mapping, the push-pull paper's and
-GraphBLAST's (docs/graphblas.md has the table):
+``w(mask, accum, replace) << expr``: :func:`gunpy.blas.assign.assign` calls the
+expression's ``evaluate(mask, desc)``, which returns a fresh
+:class:`~gunpy.blas.structure.VectorData`, and writes it under the mask
+(``honours_mask``: the result already leaves out what the mask blocks, as a
+product's does). The mapping, the push-pull paper's and GraphBLAST's
+(docs/graphblas.md has the table):
 
 ========================  ==============================================================
 vxm ``u @ A``, push       ``advance`` over u's entries (a queue frontier); each edge folds
@@ -13,7 +17,7 @@ vxm ``u @ A``, push       ``advance`` over u's entries (a queue frontier); each 
 mxv ``A @ u``, pull       pull ``advance``: each row outside the mask scans its in-edges
                           whose source is in u (u as a bitmap); early exit at the monoid's
                           terminal value; operand reuse tests the mask instead of u
-mxm ``A @ B`` masked      ``intersect`` over the mask's edges (sorted-list intersection)
+mxm ``A @ B`` masked      ``intersect`` over the mask's edges (:func:`gunpy.blas.matrix.mxm`)
 ewise_add / ewise_mult    ``compute`` over all indices / ``filter`` over the sparser input
 apply, select             ``compute`` / ``filter`` over the entries
 reduce                    ``compute`` + ``reduce``
