@@ -11,6 +11,7 @@ import sys
 import gunpy
 from gunpy import atomics, datasets, enactor, generators, registry
 from gunpy import backends
+from gunpy.blas import structure as blas_structure
 from gunpy.backends import base as backends_base
 from gunpy.backends import toolchain
 from gunpy.backends.cuda import CudaBackend
@@ -69,7 +70,8 @@ SECTIONS = [
                                 blas.Vector.dup, blas.Vector.clear, blas.Vector.ewise_add,
                                 blas.Vector.ewise_mult, blas.Vector.apply, blas.Vector.select,
                                 blas.Vector.reduce, blas.Scalar, blas.Mask, blas.Descriptor,
-                                blas.options, blas.Semiring, blas.Monoid, blas.BinaryOp]),
+                                blas.options, blas.Semiring, blas.Monoid, blas.BinaryOp,
+                                blas_structure.VectorData, blas.Matrix.from_csr]),
     ("GraphBLAS algorithms (gunpy.blas.algorithms)", [
         blas_algorithms.bfs, blas_algorithms.bfs_sigma, blas_algorithms.bc, blas_algorithms.sssp,
         blas_algorithms.pagerank, blas_algorithms.triangle_count]),

@@ -17,7 +17,7 @@ MODULES = ["gunpy.graph", "gunpy.io", "gunpy.generators", "gunpy.datasets", "gun
            "gunpy.operators.advance",
            "gunpy.primitives.bfs", "gunpy.primitives.sssp",
            "gunpy.primitives.bc", "gunpy.primitives.cc", "gunpy.primitives.pagerank",
-           "gunpy.blas", "gunpy.blas.ops", "gunpy.blas.core", "gunpy.blas.algorithms.bfs",
+           "gunpy.blas", "gunpy.blas.ops", "gunpy.blas.algorithms.bfs",
            "gunpy.blas.algorithms.bc", "gunpy.blas.algorithms.sssp",
            "gunpy.blas.algorithms.pagerank", "gunpy.blas.algorithms.triangle_count"]
 
