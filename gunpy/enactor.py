@@ -12,12 +12,9 @@ import time
 from gunpy.direction import DIRECTIONS, DirectionPolicy, PushPull, check_direction
 from gunpy.frontier import FrontierPool, FrontierStore
 from gunpy.functor import compile_functor
-from gunpy.operators import advance as advance_op
-from gunpy.operators import compute as compute_op
-from gunpy.operators import filter as filter_op
-from gunpy.operators import levels as levels_op
-from gunpy.operators import neighbor_reduce as neighbor_reduce_op
-from gunpy.operators import reduce as reduce_op
+from gunpy.operators import (advance as advance_op, compute as compute_op, filter as filter_op,
+                             levels as levels_op, neighbor_reduce as neighbor_reduce_op,
+                             reduce as reduce_op)
 from gunpy.operators.context import Context
 from gunpy.operators.fusion import FusionPolicy
 from gunpy.operators.near_far import NearFarQueue
@@ -138,12 +135,14 @@ class Enactor:
 
     def _log(self, record, before):
         # every iteration's way to the stats, a fused call's later ones ("then") included
-        counts = self.backend.counts()
-        for rec in [record] + record.pop("then", []):
-            rec.update(iteration=self.iteration, ms=rec.get("ms", 0.0))
-            if before is not None:
-                rec.update(zip(("launches", "syncs", "uploads"),
-                               (a - b for a, b in zip(counts, before))))
+        more = record.pop("then", None)
+        counts = self.backend.counts() if before is not None else None
+        for rec in (record,) if more is None else [record] + more:
+            rec["iteration"] = self.iteration
+            rec.setdefault("ms", 0.0)
+            if counts is not None:
+                rec["launches"], rec["syncs"], rec["uploads"] = (
+                    counts[0] - before[0], counts[1] - before[1], counts[2] - before[2])
                 before = counts  # the next records: none of their own
             self.stats.per_iteration.append(rec)
             self.stats.edges_visited += rec["edges"]

@@ -123,7 +123,7 @@ def execute(ctx, frontier, hooks, data, out, *, edges="in", mapping="auto", op="
     backend = ctx.backend
     incoming = edges == "in"
     dg = backend.graph(ctx.graph, csc=incoming)
-    offsets = _arrays(dg, incoming)[0]
+    offsets = dg.in_offsets if incoming else dg.row_offsets
     all_vertices = frontier is None
     if all_vertices:
         queue, length, n = ctx.dummy_queue, ctx.vertex_count, ctx.num_vertices

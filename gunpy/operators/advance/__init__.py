@@ -88,7 +88,6 @@ def register_strategy(name, module=None, *, kind="push", auto=None, replace=Fals
     already-registered name (unless ``replace``) and ``TypeError`` for an
     implementation without that interface.
     """
-    global LOAD_BALANCE_OPTIONS
     from gunpy import backends
     from gunpy.backends.base import check_implementation, implement
     if kind not in _KINDS:
@@ -117,7 +116,7 @@ def register_strategy(name, module=None, *, kind="push", auto=None, replace=Fals
     for backend, impl in impls.items():
         implement(backend, op, impl)
     registry[name] = Strategy(name, kind, op, auto, tuple(impls))
-    LOAD_BALANCE_OPTIONS = load_balance_options()
+    _options_changed()
     return registry[name]
 
 
@@ -132,13 +131,22 @@ def _module_implementations(module):
 
 def unregister_strategy(name, *, kind="push", missing_ok=False):
     """Remove strategy ``name`` and its implementations from every backend."""
-    global LOAD_BALANCE_OPTIONS
     from gunpy.backends.base import retract
     registry = STRATEGIES if kind == "push" else PULL_MAPPINGS
     if registry.pop(name, None) is None and not missing_ok:
         raise KeyError(f"no {kind} strategy {name!r}")
     retract(f"advance.{kind}.{name}")
+    _options_changed()
+
+
+#: ``(name, auto)`` of the push strategies with an ``auto`` predicate, latest first
+_AUTO = ()
+
+
+def _options_changed():
+    global LOAD_BALANCE_OPTIONS, _AUTO
     LOAD_BALANCE_OPTIONS = load_balance_options()
+    _AUTO = tuple((s.name, s.auto) for s in reversed(STRATEGIES.values()) if s.auto is not None)
 
 
 def pull_mapping_options():
@@ -163,9 +171,9 @@ def choose(load_balance, edges, frontier_size, *, threshold=AUTO_THRESHOLD):
     the most recently registered strategy whose ``auto`` predicate holds."""
     if load_balance != "auto":
         return load_balance
-    for strategy in reversed(STRATEGIES.values()):
-        if strategy.auto is not None and strategy.auto(edges, frontier_size, threshold):
-            return strategy.name
+    for name, auto in _AUTO:
+        if auto(edges, frontier_size, threshold):
+            return name
     return next(iter(STRATEGIES))
 
 
