@@ -228,9 +228,9 @@ class Enactor:
         left = None if self.max_iterations is None else self.max_iterations - self.iteration
         plan = self.fusion.levels(fuse=fuse, load_balance=load_balance or self.load_balance,
                                   iterations_left=left)
-        out = levels_op.fused(self.context, frontier, self._pool.output_for(frontier),
-                              *self._operands(functor), plan, push_pull=self.push_pull,
-                              visited=self.track_visited, skip=functor.skip_visited)
+        out = plan and levels_op.fused(self.context, frontier, self._pool.output_for(frontier),
+                                       *self._operands(functor), plan, push_pull=self.push_pull,
+                                       visited=self.track_visited, skip=functor.skip_visited)
         return out if out is not None else \
             self.filter(self.advance(frontier, functor, load_balance=load_balance), functor)
 
@@ -243,8 +243,8 @@ class Enactor:
         iterations."""
         limit = self.fusion.near_far(fuse=fuse, load_balance=load_balance or self.load_balance,
                                      track_visited=self.track_visited)
-        out = self._queue().advance_next(frontier, self._pool.output_for(frontier),
-                                         *self._operands(functor), limit=limit)
+        out = None if limit is None else self._queue().advance_next(
+            frontier, self._pool.output_for(frontier), *self._operands(functor), limit=limit)
         if out is not None:
             return out
         frontier = self.advance(frontier, functor, load_balance=load_balance, direction="push")

@@ -13,6 +13,8 @@ the same thin pushes, and it stops where a step's work reaches the backend's
 
 from collections import namedtuple
 
+from gunpy.operators.levels import MAX_LEVELS
+
 __all__ = ["FusionPolicy", "LevelsPlan"]
 
 #: a fused levels call: stop at a level of ``limit`` out-edges or after ``max_levels``
@@ -49,7 +51,6 @@ class FusionPolicy:
         fused level is one the rule would have pushed. ``iterations_left``
         (None: no cap) caps the levels, each an iteration.
         """
-        from gunpy.operators.levels import MAX_LEVELS
         pp = self.push_pull
         if not fuse or load_balance != "auto" or self.idempotent or self.direction == "pull":
             return None
