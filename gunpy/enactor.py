@@ -135,11 +135,9 @@ class Enactor:
 
     def _log(self, record, before):
         # every iteration's way to the stats, a fused call's later ones ("then") included
-        more = record.pop("then", None)
-        counts = self.backend.counts() if before is not None else None
-        for rec in (record,) if more is None else [record] + more:
+        counts = None if before is None else self.backend.counts()
+        for rec in (record, *record.pop("then", ())):
             rec["iteration"] = self.iteration
-            rec.setdefault("ms", 0.0)
             if counts is not None:
                 rec["launches"], rec["syncs"], rec["uploads"] = (
                     counts[0] - before[0], counts[1] - before[1], counts[2] - before[2])
@@ -164,12 +162,13 @@ class Enactor:
             direction = self.push_pull.decide(self.context, frontier, direction)
         push, ctx = direction == "push", self.context
         out = self._pool.output_for(frontier, "edge" if output == "edge" else "vertex")
-        # gunpy.operators.advance past its argument checks (the enactor's were checked once)
+        # gunpy.operators.advance past its argument checks (the enactor's were checked once);
+        # in a culling (idempotent) push it is the filter that marks survivors visited
         out = advance_op.run(
-            ctx, frontier, *self._operands(functor), out, ctx.visited, functor.skip_visited,
-            # in a culling (idempotent) push it is the filter that marks survivors visited
-            not (push and self.idempotent), load_balance or self.load_balance, direction,
-            output, pull_input, self.policy.pull_mapping, early_exit, self.auto_threshold)
+            ctx, frontier, compile_functor(functor, self.backend), self.problem.data(), out,
+            ctx.visited, functor.skip_visited, not (push and self.idempotent),
+            load_balance or self.load_balance, direction, output, pull_input,
+            self.policy.pull_mapping, early_exit, self.auto_threshold)
         if not push:
             self.push_pull.pulled(out.examined if early_exit else None, frontier.known_edges or 0)
         return out
@@ -207,8 +206,8 @@ class Enactor:
     def neighbor_reduce(self, frontier, functor, out, *, edges="in", mapping="auto", op="sum"):
         """``out[v] = op`` (sum, min, max) ``of functor.gather_edge over v's in- (or out-)
         edges`` for the vertices of ``frontier`` (``None``: all): a pull-style SpMV."""
-        neighbor_reduce_op.run(self.context, frontier, *self._operands(functor), out, edges,
-                               mapping, op)
+        neighbor_reduce_op.run(self.context, frontier, compile_functor(functor, self.backend),
+                               self.problem.data(), out, edges, mapping, op)
         return frontier
 
     def near_far(self, frontier, functor, *, dedupe=False):
