@@ -135,13 +135,14 @@ class Enactor:
 
     def _log(self, record, before):
         # every iteration's way to the stats, a fused call's later ones ("then") included
-        counts = None if before is None else self.backend.counts()
+        counts = self.backend.counts()
         for rec in (record, *record.pop("then", ())):
             rec["iteration"] = self.iteration
-            if counts is not None:
+            if counts.launches is not None:
                 rec["launches"], rec["syncs"], rec["uploads"] = (
                     counts[0] - before[0], counts[1] - before[1], counts[2] - before[2])
-                before = counts  # the next records: none of their own
+            rec["allocs"] = counts.allocs - before.allocs
+            before = counts  # the next records: none of their own
             self.stats.per_iteration.append(rec)
             self.stats.edges_visited += rec["edges"]
             self.iteration += 1

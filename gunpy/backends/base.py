@@ -6,7 +6,7 @@ from collections import namedtuple
 
 import numpy as np
 
-__all__ = ["Backend", "DeviceGraph", "operator_table", "OPERATORS", "OperatorSpec",
+__all__ = ["Backend", "Counts", "DeviceGraph", "operator_table", "OPERATORS", "OperatorSpec",
            "implement", "retract", "check_implementation", "operator_args"]
 
 #: one operator of the framework: where gunpy's own backends implement it (``{}`` is the
@@ -145,6 +145,12 @@ def retract(name):
 
 _resolved = {}
 
+#: What a backend has done so far (:meth:`Backend.counts`): kernel launches, host
+#: synchronisations (device-to-host copies, explicit waits and any blocking upload),
+#: asynchronous host-to-device writes, and allocations of backend arrays. A backend
+#: that does not launch kernels (the CPU) counts allocations only; the rest are None.
+Counts = namedtuple("Counts", "launches syncs uploads allocs")
+
 #: The arrays of a graph as one backend sees them. ``values`` is a one-element
 #: dummy when the graph is unweighted (kernels are specialised on ``weighted``).
 #: The ``in_*`` arrays are the CSC view, or one-element dummies until a pull
@@ -260,17 +266,40 @@ class Backend:
     def synchronize(self):
         pass
 
-    #: kernel launches, host synchronisations (device-to-host copies and explicit
-    #: waits) and small host-to-device writes so far; a backend that launches
-    #: kernels counts them, and an Enactor logs each iteration's share
-    launches = syncs = uploads = 0
+    #: kernel launches, host synchronisations (device-to-host copies, explicit waits
+    #: and blocking uploads), asynchronous host-to-device writes and array allocations
+    #: so far; a backend that launches kernels counts the first three, every backend
+    #: counts its allocations, and an Enactor logs each iteration's share
+    launches = syncs = uploads = allocs = 0
     counts_launches = False
 
     def counts(self):
-        """``(launches, syncs, uploads)`` so far, or None where the backend does not count."""
+        """:class:`Counts` so far (``launches``, ``syncs`` and ``uploads`` are None where
+        the backend does not launch kernels)."""
         if not self.counts_launches:
-            return None
-        return self.launches, self.syncs, self.uploads
+            return Counts(None, None, None, self.allocs)
+        return Counts(self.launches, self.syncs, self.uploads, self.allocs)
+
+    def workspace(self, name, n, dtype):
+        """A work array of at least ``n`` items, kept on this backend between calls.
+
+        Operators over bare arrays (scans, reductions, bitmap conversions) take
+        their scratch here instead of allocating per call: a level allocates
+        nothing once every workspace has grown to its largest size. ``name``
+        says whose it is; an array is reused only by the same name and dtype, so
+        a caller never sees another's. :meth:`release` drops them all.
+        """
+        ws = self.__dict__.get("_workspace")
+        if ws is None:
+            ws = self._workspace = {}
+        arr = ws.get(name)
+        if arr is None or arr.shape[0] < n or arr.dtype != dtype:
+            arr = ws[name] = self.empty(max(int(n), 1), dtype)
+        return arr
+
+    def release(self):
+        """Drop this backend's workspace arrays (their memory goes back to the device)."""
+        self.__dict__.pop("_workspace", None)
 
     def work_splits(self):
         """Yield once per way this backend can cut work (warm-up runs a call under each),

@@ -150,13 +150,17 @@ class CpuBackend(Backend):
             min_chunk = self.force_min_chunk
         return int(max(1, min(work // min_chunk, per_thread * self.num_threads)))
 
+    # allocations are counted like a GPU's (see Backend.counts)
     def asarray(self, host):
+        self.allocs += 1
         return np.array(host, copy=True)
 
     def empty(self, n, dtype):
+        self.allocs += 1
         return np.empty(n, dtype=dtype)
 
     def full(self, n, value, dtype):
+        self.allocs += 1
         return np.full(n, value, dtype=dtype)
 
     def fill(self, arr, value):

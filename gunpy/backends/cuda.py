@@ -148,6 +148,7 @@ class CudaBackend(Backend):
             return None
 
     def _alloc(self, n, dtype):
+        self.allocs += 1
         try:
             return cuda.device_array(int(n), dtype=dtype)
         except Exception as exc:  # out of memory: say how much was asked for
