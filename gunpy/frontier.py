@@ -44,14 +44,18 @@ class Frontier:
         self.name = name
         self.num_vertices = int(num_vertices)
         self.queue = backend.empty(max(int(capacity), 1), self.dtype)
-        #: ``[size, out-degree sum]`` on the device; a push kernel that emits vertices
-        #: adds their degrees to slot 1, so one read gives both (see :meth:`touched`)
-        self.length = backend.zeros(2, np.int64)
+        #: ``[size, out-degree sum, largest out-degree]`` on the device; a push kernel
+        #: that emits vertices adds their degrees to slot 1 and raises slot 2 (-1 after
+        #: :meth:`clear`: none yet) to the largest, so one read gives all three
+        #: (see :meth:`touched`)
+        self.length = backend.zeros(3, np.int64)
         self.bitmap = None
         self.has_queue = True
         self.has_bitmap = False
         #: out-degree sum of the frontier's vertices when an operator already knows it
         self.known_edges = None
+        #: the largest out-degree among the frontier's vertices when a kernel counted it
+        self.known_max_degree = None
         self._size = 0          # host copy of length; None when a kernel changed it
         self._counted = False   # the kernel that wrote length also counted the degrees
         self._bound = None      # an upper bound on the size while it is unread
@@ -66,11 +70,12 @@ class Frontier:
         f.name = name
         f.num_vertices = int(num_vertices)
         f.queue = queue
-        f.length = backend.asarray(np.array([size, 0], dtype=np.int64))
+        f.length = backend.asarray(np.array([size, 0, -1], dtype=np.int64))
         f.bitmap = None
         f.has_queue = True
         f.has_bitmap = False
         f.known_edges = None
+        f.known_max_degree = None
         f._size = int(size)
         f._counted = False
         f._bound = None
@@ -85,9 +90,10 @@ class Frontier:
     def size(self):
         """Number of ids in the frontier (reads the device length if needed)."""
         if self._size is None:
-            if self._counted:  # one read for the size and the degree sum
-                size, edges = self.backend.read_head(self.length, 2)
+            if self._counted:  # one read: the size, the degree sum and the largest degree
+                size, edges, largest = self.backend.read_head(self.length, 3)
                 self.known_edges = int(edges)
+                self.known_max_degree = int(largest) if largest >= 0 else None
                 self._size = int(size)
             else:
                 self._size = int(self.backend.read(self.length, 0))
@@ -100,13 +106,15 @@ class Frontier:
         self.has_queue = True
         self.has_bitmap = False
         self.known_edges = None
+        self.known_max_degree = None
 
     def touched(self, *, counted=False, bound=None):
         """Note that a kernel wrote the queue and ``length``; :attr:`size` re-reads it.
 
         ``counted``: the kernel also summed the out-degrees of what it wrote into
-        ``length[1]`` (after :meth:`clear`), so reading the size also sets
-        :attr:`known_edges`. ``bound``: what the host knows the size cannot
+        ``length[1]`` and kept their largest in ``length[2]`` (after :meth:`clear`),
+        so reading the size also sets :attr:`known_edges` and
+        :attr:`known_max_degree`. ``bound``: what the host knows the size cannot
         exceed (see :meth:`size_bound`).
         """
         self._queue_written()
@@ -129,9 +137,10 @@ class Frontier:
         self._size = int(n)
 
     def set_size(self, n):
-        """Set the length on both sides (the host already knows it); zero the degree count."""
+        """Set the length on both sides (the host already knows it); zero the degree count
+        and forget the largest degree."""
         self._queue_written()
-        self.backend.copy_in(self.length, 0, np.array([n, 0], dtype=np.int64))
+        self.backend.copy_in(self.length, 0, np.array([n, 0, -1], dtype=np.int64))
         self._size = int(n)
         self._counted = False
 
@@ -164,6 +173,7 @@ class Frontier:
         self.has_queue = False
         self._size = int(size)
         self.known_edges = known_edges
+        self.known_max_degree = None
 
     def ensure_bitmap(self):
         """Build the bitmap form from the queue if it is missing; returns the words."""

@@ -28,7 +28,7 @@ from gunpy import atomics
 from gunpy.backends.cpu import run_thin
 from gunpy.functor import hooks_cache
 from gunpy.operators.advance.common import (PushSpec, cpu_visit, cuda_accept, cuda_append,
-                                           cuda_weight)
+                                           cuda_block_expand, cuda_weight)
 
 __all__ = ["run", "fused", "cpu_levels", "cuda_levels", "LevelsSpec", "MAX_LEVELS"]
 
@@ -110,30 +110,40 @@ def _cuda_kernel(hooks, spec, block):
     mark, filtered = bool(spec.mark_visited), bool(spec.filtered)
 
     @cuda.jit(device=True, inline="always")
-    def expand(cur, ncur, nxt, counters, row_offsets, column_indices, values, visited, data):
-        found = np.int64(0)  # out-edges of what this thread appended
-        for i in range(cuda.threadIdx.x, ncur, cuda.blockDim.x):
-            src = cur[i]
-            for e in range(row_offsets[src], row_offsets[src + 1]):
-                # 1. the push advance's edge visit: the visited test, cond_edge/apply_edge
-                dst = column_indices[e]
-                if not accept(src, dst, e, weight(values, e), visited, data):
-                    continue
-                if mark:
-                    atomics.or_(visited, dst >> 5, np.uint32(1) << np.uint32(dst & 31))
-                # 2. the predicated filter, then the next level (counters[0] its length)
-                if filtered:
-                    if not cond_vertex(dst, data):
-                        continue
-                    apply_vertex(dst, data)
-                cuda_append(nxt, counters, dst)
-                found += row_offsets[dst + 1] - row_offsets[dst]
-        if found:
+    def visit(src, e, args):
+        nxt, counters, row_offsets, column_indices, values, visited, data = args
+        # 1. the push advance's edge visit: the visited test, cond_edge/apply_edge
+        dst = column_indices[e]
+        if not accept(src, dst, e, weight(values, e), visited, data):
+            return np.int64(-1)
+        if mark:
+            atomics.or_(visited, dst >> 5, np.uint32(1) << np.uint32(dst & 31))
+        # 2. the predicated filter, then the next level (counters[0] its length)
+        if filtered:
+            if not cond_vertex(dst, data):
+                return np.int64(-1)
+            apply_vertex(dst, data)
+        cuda_append(nxt, counters, dst)
+        return np.int64(row_offsets[dst + 1] - row_offsets[dst])
+
+    walk = cuda_block_expand(visit, block)  # hubs by the block or a warp, not one thread
+
+    @cuda.jit(device=True, inline="always")
+    def expand(cur, ncur, nxt, counters, hub, row_offsets, column_indices, values, visited,
+               data):
+        found, largest = walk(cur, ncur, row_offsets, hub, (nxt, counters, row_offsets,
+                                                            column_indices, values, visited,
+                                                            data))
+        if found:  # out-edges of what this thread appended, and their largest list
             cuda.atomic.add(counters, 1, found)
+        if largest >= 0:
+            cuda.atomic.max(counters, 2, largest)
 
     def levels(in_queue, in_length, m, buf_a, buf_b, out_queue, out_length, visited, limit,
                max_levels, info, row_offsets, column_indices, values, data):
-        counters = cuda.shared.array(2, np.int64)  # the next level's size and out-edges
+        # the next level's size, out-edges and largest out-degree
+        counters = cuda.shared.array(3, np.int64)
+        hub = cuda.shared.array(4, np.int64)  # the block's bid for a hub: owner, its list
         tid = cuda.threadIdx.x
         k = 0
         ncur = np.int64(in_length[0])
@@ -152,17 +162,18 @@ def _cuda_kernel(hooks, spec, block):
             if tid == 0:
                 counters[0] = 0
                 counters[1] = 0
+                counters[2] = -1
                 info[3 + 2 * k] = ncur
                 info[4 + 2 * k] = mcur
             cuda.syncthreads()
             if k == 0:
-                expand(in_queue, ncur, buf_a, counters, row_offsets, column_indices, values,
+                expand(in_queue, ncur, buf_a, counters, hub, row_offsets, column_indices, values,
                        visited, data)
             elif k % 2 == 1:
-                expand(buf_a, ncur, buf_b, counters, row_offsets, column_indices, values,
+                expand(buf_a, ncur, buf_b, counters, hub, row_offsets, column_indices, values,
                        visited, data)
             else:
-                expand(buf_b, ncur, buf_a, counters, row_offsets, column_indices, values,
+                expand(buf_b, ncur, buf_a, counters, hub, row_offsets, column_indices, values,
                        visited, data)
             cuda.syncthreads()
             ncur = counters[0]
@@ -175,11 +186,14 @@ def _cuda_kernel(hooks, spec, block):
             if tid == 0:
                 out_length[0] = ncur
                 out_length[1] = mcur
+                out_length[2] = counters[2]
         if tid == 0:
             # k == 0: nothing ran (the first level reaches limit), info[2] is its out-edges
             info[0] = k
             info[1] = ncur
             info[2] = mcur
+            # after the levels' records: the last level's largest out-degree (-1: none)
+            info[3 + 2 * max_levels] = counters[2] if k > 0 else -1
 
     return kernel(levels, launch_bounds=block)  # one block: at most `block` threads
 
@@ -193,14 +207,16 @@ def _buffers(ctx, limit, max_levels):
 
 def cpu_levels(ctx, dg, frontier, out, hooks, data, *, edges, limit, max_levels, spec):
     a, b = _buffers(ctx, limit, max_levels)
-    info = np.zeros(3 + 2 * max_levels, dtype=np.int64)
+    info = ctx.scratch("levels.info", 3 + 2 * MAX_LEVELS, np.int64)  # the kernel writes it
     out.reserve(a.shape[0])
     ctx.log(build=run_thin(
         ctx.backend, _cpu_source, hooks, (spec,),
         lambda k: k(dg.row_offsets, dg.column_indices, dg.values, frontier.queue,
                     frontier.size, edges, a, b, out.queue, ctx.visited_words(), limit,
                     max_levels, info, data)))
-    return _finish(frontier, out, info, lambda n: out.set_size(n))
+    # [size, edges] pairs as Python ints: the records and the push-pull accounting read
+    # them one level at a time (a NumPy row and its scalars cost ~1 us a level)
+    return _finish(frontier, out, info, lambda n: out.set_size(n)).tolist()
 
 
 def _finish(frontier, out, info, set_size):
@@ -216,15 +232,18 @@ def _finish(frontier, out, info, set_size):
 def cuda_levels(ctx, dg, frontier, out, hooks, data, *, edges, limit, max_levels, spec):
     backend = ctx.backend
     a, b = _buffers(ctx, limit, max_levels)
-    info = ctx.scratch("levels.info", 3 + 2 * MAX_LEVELS, np.int64)
+    info = ctx.scratch("levels.info", 4 + 2 * MAX_LEVELS, np.int64)
     out.reserve(a.shape[0])
     block = backend.one_block_size()
     backend.run(_cuda_kernel(hooks, spec, block), block, frontier.queue, frontier.length,
                 np.int64(edges), a, b, out.queue, out.length, ctx.visited_words(),
                 np.int64(limit), np.int64(max_levels), info, dg.row_offsets, dg.column_indices,
                 dg.values, data, blocks=1, block_size=block)
-    host = backend.read_head(info, 3 + 2 * max_levels)  # the one sync
-    return _finish(frontier, out, host, lambda n: out.assume_size(n))
+    host = backend.read_head(info, 4 + 2 * max_levels)  # the one sync
+    levels = _finish(frontier, out, host, lambda n: out.assume_size(n))
+    if len(levels) and host[3 + 2 * max_levels] >= 0:
+        out.known_max_degree = int(host[3 + 2 * max_levels])
+    return levels
 
 
 def run(ctx, frontier, out, hooks, data, *, limit, edges=None, max_levels=MAX_LEVELS,

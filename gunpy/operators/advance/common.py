@@ -26,7 +26,8 @@ from numba import cuda  # a module global: the simulator swaps it for its fake m
 from gunpy import atomics
 
 __all__ = ["PushSpec", "OUTPUTS", "cuda_emit", "cuda_weight", "cuda_accept", "cpu_emit",
-           "cpu_weight", "cpu_visit", "cuda_append", "cuda_count_edges", "cuda_warp_sum"]
+           "cpu_weight", "cpu_visit", "cuda_append", "cuda_count_edges", "cuda_count_degrees",
+           "cuda_warp_sum", "cuda_warp_max", "cuda_block_expand"]
 
 PushSpec = namedtuple("PushSpec", "weighted output mark_visited skip_visited")
 
@@ -96,15 +97,137 @@ def cuda_warp_sum(x):
 
 
 @cuda.jit(device=True, inline="always")
-def cuda_count_edges(out_length, edges):
-    """Add every lane's ``edges`` to ``out_length[1]``: one atomic per warp with work.
+def cuda_warp_max(x):
+    """The largest ``x`` over the warp, in every lane (all 32 lanes must call it)."""
+    off = 16
+    while off > 0:
+        y = cuda.shfl_xor_sync(0xFFFFFFFF, x, off)
+        if y > x:
+            x = y
+        off //= 2
+    return x
 
-    Called by all 32 lanes of every warp at the end of a push kernel (they
-    have all left the grid-stride loop), so full-mask shuffles are safe.
+
+@cuda.jit(device=True, inline="always")
+def cuda_count_degrees(out_length, edges, largest):
+    """Add every thread's ``edges`` to ``out_length[1]`` and raise ``out_length[2]`` to the
+    largest ``largest``: one atomic of each per block.
+
+    A warp sums (and maxes) with shuffles, its first lane leaves the result in
+    shared memory, and after a block barrier the first warp combines the
+    warps' and makes the block's two global atomics. Called once, by every
+    thread of every block (all have left the grid-stride loop: full warps for
+    the shuffles, the whole block for the barrier), at the end of a push
+    kernel. ``largest`` is -1 for a thread that emitted nothing; the slot
+    starts at -1 (:meth:`gunpy.Frontier.set_size`), so it stays -1 when
+    nothing was emitted.
     """
-    total = cuda_warp_sum(edges)
-    if cuda.laneid == 0 and total != 0:
-        cuda.atomic.add(out_length, 1, total)
+    sums = cuda.shared.array(32, np.int64)  # a slot a warp (at most 32 warps a block)
+    tops = cuda.shared.array(32, np.int64)
+    lane = cuda.laneid
+    warp = cuda.threadIdx.x // 32
+    total = cuda_warp_sum(np.int64(edges))
+    top = cuda_warp_max(np.int64(largest))
+    if lane == 0:
+        sums[warp] = total
+        tops[warp] = top
+    cuda.syncthreads()
+    if warp == 0:
+        nwarps = (cuda.blockDim.x + 31) // 32
+        total = sums[lane] if lane < nwarps else np.int64(0)
+        top = tops[lane] if lane < nwarps else np.int64(-1)
+        total = cuda_warp_sum(total)
+        top = cuda_warp_max(top)
+        if lane == 0:
+            if total != 0:
+                cuda.atomic.add(out_length, 1, total)
+            if top >= 0:
+                cuda.atomic.max(out_length, 2, top)
+
+
+@cuda.jit(device=True, inline="always")
+def cuda_count_edges(out_length, edges):
+    """Add every thread's ``edges`` to ``out_length[1]`` (one atomic a block); see
+    :func:`cuda_count_degrees`, which also keeps the largest degree."""
+    cuda_count_degrees(out_length, edges, np.int64(-1))
+
+
+def cuda_block_expand(visit, block):
+    """``(total, largest) = expand(cur, n, row_offsets, hub, args)``: a block walks the
+    edge lists of ``cur[:n]``'s vertices the TWC way, calling ``visit(src, e, args)``
+    on each edge.
+
+    For kernels that run as one block (the fused BFS levels and near/far
+    steps): the block takes a tile of ``block`` vertices, one a thread; a list
+    of at least ``min(256, block)`` edges is walked by the whole block, one of
+    at least 32 by its warp, the rest by their own thread, so a hub costs a
+    few strided steps instead of thousands of dependent ones (Merrill et al.'s
+    thread/warp/CTA expansion, Gunrock section 4.4.1). Threads with a big list
+    bid for the block through ``hub`` (4 shared int64 slots; the last writer
+    wins) and for their warp by a ballot; the winner's list is broadcast and
+    every lane strides it. Every edge is visited exactly once, by one thread.
+
+    ``visit`` returns the out-degree of the vertex it emitted, or -1;
+    ``expand`` returns the thread's sum of those degrees and their largest
+    (-1: none). Every thread of the block must call it with the same ``n``.
+    """
+    cta = min(256, block)
+
+    @cuda.jit(device=True, inline="always")
+    def expand(cur, n, row_offsets, hub, args):
+        tid = cuda.threadIdx.x
+        lane = cuda.laneid
+        total = np.int64(0)
+        largest = np.int64(-1)
+        for base in range(0, n, block):
+            src = np.int64(0)
+            start = np.int64(0)
+            end = np.int64(0)
+            if base + tid < n:
+                src = np.int64(cur[base + tid])
+                start = np.int64(row_offsets[src])
+                end = np.int64(row_offsets[src + 1])
+            # 1. block phase: lists of at least `cta` edges, one at a time, the whole block
+            while cuda.syncthreads_or(1 if end - start >= cta else 0):
+                if end - start >= cta:
+                    hub[0] = tid
+                cuda.syncthreads()
+                if hub[0] == tid:
+                    hub[1] = src
+                    hub[2] = start
+                    hub[3] = end
+                    start = end  # this list is done
+                cuda.syncthreads()  # (the next bid comes after syncthreads_or: all have read)
+                o_src = hub[1]
+                for e in range(hub[2] + tid, hub[3], block):
+                    d = visit(o_src, e, args)
+                    if d >= 0:
+                        total += d
+                        largest = max(largest, d)
+            # 2. warp phase: lists of at least 32 edges, one at a time per warp
+            bids = cuda.ballot_sync(0xFFFFFFFF, end - start >= 32)
+            while bids:
+                owner = cuda.ffs(bids) - 1
+                o_src = cuda.shfl_sync(0xFFFFFFFF, src, owner)
+                o_start = cuda.shfl_sync(0xFFFFFFFF, start, owner)
+                o_end = cuda.shfl_sync(0xFFFFFFFF, end, owner)
+                if lane == owner:
+                    start = end
+                for e in range(o_start + lane, o_end, 32):
+                    d = visit(o_src, e, args)
+                    if d >= 0:
+                        total += d
+                        largest = max(largest, d)
+                bids = cuda.ballot_sync(0xFFFFFFFF, end - start >= 32)
+            # 3. thread phase: the short lists, each by its own thread
+            for e in range(start, end):
+                d = visit(src, e, args)
+                if d >= 0:
+                    total += d
+                    largest = max(largest, d)
+        return total, largest
+
+    return expand
 
 
 def cuda_accept(hooks, spec):

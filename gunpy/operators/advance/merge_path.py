@@ -21,7 +21,7 @@ from numba import cuda  # a module global: the simulator swaps it for its fake m
 
 from gunpy.functor import hooks_cache
 from gunpy.operators import scan
-from gunpy.operators.advance.common import (cpu_visit, cuda_accept, cuda_count_edges,
+from gunpy.operators.advance.common import (cpu_visit, cuda_accept, cuda_count_degrees,
                                            cuda_emit, cuda_weight)
 from gunpy.operators.common import cpu_compact
 
@@ -61,6 +61,7 @@ def cuda_kernels(hooks, spec, block):
     def expand(row_offsets, column_indices, values, in_queue, scanned, n, total, starts,
                nchunks, out_queue, out_length, visited, data):
         found = np.int64(0)  # out-degree sum of what this thread emitted
+        largest = np.int64(-1)  # and the largest of those degrees
         for c in range(cuda.blockIdx.x, nchunks, cuda.gridDim.x):
             lo = starts[c]
             hi = min(n, starts[c + 1] + 1)
@@ -73,8 +74,10 @@ def cuda_kernels(hooks, spec, block):
                 dst = column_indices[e]
                 w = weight(values, e)
                 if accept(src, dst, e, w, visited, data):
-                    found += emit(out_queue, out_length, visited, dst, e, row_offsets)
-        cuda_count_edges(out_length, found)
+                    d = emit(out_queue, out_length, visited, dst, e, row_offsets)
+                    found += d
+                    largest = max(largest, d)
+        cuda_count_degrees(out_length, found, largest)
 
     return kernel(partition), kernel(expand)
 

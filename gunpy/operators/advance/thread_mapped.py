@@ -23,7 +23,7 @@ from numba import cuda  # a module global: the simulator swaps it for its fake m
 
 from gunpy.backends.cpu import functor_pair, run_thin
 from gunpy.functor import hooks_cache
-from gunpy.operators.advance.common import (cpu_visit, cuda_accept, cuda_count_edges,
+from gunpy.operators.advance.common import (cpu_visit, cuda_accept, cuda_count_degrees,
                                            cuda_emit, cuda_weight)
 from gunpy.operators.common import cpu_compact
 
@@ -42,14 +42,17 @@ def cuda_kernel(hooks, spec):
                 out_queue, out_length, visited, data):
         n = in_length[0]
         found = np.int64(0)  # out-degree sum of what this thread emitted
+        largest = np.int64(-1)  # and the largest of those degrees
         for i in range(cuda.grid(1), n, cuda.gridsize(1)):
             src = in_queue[i]
             for e in range(row_offsets[src], row_offsets[src + 1]):
                 dst = column_indices[e]
                 w = weight(values, e)
                 if accept(src, dst, e, w, visited, data):
-                    found += emit(out_queue, out_length, visited, dst, e, row_offsets)
-        cuda_count_edges(out_length, found)
+                    d = emit(out_queue, out_length, visited, dst, e, row_offsets)
+                    found += d
+                    largest = max(largest, d)
+        cuda_count_degrees(out_length, found, largest)
 
     return kernel(advance)
 

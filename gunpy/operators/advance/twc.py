@@ -24,7 +24,7 @@ import numpy as np
 from numba import cuda  # a module global: the simulator swaps it for its fake module
 
 from gunpy.functor import hooks_cache
-from gunpy.operators.advance.common import (cpu_visit, cuda_accept, cuda_count_edges,
+from gunpy.operators.advance.common import (cpu_visit, cuda_accept, cuda_count_degrees,
                                            cuda_emit, cuda_weight)
 from gunpy.operators.common import cpu_compact
 from gunpy.operators.scan import block_inclusive_scan
@@ -67,6 +67,7 @@ def cuda_kernel(hooks, spec, block):
         warp = tid // 32
         n = in_length[0]
         found = np.int64(0)  # out-degree sum of what this thread emitted
+        largest = np.int64(-1)  # and the largest of those degrees
         ntiles = (n + block - 1) // block
         for t in range(cuda.blockIdx.x, ntiles, cuda.gridDim.x):
             i = t * block + tid
@@ -95,8 +96,10 @@ def cuda_kernel(hooks, spec, block):
                     start = end  # this list is done
                 cuda.syncthreads()
                 for e in range(o_start + tid, o_end, block):
-                    found += visit(o_src, e, row_offsets, column_indices, values, out_queue,
-                                   out_length, visited, data)
+                    d = visit(o_src, e, row_offsets, column_indices, values, out_queue,
+                              out_length, visited, data)
+                    found += d
+                    largest = max(largest, d)
                 cuda.syncthreads()
             # 2. warp phase: lists of at least 32 edges, one at a time per warp
             while cuda.any_sync(_FULL, 1 if end - start >= 32 else 0):
@@ -110,8 +113,10 @@ def cuda_kernel(hooks, spec, block):
                 if owner == lane:
                     start = end
                 for e in range(o_start + lane, o_end, 32):
-                    found += visit(o_src, e, row_offsets, column_indices, values, out_queue,
-                                   out_length, visited, data)
+                    d = visit(o_src, e, row_offsets, column_indices, values, out_queue,
+                              out_length, visited, data)
+                    found += d
+                    largest = max(largest, d)
                 cuda.syncwarp()
             # 3. thread phase: a block-wide scan of the short lists' lengths ...
             length = end - start
@@ -133,10 +138,12 @@ def cuda_kernel(hooks, spec, block):
                         hi = mid
                 before = scan[lo - 1] if lo > 0 else np.int64(0)
                 e = small_start[lo] + (r - before)
-                found += visit(small_src[lo], e, row_offsets, column_indices, values, out_queue,
-                               out_length, visited, data)
+                d = visit(small_src[lo], e, row_offsets, column_indices, values, out_queue,
+                          out_length, visited, data)
+                found += d
+                largest = max(largest, d)
             cuda.syncthreads()
-        cuda_count_edges(out_length, found)
+        cuda_count_degrees(out_length, found, largest)
 
     return kernel(advance)
 

@@ -15,7 +15,7 @@ from numba import cuda  # a module global: the simulator swaps it for its fake m
 
 from gunpy.backends.cpu import run_thin
 from gunpy.functor import hooks_cache
-from gunpy.operators.advance.common import cpu_weight, cuda_weight
+from gunpy.operators.advance.common import cpu_weight, cuda_block_expand, cuda_weight
 from gunpy.operators.near_far.band import (FAR, NEAR, cpu_band, cpu_raise_level, cuda_band,
                                            cuda_raise_level)
 from gunpy.operators.near_far.split import cuda_block_min
@@ -238,39 +238,43 @@ def _cuda_fused_kernel(hooks, weighted, block):
             cuda.atomic.add(counters, slot + 1, row_offsets[v + 1] - row_offsets[v])
 
     @cuda.jit(device=True, inline="always")
-    def expand(cur, cnt, nxt, far_q, counters, level, rnd, epoch, qstamp, stamp, row_offsets,
-               column_indices, values, data):
-        examined = np.int64(0)
-        for i in range(cuda.threadIdx.x, cnt, cuda.blockDim.x):
-            v = cur[i]
-            lo = row_offsets[v]
-            hi = row_offsets[v + 1]
-            examined += hi - lo
-            for e in range(lo, hi):
-                u = column_indices[e]
-                w = weight(values, e)
-                if cond_edge(v, u, e, w, data):
-                    apply_edge(v, u, e, w, data)
-                    if cuda_band(priority(u, data), level, -np.inf) == NEAR:
-                        queue_once(qstamp, u, rnd, nxt, counters, 0, row_offsets)
-                    elif cuda.atomic.max(stamp, u, epoch) < epoch:
-                        far_q[cuda.atomic.add(counters, 2, 1)] = u
-        return examined
+    def visit(v, e, args):
+        nxt, far_q, counters, level, rnd, epoch, qstamp, stamp, row_offsets, column_indices, \
+            values, data = args
+        u = column_indices[e]
+        w = weight(values, e)
+        if cond_edge(v, u, e, w, data):
+            apply_edge(v, u, e, w, data)
+            if cuda_band(priority(u, data), level, -np.inf) == NEAR:
+                queue_once(qstamp, u, rnd, nxt, counters, 0, row_offsets)
+            elif cuda.atomic.max(stamp, u, epoch) < epoch:
+                far_q[cuda.atomic.add(counters, 2, 1)] = u
+        return np.int64(1)  # one edge examined
+
+    walk = cuda_block_expand(visit, block)  # hubs by the block or a warp, not one thread
 
     @cuda.jit(device=True, inline="always")
-    def expand_round(cur_is_a, far_is_a, work_a, work_b, far_a, far_b, cnt, counters, level,
-                     rnd, epoch, qstamp, stamp, row_offsets, column_indices, values, data):
+    def expand(cur, cnt, nxt, far_q, counters, hub, level, rnd, epoch, qstamp, stamp,
+               row_offsets, column_indices, values, data):
+        examined, _ = walk(cur, cnt, row_offsets, hub, (nxt, far_q, counters, level, rnd, epoch,
+                                                        qstamp, stamp, row_offsets,
+                                                        column_indices, values, data))
+        return examined  # the edges this thread examined
+
+    @cuda.jit(device=True, inline="always")
+    def expand_round(cur_is_a, far_is_a, work_a, work_b, far_a, far_b, cnt, counters, hub,
+                     level, rnd, epoch, qstamp, stamp, row_offsets, column_indices, values, data):
         # the current worklist into the other one and the current far pile
         if cur_is_a:
             if far_is_a:
-                return expand(work_a, cnt, work_b, far_a, counters, level, rnd, epoch, qstamp,
+                return expand(work_a, cnt, work_b, far_a, counters, hub, level, rnd, epoch, qstamp,
                               stamp, row_offsets, column_indices, values, data)
-            return expand(work_a, cnt, work_b, far_b, counters, level, rnd, epoch, qstamp,
+            return expand(work_a, cnt, work_b, far_b, counters, hub, level, rnd, epoch, qstamp,
                           stamp, row_offsets, column_indices, values, data)
         if far_is_a:
-            return expand(work_b, cnt, work_a, far_a, counters, level, rnd, epoch, qstamp,
+            return expand(work_b, cnt, work_a, far_a, counters, hub, level, rnd, epoch, qstamp,
                           stamp, row_offsets, column_indices, values, data)
-        return expand(work_b, cnt, work_a, far_b, counters, level, rnd, epoch, qstamp, stamp,
+        return expand(work_b, cnt, work_a, far_b, counters, hub, level, rnd, epoch, qstamp, stamp,
                       row_offsets, column_indices, values, data)
 
     @cuda.jit(device=True, inline="always")
@@ -306,6 +310,7 @@ def _cuda_fused_kernel(hooks, weighted, block):
         # counters: 0 next worklist size, 1 its degree sum, 2 far size, 3 other pile's size
         counters = cuda.shared.array(4, np.int64)
         red = cuda.shared.array(block, np.float64)
+        hub = cuda.shared.array(4, np.int64)  # the block's bid for a hub: owner, its list
         tid = cuda.threadIdx.x
         level = state[0]["level"]
         epoch = state[0]["epoch"] + 1
@@ -379,7 +384,7 @@ def _cuda_fused_kernel(hooks, weighted, block):
                 counters[1] = 0
             cuda.syncthreads()
             examined += expand_round(cur_is_a, far_is_a, work_a, work_b, far_a, far_b, cnt,
-                                     counters, level, rnd, epoch, qstamp, stamp, row_offsets,
+                                     counters, hub, level, rnd, epoch, qstamp, stamp, row_offsets,
                                      column_indices, values, data)
             cur_is_a = not cur_is_a
         # 5. the worklist left is the next near frontier; the edges examined summed
