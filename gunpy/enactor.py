@@ -73,7 +73,9 @@ class Enactor:
         #: the :class:`~gunpy.operators.near_far.NearFarQueue` (None before the first
         #: :meth:`near_far`): the last run's ``level``, ``refills``, ``fused_steps``
         self.near_far_queue = None
-        self._saved = FrontierStore(self.backend, self.num_vertices)
+        # kept with the context's scratch: a later run on this graph reuses their arrays
+        self._saved = self.context.kept(
+            "enactor.saved", lambda: FrontierStore(self.backend, self.num_vertices))
         self._pool = FrontierPool(self.context)
         #: keep a visited bitmap (pull traversal and culling filters read it)
         self.track_visited = self.direction != "push" or self.idempotent

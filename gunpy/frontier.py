@@ -61,8 +61,11 @@ class Frontier:
         self._bound = None      # an upper bound on the size while it is unread
 
     @classmethod
-    def view(cls, backend, queue, size, *, kind="vertex", name="", num_vertices=0):
-        """A frontier over an existing array of ids (no copy); ``size`` of them are valid."""
+    def view(cls, backend, queue, size, *, kind="vertex", name="", num_vertices=0, length=None):
+        """A frontier over an existing array of ids (no copy); ``size`` of them are valid.
+
+        ``length``: a device array already holding ``size`` in its first slot (and
+        zeros after), used as the view's :attr:`length`; by default one is made."""
         f = cls.__new__(cls)
         f.backend = backend
         f.kind = kind
@@ -70,7 +73,8 @@ class Frontier:
         f.name = name
         f.num_vertices = int(num_vertices)
         f.queue = queue
-        f.length = backend.asarray(np.array([size, 0, -1], dtype=np.int64))
+        f.length = backend.asarray(np.array([size, 0, -1], dtype=np.int64)) if length is None \
+            else length
         f.bitmap = None
         f.has_queue = True
         f.has_bitmap = False
@@ -236,7 +240,11 @@ class FrontierStore:
         self.backend = backend
         self.num_vertices = int(num_vertices)
         self._store = None
+        #: each saved frontier's device length, a row of _ROW counters (the views' ``length``)
+        self._lengths = None
         self._offsets = [0]
+
+    _ROW = 4
 
     def clear(self):
         self._offsets = [0]
@@ -245,7 +253,10 @@ class FrontierStore:
         return len(self._offsets) - 1
 
     def save(self, frontier, scratch):
-        """Append a copy of ``frontier`` (queue form); returns its index."""
+        """Append a copy of ``frontier`` (queue form); returns its index.
+
+        Its ids and its device length are copied on the device (no host read
+        beyond its size); the arrays grow only past the largest run so far."""
         frontier.ensure_queue(scratch)
         n = frontier.size
         used = self._offsets[-1]
@@ -257,26 +268,40 @@ class FrontierStore:
             self._store = store = grown
         if n:
             self.backend.copy(frontier.queue, store[used:], n)
+        i = len(self._offsets) - 1
+        lengths, row = self._lengths, self._ROW
+        if lengths is None or lengths.shape[0] < row * (i + 1):
+            # zeros: a view's degree counter is 0; the old rows are rewritten by later saves
+            grown = self.backend.zeros(row * max(2 * (i + 1), 8), np.int64)
+            if lengths is not None:
+                self.backend.copy(lengths, grown, row * i)
+            self._lengths = lengths = grown
+        self.backend.copy(frontier.length, lengths[row * i:], 1)
         self._offsets.append(used + n)
-        return len(self._offsets) - 2
+        return i
 
     def get(self, i):
         """The ``i``-th saved frontier (a view on the storage, not a copy)."""
         lo, hi = self._offsets[i], self._offsets[i + 1]
+        row = self._ROW
         return Frontier.view(self.backend, self._store[lo:max(hi, lo + 1)], hi - lo,
-                             name=f"saved{i}", num_vertices=self.num_vertices)
+                             name=f"saved{i}", num_vertices=self.num_vertices,
+                             length=self._lengths[row * i:row * (i + 1)])
 
 
 class FrontierPool:
     """Two ping-pong vertex frontiers (and two edge frontiers, made on demand).
 
     An operator's output goes to the one its input is not, so a loop of
-    operator calls allocates nothing after the first iteration.
+    operator calls allocates nothing after the first iteration. The frontiers
+    are kept with the context's scratch arrays (:meth:`~gunpy.operators.Context.kept`),
+    grown capacity and bitmaps included, so a later run on the same graph and
+    backend allocates none in any iteration.
     """
 
     def __init__(self, context):
         self.context = context
-        self._vertex = [self._new(name) for name in "AB"]
+        self._vertex = context.kept("pool.vertex", lambda: [self._new(name) for name in "AB"])
         self._edge = None
 
     def _new(self, name, kind="vertex"):
@@ -296,7 +321,8 @@ class FrontierPool:
         """The pool's frontier of ``kind`` that is not ``frontier``."""
         if kind == "edge":
             if self._edge is None:
-                self._edge = [self._new(name, "edge") for name in ("E0", "E1")]
+                self._edge = self.context.kept(
+                    "pool.edge", lambda: [self._new(name, "edge") for name in ("E0", "E1")])
             a, b = self._edge
         else:
             a, b = self._vertex

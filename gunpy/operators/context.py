@@ -18,9 +18,14 @@ those comes from a :class:`Context`:
     the visited bitmap (32-bit words) a traversal keeps, or ``None``; the
     operators that test or set visited bits read it through :meth:`visited_words`.
 
-Passing no context to an operator makes a fresh one for the call (its scratch
-arrays are then allocated anew each time): keep one per graph for a loop.
+A context's scratch arrays (and the frontiers an Enactor keeps in it, see
+:meth:`Context.kept`) outlive it: when a context goes, they return to its graph's
+device cache for the next context on the same graph and backend, so a second
+run of a primitive allocates nothing per level. Two contexts alive at once never
+share them. ``Graph.release_device()`` drops them with the graph's device copy.
 """
+
+import weakref
 
 import numpy as np
 
@@ -59,17 +64,30 @@ class Context:
         self.record = {"edges": 0}
         #: the visited bitmap (uint32 words on the backend), or None when none is kept
         self.visited = None
-        self._scratch = {}
-        self._dummy = None
-        self._count = None
+        self._scratch, self._lease = _lease(graph, self.backend)
 
     def scratch(self, name, n, dtype):
-        """A reusable work array of at least ``n`` items (grown on demand)."""
+        """A reusable work array of at least ``n`` items (grown on demand).
+
+        Kept between calls, and after this context goes for the next context on
+        the same graph and backend (see the module docstring)."""
         arr = self._scratch.get(name)
         if arr is None or arr.shape[0] < n or arr.dtype != np.dtype(dtype):
             arr = self.backend.empty(max(int(n), 1), dtype)
             self._scratch[name] = arr
         return arr
+
+    def kept(self, name, make):
+        """The object ``name`` kept with the scratch arrays, made by ``make()`` on first use.
+
+        For state whose arrays should be reused by later runs (an Enactor's
+        frontiers, its near/far piles). What ``make`` returns must not refer to
+        this context (it outlives it)."""
+        key = ("kept", name)
+        obj = self._scratch.get(key)
+        if obj is None:
+            obj = self._scratch[key] = make()
+        return obj
 
     def log(self, *, edges=0, direction=None, strategy=None, culled=None, build=None):
         """Add one operator call's work to :attr:`record`."""
@@ -92,9 +110,7 @@ class Context:
         """
         if self.visited is not None:
             return self.visited
-        if self._dummy is None:
-            self._dummy = self.backend.zeros(1, np.uint32)
-        return self._dummy
+        return self.kept("visited.dummy", lambda: self.backend.zeros(1, np.uint32))
 
     def frontier(self, ids=(), *, capacity=None):
         """A vertex :class:`~gunpy.Frontier` on this backend holding ``ids`` (host ints)."""
@@ -144,16 +160,12 @@ class Context:
     # for operators over every vertex: a queue that is never read, and the count n
     @property
     def dummy_queue(self):
-        arr = self._scratch.get("all.dummy")
-        if arr is None:
-            arr = self._scratch["all.dummy"] = self.backend.zeros(1, self.index_dtype)
-        return arr
+        return self.kept("all.dummy", lambda: self.backend.zeros(1, self.index_dtype))
 
     @property
     def vertex_count(self):
-        if self._count is None:
-            self._count = self.backend.asarray(np.array([self.num_vertices], dtype=np.int64))
-        return self._count
+        return self.kept("all.count", lambda: self.backend.asarray(
+            np.array([self.num_vertices], dtype=np.int64)))
 
     def with_visited(self, words):
         """A context sharing this one's scratch and record, with ``words`` as the visited set."""
@@ -167,6 +179,22 @@ class Context:
     def __repr__(self):
         return (f"<gunpy Context {self.backend.name} n={self.num_vertices} "
                 f"edges={self.record.get('edges', 0)}>")
+
+
+class _Lease:
+    """Held by a context (and its :meth:`Context.with_visited` twins): when the last one
+    goes, its scratch arrays go back to the graph's free list."""
+    __slots__ = ("__weakref__",)
+
+
+def _lease(graph, backend):
+    # a free list of scratch dicts per graph and backend, in the graph's device cache
+    # (so Graph.release_device() drops them); a dict is lent to one live context at a time
+    free = graph._device.array(backend, "context.scratch", list)
+    scratch = free.pop() if free else {}
+    lease = _Lease()
+    weakref.finalize(lease, free.append, scratch)
+    return scratch, lease
 
 
 def context_for(graph, frontier, context):

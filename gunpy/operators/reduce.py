@@ -86,7 +86,9 @@ def cpu_reduce(backend, arr, n, op):
 def cuda_reduce(backend, arr, n, op):
     block = backend.block_size
     k, ident, acc_t = _cuda_reduce(op, np.dtype(arr.dtype).kind == "f", block)
-    out = backend.full(1, ident, acc_t)
+    # the backend's one-word accumulator (per type): no allocation per call
+    out = backend.workspace(f"reduce.{np.dtype(acc_t).str}", 1, acc_t)
+    backend.fill(out, ident)
     backend.run(k, n, arr, n, out, block_size=block)
     return backend.read(out, 0)
 

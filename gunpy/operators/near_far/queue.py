@@ -29,10 +29,13 @@ class NearFarQueue:
     def __init__(self, ctx, *, initial_level=1.0):
         self.ctx = ctx
         self.backend = ctx.backend
-        # two far piles: a refill splits one into the near slice and the other
-        self._piles = [Frontier(self.backend, max(ctx.num_vertices, 1),
-                                dtype=ctx.index_dtype, name=f"far{i}",
-                                num_vertices=ctx.num_vertices) for i in range(2)]
+        # two far piles: a refill splits one into the near slice and the other; they
+        # and the fused steps' work arrays are kept with the context's scratch, so a
+        # later queue on the same graph and backend allocates nothing
+        self._kept = ctx.kept("near_far.queue", lambda: {"piles": [
+            Frontier(self.backend, max(ctx.num_vertices, 1), dtype=ctx.index_dtype,
+                     name=f"far{i}", num_vertices=ctx.num_vertices) for i in range(2)]})
+        self._piles = self._kept["piles"]
         self._work = None
         self.reset(initial_level)
 
@@ -49,9 +52,14 @@ class NearFarQueue:
     # -- what the backends' fused steps use ------------------------------------------
     def work_arrays(self, make):
         """The fused steps' work arrays: ``make()``'s result, made on the first call and
-        kept with the queue (the epochs and rounds they stamp stay valid across runs)."""
+        kept with the queue's piles (the epochs and rounds they stamp stay valid across
+        runs, and across queues on the same graph and backend)."""
         if self._work is None:
-            self._work = make()
+            # kept across queues per maker (its code), so no other caller's arrays come back
+            key = ("work", getattr(make, "__code__", make))
+            self._work = self._kept.get(key)
+            if self._work is None:
+                self._work = self._kept[key] = make()
         return self._work
 
     def other_pile(self):

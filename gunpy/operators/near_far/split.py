@@ -185,7 +185,7 @@ _INF = np.full(1, np.inf)
 
 def cuda_min_priority(backend, far, hooks, data):
     _, k_min = _cuda_kernels(hooks, backend.block_size)
-    out = backend.empty(1, np.float64)
+    out = backend.workspace("near_far.min_priority", 1, np.float64)
     backend.copy_in(out, 0, _INF)  # an upload, not a fill launch
     # a grid for the pile's size bound (the kernel reads the true size): no read here
     backend.run(k_min, far.size_bound(), far.queue, far.length, out, data,
