@@ -20,8 +20,9 @@ from numba import cuda
 
 from gunpy._jitcache import cuda_jit
 from gunpy.backends.base import Backend, operator_table
+from gunpy.backends.launcher import LaunchStream, launcher
 
-__all__ = ["CudaBackend", "kernel", "fill_kernel", "ON_CUDASIM"]
+__all__ = ["CudaBackend", "StagingRing", "kernel", "fill_kernel", "ON_CUDASIM"]
 
 ON_CUDASIM = bool(numba.config.ENABLE_CUDASIM)
 
@@ -85,6 +86,9 @@ class CudaBackend(Backend):
     counts_launches = True
     #: the largest block of the one-block fused kernels (they use ~100 registers a thread)
     one_block_max = 512
+    #: the stream kernels, uploads and device copies run on, in order
+    #: (:class:`gunpy.backends.launcher.LaunchStream`: the default stream)
+    stream = None
 
     def __init__(self, *, block_size=None):
         if ON_CUDASIM:
@@ -101,6 +105,8 @@ class CudaBackend(Backend):
             self.num_sms = dev.MULTIPROCESSOR_COUNT
             # enough resident blocks to fill every SM several times over
             self.max_blocks = self.num_sms * 32
+        # launches, uploads and device-to-device copies are ordered on one stream
+        self.stream = LaunchStream(cuda.default_stream())
 
     @property
     def block_size(self):
@@ -121,7 +127,11 @@ class CudaBackend(Backend):
         return blocks, threads
 
     def run(self, kernel, items, *args, block_size=None, blocks=None, shared=0):
-        """Launch a grid-stride ``kernel`` over ``items`` items (nothing when 0)."""
+        """Launch a grid-stride ``kernel`` over ``items`` items (nothing when 0).
+
+        Through the kernel's cached launcher (:mod:`gunpy.backends.launcher`): types
+        are resolved once per argument signature, on :attr:`stream`, never warning
+        about small grids."""
         if items <= 0:
             return  # a grid of 0 blocks "succeeds" silently in the simulator: never launch it
         self.launches += 1
@@ -129,10 +139,7 @@ class CudaBackend(Backend):
         if blocks is not None:
             b = blocks
         try:
-            if shared:
-                kernel[b, t, 0, shared](*args)
-            else:
-                kernel[b, t](*args)
+            launcher(kernel).launch(b, t, args, shared=shared, stream=self.stream)
         except Exception as exc:
             err = exc if ON_CUDASIM else _launch_error(kernel, b, t, exc)
             if err is exc:
@@ -160,7 +167,7 @@ class CudaBackend(Backend):
         host = np.ascontiguousarray(host)
         arr = self._alloc(host.shape[0], host.dtype)
         if host.shape[0]:
-            arr.copy_to_device(host)
+            self._host_to_device(arr, 0, host)  # staged when small; a graph's arrays block (a sync)
         return arr
 
     def empty(self, n, dtype):
@@ -173,10 +180,7 @@ class CudaBackend(Backend):
 
     def fill(self, arr, value):
         n = arr.shape[0]
-        if n:
-            self.launches += 1
-            blocks, threads = self.launch(n)
-            fill_kernel[blocks, threads](arr, arr.dtype.type(value), n)
+        self.run(fill_kernel, n, arr, arr.dtype.type(value), n)
 
     # every device-to-host copy waits for the kernels before it: a host synchronisation
     def to_host(self, arr):
@@ -188,13 +192,30 @@ class CudaBackend(Backend):
         return arr[i:i + 1].copy_to_host()[0].item()
 
     def write(self, arr, i, value):
-        self.uploads += 1
-        arr[i:i + 1].copy_to_device(np.array([value], dtype=arr.dtype))
+        self._host_to_device(arr, i, np.array([value], dtype=arr.dtype))
 
     def copy_in(self, arr, at, host):
         if host.shape[0]:
+            self._host_to_device(arr, at, np.ascontiguousarray(host, dtype=arr.dtype))
+
+    def _host_to_device(self, arr, at, host):
+        """``arr[at:at + len(host)] = host``: from the pinned staging ring, asynchronously
+        on :attr:`stream` (an upload; the ring's rare wait is a sync), or, for more than
+        the ring takes, a blocking copy from pageable memory (a sync)."""
+        dst = arr[at:at + host.shape[0]]
+        staged = self._staging().stage(host)
+        if staged is None:
+            self.syncs += 1
+            dst.copy_to_device(host)
+        else:
             self.uploads += 1
-            arr[at:at + host.shape[0]].copy_to_device(host)
+            dst.copy_to_device(staged, stream=self.stream.numba)
+
+    def _staging(self):
+        ring = self.__dict__.get("_ring")
+        if ring is None:
+            ring = self._ring = StagingRing(self)
+        return ring
 
     def head_to_host(self, arr, n):
         if n == 0:
@@ -207,12 +228,56 @@ class CudaBackend(Backend):
         cuda.synchronize()
 
     def copy(self, src, dst, n):
-        if n:
-            dst[:n].copy_to_device(src[:n])
+        if n:  # device to device: asynchronous, in order with the launches
+            dst[:n].copy_to_device(src[:n], stream=self.stream.numba)
 
     def device_function(self, pyfunc):
         return cuda.jit(device=True, inline="always")(pyfunc)
 
+
+class StagingRing:
+    """Pinned host memory that small uploads are copied from, asynchronously, in order.
+
+    A copy from pageable host memory blocks the host until the device has it; one
+    from pinned memory is queued on the stream and the host goes on. The ring is
+    ``nbytes`` of pinned memory in two halves; :meth:`stage` copies a host array into
+    the next free bytes and returns that view for ``copy_to_device(view, stream=)``.
+    Leaving a half records an event on the stream (every copy from it queued
+    before); coming back to it waits on that event, so no byte is overwritten
+    before its copy ran. That wait, once per half a ring of uploads, is counted as a
+    sync on the backend; an array over half the ring is not staged (``None``).
+    """
+
+    def __init__(self, backend, nbytes=1 << 18):
+        self.backend = backend
+        self.buffer = cuda.pinned_array(nbytes, dtype=np.uint8)
+        self.half = nbytes // 2
+        self.at = self.current = 0  # the next free byte, and the half it is in
+        self.left = [None, None]  # per half: the event recorded when it was last left
+
+    def stage(self, host):
+        """A pinned copy of the contiguous array ``host`` (``None`` when it is too big)."""
+        size = host.nbytes
+        if size > self.half:
+            return None
+        start = (self.at + 15) & ~15  # 16-byte aligned, as the driver likes
+        if start + size > (self.current + 1) * self.half:
+            start = self._next_half()
+        view = self.buffer[start:start + size]
+        view[:] = host.reshape(-1).view(np.uint8)
+        self.at = start + size
+        return view.view(host.dtype)
+
+    def _next_half(self):
+        event = cuda.event() if ON_CUDASIM else cuda.event(timing=False)
+        event.record(self.backend.stream.numba)
+        self.left[self.current] = event
+        self.current = other = 1 - self.current
+        waited, self.left[other] = self.left[other], None
+        if waited is not None:  # its copies were queued half a ring ago: done, or nearly
+            self.backend.syncs += 1
+            waited.synchronize()
+        return other * self.half
 
 def _launch_error(kernel, blocks, threads, exc):
     """A failed launch (or link) as an error that says which kernel, why, and what to do."""

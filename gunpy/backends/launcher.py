@@ -1,0 +1,348 @@
+"""A cached, pre-specialised kernel launcher: numba-cuda's launch without its per-call dispatch.
+
+``kernel[blocks, threads](*args)`` in numba-cuda types every argument on every
+launch (a Python ``typeof`` per device array), looks the types up among the
+kernel's overloads, then converts each argument by a chain of ``isinstance``
+tests (``_Kernel._prepare_args``) before the one driver call
+(``cuda.core.launch``). gunpy's kernels take ~100 parameter values (the fused
+near/far kernel 166), so that is tens of microseconds a launch, and it warns
+(``NumbaPerformanceWarning``) on every grid under 128 blocks, which thin levels
+and fused calls always are.
+
+A :class:`Launcher` (one per kernel, :func:`launcher`) keeps a table from a
+cheap **signature key** of the arguments (each value's Python type; a device
+array's numba type, which numba caches on the array; a tuple's class and its
+items' keys) to an **entry** that launches them:
+
+* the first launch of a key goes through numba's own path once (it compiles a
+  new overload where the types are new, exactly as before), then resolves the
+  compiled kernel and writes a packing function for its argument types (Python
+  source generated per signature: the values the driver takes, in order, with no
+  type tests left), so later launches of that key are ``pack(*args)`` and the
+  driver call numba would make;
+* what it cannot pre-specialise (a debug kernel, argument extensions, a kernel
+  specialised on its launch configuration, a host array that numba would copy)
+  keeps numba's full path, as does every launch under the simulator (it has no
+  compiled kernels to call): same table, same shape, an entry that calls numba.
+
+Launches never warn about small grids: the check lives in numba's launch
+configuration, which the fast path does not build, and the numba path builds it
+with that one warning filtered (in a scoped ``warnings.catch_warnings``): the
+user's own kernels and settings are untouched.
+
+A signature key is cheap but not free: a Python ``int`` keys as ``int`` and is
+passed as int64 (numba types one over 2**63 as uint64; gunpy never passes one).
+An entry keeps the kernel handle of the context current at its first launch.
+"""
+
+import ctypes
+import re
+import warnings
+
+import numba
+import numpy as np
+
+__all__ = ["Launcher", "LaunchStream", "launcher", "signature_key", "ON_CUDASIM"]
+
+ON_CUDASIM = bool(numba.config.ENABLE_CUDASIM)
+
+_GRID_WARNING = r"Grid size \d+ will likely result in GPU under-utilization"
+
+#: values typed by their Python class alone (numba's typeof of each is fixed by it)
+_SCALARS = {int, float, bool, np.bool_, np.int8, np.int16, np.int32, np.int64, np.uint8,
+            np.uint16, np.uint32, np.uint64, np.float32, np.float64}
+
+
+def _device_array_types():
+    if ON_CUDASIM:
+        from numba.cuda.simulator.cudadrv.devicearray import FakeCUDAArray
+        return {FakeCUDAArray: lambda a: (a.dtype, a.ndim)}
+    from numba.cuda.cudadrv import devicearray as da
+    numba_type = lambda a: a._numba_type_  # noqa: E731  (cached on the array by numba)
+    return {cls: numba_type for cls in (da.DeviceNDArray, da.MappedNDArray, da.ManagedNDArray)}
+
+
+_ARRAYS = _device_array_types()
+#: the key of a value no entry can pre-specialise (every key holding it gets numba's path)
+_OTHER = object()
+
+
+def _key(value):
+    t = type(value)
+    if t in _SCALARS:
+        return t
+    array = _ARRAYS.get(t)
+    if array is not None:
+        return array(value)
+    if isinstance(value, tuple):
+        return (t, *map(_key, value))
+    return _OTHER
+
+
+def signature_key(args):
+    """The launch's signature key: equal keys mean equal numba argument types."""
+    return tuple(map(_key, args))
+
+
+class LaunchStream:
+    """The stream launches and uploads are ordered on, as numba and the driver name it.
+
+    ``numba``: what numba's launch and copies take (a ``Stream`` or 0); ``core``:
+    what the driver call takes (a ``cuda.core`` stream), made once here rather
+    than per launch.
+    """
+
+    def __init__(self, stream=0):
+        self.numba = stream
+        self.core = None
+        if not ON_CUDASIM:
+            from numba.cuda.cudadrv import driver
+            self.core = driver._to_core_stream(stream)
+
+
+_default_stream = None
+
+
+def _default():
+    global _default_stream
+    if _default_stream is None:
+        _default_stream = LaunchStream(0)
+    return _default_stream
+
+
+class Launcher:
+    """Launches one kernel (a numba-cuda dispatcher) through a per-signature cache.
+
+    ``entries`` maps each signature key seen to its entry; ``misses`` counts the
+    keys resolved (typed by numba, and compiled where new), ``hits`` the launches
+    that found theirs.
+    """
+
+    def __init__(self, dispatcher):
+        self.dispatcher = dispatcher
+        self.entries = {}
+        self.last = None  # the compiled entry launched last
+        self.hits = self.misses = 0
+
+    def launch(self, blocks, threads, args, *, shared=0, stream=None):
+        """``dispatcher[blocks, threads, stream, shared](*args)``, through the cache."""
+        stream = stream or _default()
+        last = self.last
+        if last is not None:
+            # the signature launched last (a kernel almost always sees one): its packing
+            # function checks the types as it packs, and returns None when they differ
+            values = last.pack(*args)
+            if values is not None:
+                self.hits += 1
+                last.launch(blocks, threads, shared, stream, values)
+                return
+        key = signature_key(args)
+        entry = self.entries.get(key)
+        if entry is None:
+            self.misses += 1
+            # numba's path types, compiles where new and launches; the entry serves the next
+            _numba_launch(self.dispatcher, blocks, threads, shared, stream, args)
+            entry = self.entries[key] = self._entry(key, args)
+        else:
+            self.hits += 1
+            entry(blocks, threads, shared, stream, args)
+        self.last = entry if isinstance(entry, _Compiled) else None
+
+    def _entry(self, key, args):
+        if ON_CUDASIM or _OTHER in _flatten(key):
+            return _NumbaPath(self.dispatcher)
+        dispatcher = self.dispatcher
+        argtypes = tuple(dispatcher.typeof_pyval(a) for a in args)
+        kernel = dispatcher.overloads.get(argtypes)
+        if kernel is None or kernel.debug or kernel.extensions or dispatcher.specialized \
+                or getattr(kernel, "launch_config_sensitive", False) \
+                or getattr(dispatcher, "_launch_config_sensitive", False):
+            return _NumbaPath(dispatcher)
+        try:
+            pack = packer(argtypes, key)
+            # checked once against numba's own conversion of these very arguments, so a
+            # numba-cuda that packs differently keeps its own path instead of a wrong launch
+            expected = []
+            for ty, value in zip(argtypes, args):
+                kernel._prepare_args(ty, value, 0, [], expected)
+            if not _same_values(pack(*args), expected):
+                return _NumbaPath(dispatcher)
+            handle = kernel._codelibrary.get_cufunc().kernel
+        except (NotImplementedError, AttributeError, TypeError):
+            return _NumbaPath(dispatcher)
+        return _Compiled(handle, pack, kernel.cooperative)
+
+
+def _same_values(got, expected):
+    """Whether two lists of driver parameter values are equal (ctypes values by type and value)."""
+    if got is None or len(got) != len(expected):
+        return False
+    for a, b in zip(got, expected):
+        if isinstance(a, ctypes._SimpleCData) or isinstance(b, ctypes._SimpleCData):
+            if type(a) is not type(b) or a.value != b.value:
+                return False
+        elif type(a) is not type(b) and not (isinstance(a, int) and isinstance(b, int)) \
+                or a != b:
+            return False
+    return True
+
+
+def _flatten(key):
+    for k in key:
+        if isinstance(k, tuple):
+            yield from _flatten(k)
+        else:
+            yield k
+
+
+def launcher(kernel):
+    """The :class:`Launcher` of ``kernel`` (made on first use, kept on the dispatcher)."""
+    found = kernel.__dict__.get("_gunpy_launcher")
+    if found is None:
+        found = kernel._gunpy_launcher = Launcher(kernel)
+    return found
+
+
+def _numba_launch(dispatcher, blocks, threads, shared, stream, args):
+    """numba's own launch, without its small-grid warning (raised as the grid is configured)."""
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message=_GRID_WARNING)
+        configured = dispatcher[blocks, threads, stream.numba, shared]
+    configured(*args)
+
+
+class _NumbaPath:
+    """An entry that launches through numba's full path (the simulator; what cannot be packed)."""
+
+    def __init__(self, dispatcher):
+        self.dispatcher = dispatcher
+
+    def __call__(self, blocks, threads, shared, stream, args):
+        _numba_launch(self.dispatcher, blocks, threads, shared, stream, args)
+
+
+# -- the pre-specialised path ---------------------------------------------------------------
+_configs = {}
+
+
+def _config(blocks, threads, shared, cooperative):
+    """A cuda.core ``LaunchConfig`` per shape (kept: building one costs microseconds)."""
+    key = (blocks, threads, shared, cooperative)
+    config = _configs.get(key)
+    if config is None:
+        from cuda.core import LaunchConfig
+        from numba.cuda._compat import CUDA_CORE_GE_1_0
+        coop = {"is_cooperative" if CUDA_CORE_GE_1_0 else "cooperative_launch": cooperative}
+        if len(_configs) > 4096:
+            _configs.clear()
+        config = _configs[key] = LaunchConfig(grid=(blocks, 1, 1), block=(threads, 1, 1),
+                                              shmem_size=shared, **coop)
+    return config
+
+
+def _driver_launch(stream, config, kernel, *args):
+    """The driver call numba makes (``cuda.core.launch``), looked up once, replaceable in
+    benchmarks that stub the driver."""
+    from cuda.core import launch
+    global _driver_launch
+    _driver_launch = launch
+    launch(stream, config, kernel, *args)
+
+
+class _Compiled:
+    """An entry that packs the arguments with its signature's function and calls the driver."""
+
+    __slots__ = ("kernel", "pack", "cooperative")
+
+    def __init__(self, kernel, pack, cooperative):
+        self.kernel, self.pack, self.cooperative = kernel, pack, cooperative
+
+    def __call__(self, blocks, threads, shared, stream, args):
+        self.launch(blocks, threads, shared, stream, self.pack(*args))
+
+    def launch(self, blocks, threads, shared, stream, values):
+        """Launch with the driver's parameter values (what :attr:`pack` returned)."""
+        _driver_launch(stream.core, _config(blocks, threads, shared, self.cooperative),
+                       self.kernel, *values)
+
+
+_CTYPES = {"float64": "c_double", "float32": "c_float"}
+
+
+def packer(argtypes, key):
+    """A function ``pack(*args)``: the driver's parameter values for ``argtypes``, or None.
+
+    The values are numba-cuda's ``_Kernel._prepare_args`` ones, in its order (an
+    array: meminfo, parent, size, itemsize, pointer, shape, strides in bytes; an
+    integer or float as its ctypes value; a boolean as it is; a tuple item by
+    item). ``key`` is the signature key they were typed from: as it packs, the
+    function checks that every value is still of the key's Python class (and a
+    device array of the same numba type, which numba interns), and returns None
+    where one is not, so a launcher can try it before computing a key. Written
+    as straight-line Python per signature; ``NotImplementedError`` for a type it
+    does not pack (numba's path then serves that signature).
+    """
+    from numba.core import types
+    from numba.np.numpy_support import as_dtype
+    # steps: ("check", expression) or ("line", statement), in order; views: array reads
+    # after every check; values: the expressions of the driver's parameter values
+    steps, views, values, consts = [], [], [], {}
+
+    def const(obj):
+        name = f"k{len(consts)}"
+        consts[name] = obj
+        return name
+
+    def walk(ty, k, x):
+        if isinstance(k, tuple):
+            # 1. tuples (a functor's data): unpacked into locals, then item by item
+            cls, items = k[0], k[1:]
+            if not isinstance(ty, types.BaseTuple) or len(ty) != len(items):
+                raise NotImplementedError(f"cannot pack a {ty}")
+            steps.append(("check", f"type({x}) is {const(cls)}"))
+            names = [f"{x}_{i}" for i in range(len(items))]
+            steps.append(("line", f"{', '.join(names)}{',' if len(names) == 1 else ''} = {x}"))
+            for item_ty, item_k, name in zip(ty, items, names):
+                walk(item_ty, item_k, name)
+        elif isinstance(ty, types.Array):
+            # 2. device arrays: numba's array descriptor, read from the array's (cached) view
+            steps.append(("check", f"type({x}) in {const(tuple(_ARRAYS))} "
+                                   f"and {x}._numba_type_ is {const(k)}"))
+            values.extend(["0", "0", f"{x}_v.size", str(as_dtype(ty.dtype).itemsize),
+                           f"{x}_v.ptr", f"*{x}_v.shape", f"*{x}_v._layout.strides_in_bytes"])
+            views.append(f"{x}_v = {x}._strided_memory_view_shim")
+        else:
+            # 3. scalars: the ctypes value numba would make
+            steps.append(("check", f"type({x}) is {const(k)}"))
+            if isinstance(ty, types.Boolean):
+                values.append(x)
+            elif isinstance(ty, types.Integer):
+                values.append(f"c_{ty}({x})")
+            elif str(ty) in _CTYPES:
+                values.append(f"{_CTYPES[str(ty)]}({x})")
+            else:
+                raise NotImplementedError(f"cannot pack a {ty}")
+
+    params = [f"a{i}" for i in range(len(argtypes))]
+    for ty, k, p in zip(argtypes, key, params):
+        walk(ty, k, p)
+    lines, run = [], []  # consecutive checks become one test
+    for kind, text in steps + [("line", None)]:
+        if kind == "check":
+            run.append(text)
+            continue
+        if run:
+            lines.append(f"if not ({' and '.join(run)}):\n        return None")
+            run = []
+        if text is not None:
+            lines.append(text)
+    lines += views
+    body = "".join(f"    {line}\n" for line in lines)
+    source = (f"def pack({', '.join(params)}):\n{body}"
+              f"    return ({', '.join(values)}{',' if values else ''})\n")
+    namespace = {name: getattr(ctypes, name) for name in set(re.findall(r"\bc_\w+", source))}
+    namespace.update(consts)
+    exec(compile(source, "<gunpy.backends.launcher.packer>", "exec"), namespace)
+    pack = namespace["pack"]
+    pack.source = source
+    return pack
