@@ -5,6 +5,7 @@ maps the option names to them and picks one for ``load_balance="auto"``.
 Push strategies share :class:`~gunpy.operators.advance.common.PushSpec`.
 """
 
+import inspect
 from collections import namedtuple
 
 import numpy as np
@@ -19,15 +20,15 @@ from gunpy.operators.context import callable_module, context_for
 __all__ = ["advance", "run", "STRATEGIES", "PULL_MAPPINGS", "LOAD_BALANCE_OPTIONS",
            "Strategy", "register_strategy", "unregister_strategy", "load_balance_options",
            "pull_mapping_options", "check_load_balance", "execute", "choose",
-           "AUTO_THRESHOLD", "DIRECTIONS"]
+           "AUTO_THRESHOLD", "AUTO_HUB_DEGREE", "DIRECTIONS"]
 
 #: the directions :func:`advance` takes (an Enactor also offers ``"auto"``)
 DIRECTIONS = ("push", "pull")
 
 #: A registered strategy: ``op`` is the operator its implementations are filed under
 #: in the backends' tables (``"advance.push.<name>"`` / ``"advance.pull.<name>"``),
-#: ``auto(edges, frontier_size, threshold)`` says when ``load_balance="auto"`` takes
-#: it (None: never), ``backends`` the backend names it has implementations for.
+#: ``auto(edges, frontier_size, threshold[, largest])`` says when ``load_balance="auto"``
+#: takes it (None: never), ``backends`` the backend names it has implementations for.
 Strategy = namedtuple("Strategy", "name kind op auto backends")
 
 #: push strategies (``load_balance=``), in registration order; see :func:`register_strategy`
@@ -42,6 +43,12 @@ LOAD_BALANCE_OPTIONS = ("auto",)
 #: ``auto`` switches from the fine-grained mapping to merge-path when the
 #: frontier's neighbour lists hold more edges than this (Gunrock uses 4096).
 AUTO_THRESHOLD = 4096
+
+#: ``auto`` takes twc (a warp or the block walks a long list) for a frontier whose
+#: largest out-degree, when a kernel counted it (:attr:`gunpy.Frontier.known_max_degree`),
+#: is at least this: thread-per-vertex would walk that list as as many dependent steps.
+#: The one-block fused kernels hand such lists to a warp themselves, at the same size.
+AUTO_HUB_DEGREE = 32
 
 _KINDS = ("push", "pull")
 
@@ -67,8 +74,9 @@ def register_strategy(name, module=None, *, kind="push", auto=None, replace=Fals
     :class:`~gunpy.backends.base.DeviceGraph`; ``hooks`` the compiled functor;
     ``spec`` a :class:`~gunpy.operators.advance.common.PushSpec`. A CUDA kernel
     appends with :func:`~gunpy.operators.advance.common.cuda_emit` and ends with
-    :func:`~gunpy.operators.advance.common.cuda_count_edges`; the launcher then
-    calls ``out.touched(counted=spec.output == "vertex", bound=edges)``. On the CPU a
+    :func:`~gunpy.operators.advance.common.cuda_count_degrees` (the emitted
+    vertices' degree sum and largest degree); the launcher then calls
+    ``out.touched(counted=spec.output == "vertex", bound=edges)``. On the CPU a
     frontier with fewer than ``CpuBackend.serial_below`` edges runs as one thin
     pass whatever the strategy.
 
@@ -80,8 +88,11 @@ def register_strategy(name, module=None, *, kind="push", auto=None, replace=Fals
 
     ``auto(edges, frontier_size, threshold)``: True when ``load_balance="auto"``
     should take this strategy for a frontier of ``frontier_size`` vertices and
-    ``edges`` out-edges; the most recently registered strategy whose ``auto``
-    holds wins (gunpy's: merge-path for fat, uneven frontiers, else
+    ``edges`` out-edges; a predicate that takes a fourth argument also gets
+    ``largest``, the frontier's largest out-degree (None when no kernel counted
+    it: :attr:`gunpy.Frontier.known_max_degree`). The most recently registered
+    strategy whose ``auto`` holds wins (gunpy's: merge-path for fat, uneven
+    frontiers, else twc when a list reaches :data:`AUTO_HUB_DEGREE` edges, else
     thread-mapped).
 
     Raises ``ValueError`` for a bad name, an unknown backend or an
@@ -146,7 +157,18 @@ _AUTO = ()
 def _options_changed():
     global LOAD_BALANCE_OPTIONS, _AUTO
     LOAD_BALANCE_OPTIONS = load_balance_options()
-    _AUTO = tuple((s.name, s.auto) for s in reversed(STRATEGIES.values()) if s.auto is not None)
+    _AUTO = tuple((s.name, _with_largest(s.auto)) for s in reversed(STRATEGIES.values())
+                  if s.auto is not None)
+
+
+def _with_largest(auto):
+    """``auto`` as a predicate of ``(edges, frontier_size, threshold, largest)``."""
+    try:
+        inspect.signature(auto).bind(0, 0, 0, None)
+        return auto
+    except (TypeError, ValueError):  # three arguments (or no signature to read)
+        return lambda edges, frontier_size, threshold, largest: auto(edges, frontier_size,
+                                                                     threshold)
 
 
 def pull_mapping_options():
@@ -166,19 +188,34 @@ def check_load_balance(name):
                      f"{', '.join(repr(o) for o in load_balance_options())}")
 
 
-def choose(load_balance, edges, frontier_size, *, threshold=AUTO_THRESHOLD):
-    """The strategy ``auto`` stands for, given the frontier's vertices and their edges:
-    the most recently registered strategy whose ``auto`` predicate holds."""
+def choose(load_balance, edges, frontier_size, *, threshold=AUTO_THRESHOLD, largest=None):
+    """The strategy ``auto`` stands for, given the frontier's vertices, their edges and
+    (``largest``, None: unknown) their largest out-degree: the most recently
+    registered strategy whose ``auto`` predicate holds.
+
+    >>> from gunpy.operators.advance import choose
+    >>> choose("auto", 300, 300), choose("auto", 300, 300, largest=290)
+    ('thread_mapped', 'twc')
+    >>> choose("auto", 20_000, 500, largest=3_000)  # fat and uneven: equal shares of edges
+    'merge_path'
+    """
     if load_balance != "auto":
         return load_balance
     for name, auto in _AUTO:
-        if auto(edges, frontier_size, threshold):
+        if auto(edges, frontier_size, threshold, largest):
             return name
     return next(iter(STRATEGIES))
 
 
 def _always(edges, frontier_size, threshold):
     return True
+
+
+def _has_hub(edges, frontier_size, threshold, largest):
+    """A frontier with a list of :data:`AUTO_HUB_DEGREE` edges or more (a hub, known
+    from the kernel that wrote the frontier): twc gives it a warp or a block, where
+    thread-per-vertex would walk it alone, whatever the edge total."""
+    return largest is not None and largest >= AUTO_HUB_DEGREE
 
 
 def _fat_and_uneven(edges, frontier_size, threshold):
@@ -191,7 +228,7 @@ def _fat_and_uneven(edges, frontier_size, threshold):
 
 
 register_strategy("thread_mapped", thread_mapped, auto=_always)
-register_strategy("twc", twc)
+register_strategy("twc", twc, auto=_has_hub)
 register_strategy("merge_path", merge_path, auto=_fat_and_uneven)
 for _mapping in ("thread", "warp", "auto"):  # pull's own kernels; "auto" picks one per level
     register_strategy(_mapping, pull, kind="pull")
@@ -218,7 +255,8 @@ def execute(ctx, dg, frontier, out, hooks, data, *, load_balance="auto", output=
         raise ValueError(f"unknown advance output {output!r}; valid: {OUTPUTS}")
     if edges is None:
         edges = frontier_edges(ctx, dg, frontier)
-    strategy = choose(load_balance, edges, frontier.size, threshold=threshold)
+    strategy = choose(load_balance, edges, frontier.size, threshold=threshold,
+                      largest=frontier.known_max_degree)
     if frontier.size == 0:
         out.clear()
         return strategy, 0
