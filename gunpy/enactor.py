@@ -127,9 +127,13 @@ class Enactor:
             frontier.size
             record["ms"] = (time.perf_counter() - t0) * 1e3
             self._log(record, before)
+        # statistics the kernels kept on the device (culled counts, neighbor_reduce's
+        # edges) reach their records: one read for the whole run, none per level
+        self.stats.edges_visited += ctx.flush().get("edges", 0)
         ctx.record = {"edges": 0}
         self.stats.iterations = self.iteration
         self.finalize()
+        ctx.flush()  # finalize's own, if any (its record is not logged)
         self.backend.synchronize()
         # finalize is part of the run (SSSP's parents, CC's relabelling)
         self.stats.elapsed_ms = (time.perf_counter() - start) * 1e3

@@ -10,7 +10,9 @@ A push BFS level is one launch (the advance, which also sums the out-degrees
 of what it emits, so the next level needs no degree scan) and one sync (the
 output's size and degree sum, read together); a pull level is three launches
 (zero the output bitmap, the pull kernel, OR it into the visited bitmap) and
-one sync (its counters).
+one sync (its counters). Statistics cost none: cull's culled count and a
+frontier's neighbor_reduce edges are counted by the kernels on a context tally
+read once per run (a BC backward level is two launches and no sync).
 """
 
 from collections import namedtuple
@@ -33,7 +35,7 @@ G = GRAPHS["preferential_hubs"]
 BUDGET = {
     "bfs push": (1, 1),
     "bfs pull": (3, 1),
-    "bfs idempotent push": (11, 4),
+    "bfs idempotent push": (8, 3),  # cull's culled count: on a tally, no fill, no read
     "sssp": (6, 6),
     "cc": (20, 4),
     "pagerank pull": (7, 2),
@@ -147,3 +149,19 @@ def test_fused_bfs_levels_are_one_launch_and_one_sync():
     its = st.per_iteration
     assert len(its) > 8 and {it["strategy"] for it in its} == {"fused"}
     assert sum(it["launches"] for it in its) <= 2 and sum(it["syncs"] for it in its) <= 2, its
+
+
+def test_bc_backward_levels_are_two_launches_and_no_sync(unfused):
+    """neighbor_reduce and compute over a saved frontier: the edges read are counted in the
+    kernel (no degree scan and read), the view's length was copied at save time (no upload)."""
+    from gunpy.primitives.bc import BCEnactor, BCProblem
+    problem = BCProblem(G, backend="cuda")
+    enactor = BCEnactor(problem)
+    for _ in range(2):
+        problem.reset(0)
+        stats = enactor.enact()
+    backward = [it for it in stats.per_iteration if it["strategy"] == "neighbor_reduce"]
+    assert len(backward) >= 2
+    assert all((it["launches"], it["syncs"], it["uploads"], it["allocs"]) == (2, 0, 0, 0)
+               for it in backward), backward
+    assert sum(it["edges"] for it in backward) > 0

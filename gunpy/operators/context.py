@@ -14,6 +14,12 @@ those comes from a :class:`Context`:
     the stats sink: a dict every operator adds its edges visited (and the
     strategy or build it used) to. An :class:`~gunpy.Enactor` hands in a
     fresh record per iteration; a standalone caller reads or resets it;
+``tally(key)``
+    a device counter for a statistic a kernel computes (cull's culled count,
+    the edges a frontier's neighbor_reduce read): it reaches ``record[key]``
+    when :meth:`Context.flush` reads every pending counter in one copy (an
+    Enactor does so once after its loop; a standalone operator call at its
+    end), so a statistic costs no launch and no sync per level;
 ``visited``
     the visited bitmap (32-bit words) a traversal keeps, or ``None``; the
     operators that test or set visited bits read it through :meth:`visited_words`.
@@ -65,6 +71,8 @@ class Context:
         #: the visited bitmap (uint32 words on the backend), or None when none is kept
         self.visited = None
         self._scratch, self._lease = _lease(graph, self.backend)
+        #: statistics still on the device: ``[(record, key)]``, one per tally slot used
+        self._pending = []
 
     def scratch(self, name, n, dtype):
         """A reusable work array of at least ``n`` items (grown on demand).
@@ -76,6 +84,40 @@ class Context:
             arr = self.backend.empty(max(int(n), 1), dtype)
             self._scratch[name] = arr
         return arr
+
+    #: tally slots: a flush is forced when this many statistics are pending
+    TALLY_SLOTS = 256
+
+    def tally(self, key):
+        """``(counts, slot)``: a zeroed int64 device counter for statistic ``key`` of
+        the current :attr:`record`; a kernel adds to ``counts[slot]`` and
+        :meth:`flush` adds the total to ``record[key]``. No launch, no sync."""
+        if len(self._pending) == self.TALLY_SLOTS:
+            self.flush()
+        counts = self.kept("tally", lambda: self.backend.zeros(self.TALLY_SLOTS, np.int64))
+        if not self._pending:
+            if self._scratch.get("tally.dirty"):  # a context went with tallies unread
+                self.backend.fill(counts, 0)
+            self._scratch["tally.dirty"] = True
+        self._pending.append((self.record, key))
+        return counts, len(self._pending) - 1
+
+    def flush(self):
+        """Read the pending tallies in one copy into their records (and zero them);
+        returns ``{key: total}`` over what was read (empty when nothing was pending)."""
+        pending = self._pending
+        if not pending:
+            return {}
+        counts = self.kept("tally", None)
+        host = self.backend.read_head(counts, len(pending))
+        self.backend.fill(counts, 0)  # ready for the next run's kernels
+        self._scratch["tally.dirty"] = False
+        totals = {}
+        for (record, key), value in zip(pending, host.tolist()):
+            record[key] = record.get(key, 0) + value
+            totals[key] = totals.get(key, 0) + value
+        pending.clear()
+        return totals
 
     def kept(self, name, make):
         """The object ``name`` kept with the scratch arrays, made by ``make()`` on first use.

@@ -54,18 +54,26 @@ def cuda_kernel(hooks, weighted, incoming, mapping, op="sum"):
             return gather_edge(u, v, e, w, data)
         return gather_edge(v, u, e, w, data)
 
-    def by_thread(queue, length, all_vertices, offsets, nbrs, edge_ids, values, out, data):
+    def by_thread(queue, length, all_vertices, offsets, nbrs, edge_ids, values, out, data,
+                  tally, slot):
         n = length[0]
+        read = np.int64(0)
         for i in range(cuda.grid(1), n, cuda.gridsize(1)):
             v = i if all_vertices else queue[i]
             acc = ident
             for p in range(offsets[v], offsets[v + 1]):
                 acc = combine(acc, edge_value(v, p, nbrs, edge_ids, values, data))
             out[v] = acc
+            read += offsets[v + 1] - offsets[v]
+        # the edges read (a statistic): counted here, not by a degree scan and a read
+        if read and not all_vertices:
+            cuda.atomic.add(tally, slot, read)
 
-    def by_warp(queue, length, all_vertices, offsets, nbrs, edge_ids, values, out, data):
+    def by_warp(queue, length, all_vertices, offsets, nbrs, edge_ids, values, out, data,
+                tally, slot):
         n = length[0]
         lane = cuda.laneid
+        read = np.int64(0)
         for i in range(cuda.grid(1) // 32, n, cuda.gridsize(1) // 32):
             v = i if all_vertices else queue[i]
             acc = ident
@@ -78,6 +86,9 @@ def cuda_kernel(hooks, weighted, incoming, mapping, op="sum"):
                 off //= 2
             if lane == 0:
                 out[v] = acc
+                read += offsets[v + 1] - offsets[v]
+        if read and not all_vertices:  # lane 0 of each warp: the edges read
+            cuda.atomic.add(tally, slot, read)
 
     return kernel(by_warp if mapping == "warp" else by_thread)
 
@@ -113,7 +124,9 @@ def cpu_source(hooks, weighted, incoming, op):
 
 
 def execute(ctx, frontier, hooks, data, out, *, edges="in", mapping="auto", op="sum"):
-    """``out[v] = op of gather_edge over v's edges`` for the frontier's vertices; returns edges read."""
+    """``out[v] = op of gather_edge over v's edges`` for the frontier's vertices; returns the
+    edges read, or None where the kernel left that count on a context tally
+    (:meth:`~gunpy.operators.Context.tally`: no degree scan, no sync for a statistic)."""
     if op not in OPS:
         raise ValueError(f"unknown neighbor_reduce op {op!r}; valid: {OPS}")
     if edges not in ("in", "out"):
@@ -131,10 +144,12 @@ def execute(ctx, frontier, hooks, data, out, *, edges="in", mapping="auto", op="
         queue, length, n = frontier.queue, frontier.length, frontier.size
     if n == 0:
         return 0
-    backend.operator("neighbor_reduce")(ctx, dg, hooks, data, out, queue, length, n,
-                                        all_vertices, incoming, mapping, op)
+    tallied = backend.operator("neighbor_reduce")(ctx, dg, hooks, data, out, queue, length, n,
+                                                  all_vertices, incoming, mapping, op)
     if all_vertices:
         return dg.num_edges
+    if tallied:
+        return None
     # the edges read: the frontier's in- (or out-) degree sum
     return degree_sum(backend, offsets, queue, n)
 
@@ -152,8 +167,10 @@ def cuda_execute(ctx, dg, hooks, data, out, queue, length, n, all_vertices, inco
         mapping = "warp" if dg.num_edges >= 16 * max(dg.num_vertices, 1) else "thread"
     k = cuda_kernel(hooks, dg.weighted, incoming, mapping, op)
     items = n * 32 if mapping == "warp" else n
+    tally, slot = ctx.tally("edges") if not all_vertices else (ctx.vertex_count, 0)
     ctx.backend.run(k, items, queue, length, all_vertices, offsets, nbrs, edge_ids, dg.values,
-                    out, data)
+                    out, data, tally, np.int64(slot))
+    return True  # the kernel counted the edges it read
 
 
 def cpu_execute(ctx, dg, hooks, data, out, queue, length, n, all_vertices, incoming, mapping,
@@ -161,7 +178,8 @@ def cpu_execute(ctx, dg, hooks, data, out, queue, length, n, all_vertices, incom
     backend = ctx.backend
     offsets, nbrs, edge_ids = _arrays(dg, incoming)
     args = (queue, n, all_vertices, offsets, nbrs, edge_ids, dg.values, out, data)
-    if n < backend.serial_below:
+    # the work is the edges: over every vertex, the graph's (a frontier's: its size)
+    if (dg.num_edges if all_vertices else n) < backend.serial_below:
         ctx.log(build=run_thin(backend, cpu_source, hooks, (dg.weighted, incoming, op),
                                lambda k: k(*args)))
     else:
@@ -177,8 +195,10 @@ def neighbor_reduce(graph, frontier, functor, data, out, *, edges="in", mapping=
     Returns ``out``; the edges read are logged in the context's record.
     """
     ctx = context_for(graph, frontier, context)
-    return run(ctx, frontier, compile_functor(functor, ctx.backend), problem_data(data), out,
-               edges, mapping, op)
+    run(ctx, frontier, compile_functor(functor, ctx.backend), problem_data(data), out,
+        edges, mapping, op)
+    ctx.flush()  # a standalone call's edges are in ctx.record when it returns
+    return out
 
 
 def run(ctx, frontier, hooks, data, out, edges, mapping, op):
@@ -186,7 +206,7 @@ def run(ctx, frontier, hooks, data, out, edges, mapping, op):
     if frontier is not None:
         frontier.ensure_queue(ctx.scratch)
     read = execute(ctx, frontier, hooks, data, out, edges=edges, mapping=mapping, op=op)
-    ctx.log(edges=read, direction="pull", strategy="neighbor_reduce")
+    ctx.log(edges=read or 0, direction="pull", strategy="neighbor_reduce")
     return out
 
 

@@ -58,7 +58,8 @@ def execute(ctx, frontier, out, hooks, data, *, mode="predicated"):
         culled = cull.execute(ctx, frontier, out, hooks, data, visited=words)
     else:
         culled = cull.execute(ctx, frontier, out, hooks, data)
-    ctx.log(culled=culled)
+    if culled is not None:  # else a kernel left it on a tally (Context.flush)
+        ctx.log(culled=culled)
     return out
 
 
@@ -87,8 +88,10 @@ def filter(graph, frontier, functor, data=None, *, out=None, mode="predicated", 
         from gunpy.frontier import Frontier
         out = Frontier(ctx.backend, max(frontier.size, 1), kind=frontier.kind,
                        dtype=frontier.dtype, name="out", num_vertices=ctx.num_vertices)
-    return run(ctx, frontier, out, compile_functor(functor, ctx.backend), problem_data(data),
-               mode)
+    out = run(ctx, frontier, out, compile_functor(functor, ctx.backend), problem_data(data),
+              mode)
+    ctx.flush()  # a standalone call's statistics are in ctx.record when it returns
+    return out
 
 
 def run(ctx, frontier, out, hooks, data, mode):

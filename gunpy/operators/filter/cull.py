@@ -60,7 +60,7 @@ def cuda_kernel(hooks, block):
     per_warp = warp_hash_slots(block)
     slots = nwarps * per_warp  # shared-array sizes must be compile-time constants
 
-    def cull(in_queue, in_length, flags, visited, counts, data):
+    def cull(in_queue, in_length, flags, visited, counts, slot, data):
         warp_hash = cuda.shared.array(slots, np.int64)
         lane_hash = cuda.shared.array(slots, np.int32)
         history = cuda.shared.array(HISTORY, np.int64)
@@ -114,8 +114,8 @@ def cuda_kernel(hooks, block):
             if i < n:
                 flags[i] = 1 if keep else 0
             cuda.syncthreads()
-        if culled:
-            cuda.atomic.add(counts, 0, culled)
+        if culled:  # the statistic, left on the device (Context.tally)
+            cuda.atomic.add(counts, slot, culled)
 
     return kernel(cull)
 
@@ -158,7 +158,9 @@ def cpu_kernel(hooks):
 
 
 def execute(ctx, frontier, out, hooks, data, *, visited=None):
-    """Cull and filter ``frontier`` into ``out``; returns how many the heuristics dropped.
+    """Cull and filter ``frontier`` into ``out``; returns how many the heuristics dropped,
+    or None where a kernel left that count on a context tally (:meth:`Context.tally`:
+    it reaches the record at the next :meth:`Context.flush`, costing no sync here).
 
     ``visited`` defaults to the enactor's visited bitmap; a freshly cleared
     bitmap instead makes this a per-call duplicate remover (``mode="unique"``).
@@ -181,12 +183,11 @@ def cuda_execute(ctx, frontier, out, hooks, data, visited):
     n = frontier.size
     block = backend.block_size
     flags = ctx.scratch("filter.flags", n, np.int8)
-    counts = ctx.scratch("cull.counts", 1, np.int64)
-    backend.fill(counts, 0)
+    counts, slot = ctx.tally("culled")  # no fill, no read: the statistic costs nothing here
     backend.run(cuda_kernel(hooks, block), n, frontier.queue, frontier.length, flags,
-                visited, counts, data, block_size=block)
+                visited, counts, np.int64(slot), data, block_size=block)
     predicated.cuda_compact(ctx, frontier, out, flags)
-    return int(backend.read(counts, 0))
+    return None
 
 
 def cpu_execute(ctx, frontier, out, hooks, data, visited):
