@@ -14,23 +14,85 @@ def test_harmonic_mean_ignores_non_positive_rates():
 def test_suite_writes_tables_json_and_plots(tmp_path):
     out = tmp_path / "r"
     assert bench.main(["--graphs", "karate", "grid8", "--roots", "4", "--peer-roots", "2",
-                       "--reps", "1", "--backend", "cpu", "--out", str(out), "-q"]) == 0
+                       "--reps", "2", "--backend", "cpu", "--skip-peers", "networkx",
+                       "gunpy.blas", "--out", str(out), "-q"]) == 0
     rows = json.loads((out / "results.json").read_text())["rows"]
-    mine = {(r["graph"], r["primitive"]): r for r in rows if r["library"] == "gunpy"}
+    mine = {(r["graph"], r["primitive"], r["mode"]): r for r in rows if r["library"] == "gunpy"}
     for g in ("karate", "grid8"):
-        for prim in ("bfs", "sssp", "cc", "pagerank", "bc"):
-            assert mine[g, prim]["median_ms"] > 0
+        for prim in ("bfs", "sssp", "cc", "pagerank", "bc", "tc"):
+            for mode in ("alone", "interleaved"):  # both modes, wall time per call
+                assert mine[g, prim, mode]["median_ms"] > 0
         for prim in ("bfs", "sssp"):
-            r = mine[g, prim]
-            assert r["validated"] and r["runs"] == 4
+            r = mine[g, prim, "alone"]
+            assert r["validated"] and r["runs"] == 4 and r["roots"] == mine[g, "bfs", "alone"]["roots"]
             assert r["hmean_teps"] > 0 and r["median_teps"] > 0 and r["max_ms"] >= r["median_ms"]
-    assert mine["karate", "bfs"]["per_iteration"]  # the frontier plot's data
+            assert mine[g, prim, "interleaved"]["roots"] == r["roots"][:2]
+    assert mine["karate", "bfs", "alone"]["per_iteration"]  # the frontier plot's data
     peers = {r["library"] for r in rows if r["library"] != "gunpy"}
     assert "scipy" in peers  # always installed: the ratios have a reference
     md = (out / "results.md").read_text()
-    assert "Graph500 MTEPS (hmean)" in md and "| karate | scipy |" in md
+    assert "Graph500 MTEPS (hmean)" in md and "| karate | scipy | interleaved |" in md
+    assert "| karate | gunpy | alone |" in md and "own timer ms (share)" in md
     assert (out / "speedup.png").stat().st_size > 0
     assert (out / "bfs_frontier.png").stat().st_size > 0
+
+
+def test_every_library_is_timed_by_wall_time_over_gunpys_roots(tmp_path):
+    """No flattering: gunpy and every peer run the same roots, interleaved, and each ratio is
+    the median of per-root ratios of wall times; gunpy's own timer is only reported beside."""
+    import statistics
+    rows = bench.run_suite(bench.build_parser().parse_args(
+        ["--graphs", "grid8", "--roots", "5", "--peer-roots", "3", "--reps", "2",
+         "--primitives", "bfs", "sssp", "cc", "--backend", "cpu",
+         "--skip-peers", "networkx", "gunpy.blas", "-q"]))
+    for prim in ("bfs", "sssp", "cc"):
+        sel = [r for r in rows if r["primitive"] == prim and r["mode"] == "interleaved"]
+        gunpy = next(r for r in sel if r["library"] == "gunpy")
+        assert len(sel) >= 2  # gunpy and scipy at least
+        for r in sel:
+            assert r["runs"] == gunpy["runs"] == (3 if prim != "cc" else 2)
+            assert r.get("roots") == gunpy.get("roots")
+            assert r["median_ms"] == statistics.median(r["wall_ms"])
+            if r is not gunpy:
+                per_call = [p / m for p, m in zip(r["wall_ms"], gunpy["wall_ms"])]
+                assert r["vs_gunpy"] == pytest.approx(statistics.median(per_call))
+        for r in (x for x in rows if x["primitive"] == prim and x["library"] == "gunpy"):
+            # the own timer covers part of the call: never more than its wall time
+            assert 0 < r["own_ms"] <= r["median_ms"] and 0 < r["own_share"] <= 1
+            assert r["outside_ms"] >= 0
+        alone = next(r for r in rows if r["primitive"] == prim and r["mode"] == "alone")
+        assert gunpy["vs_alone"] > 0 and alone["runs"] == (5 if prim != "cc" else 2)
+
+
+def test_interleaving_rotates_the_order_and_pairs_the_ratios():
+    from gunpy.bench.timing import alone, interleave, paired, summary
+    order = []
+    times = interleave([(lib, lambda k, lib=lib: order.append(lib)) for lib in "abc"], range(4))
+    assert order == list("abc" "bca" "cab" "abc")
+    assert [k for k, _, _ in times["c"]] == [0, 1, 2, 3]
+    assert [k for k, _, _ in alone(lambda k: k, [7, 8])] == [7, 8]
+    assert paired({1: 10.0, 2: 30.0, 3: 1.0}, {1: 5.0, 2: 10.0}) == 2.5
+    row = summary([4.0, 2.0, 10.0], [1.0, 1.0, 9.0])
+    assert row["median_ms"] == 4.0 and row["own_ms"] == 1.0 and row["outside_ms"] == 1.0
+    assert row["own_share"] == pytest.approx(0.5)
+
+
+def test_threading_decision_respects_the_environment():
+    from gunpy.backends import threads
+    env = {}
+    choice = threads.configure(env)
+    assert env == {"OMP_WAIT_POLICY": "PASSIVE"} and choice["wait_policy"]["by"] == "gunpy"
+    assert choice["threading_layer"] == {"value": "default", "by": "numba"}
+    for var, value in (("OMP_WAIT_POLICY", "ACTIVE"), ("GOMP_SPINCOUNT", "10000"),
+                       ("KMP_BLOCKTIME", "0")):
+        env = {var: value, "NUMBA_THREADING_LAYER": "workqueue"}
+        choice = threads.configure(env)
+        assert env == {var: value, "NUMBA_THREADING_LAYER": "workqueue"}  # nothing written
+        assert choice["wait_policy"]["by"] == "environment" and value in \
+            choice["wait_policy"]["value"]
+        assert choice["threading_layer"] == {"value": "workqueue", "by": "environment"}
+    info = threads.describe()
+    assert info["numba_threads"] >= 1 and "threading_layer" in info
 
 
 def test_strategy_table_covers_every_combination(tmp_path):

@@ -61,6 +61,8 @@ def machine_info(backend, *, mpi=False, bandwidth=True):
         pass
     if hasattr(os, "getloadavg"):
         info["load_average"] = os.getloadavg()[0]
+    from gunpy.backends import threads
+    info.update({f"threads: {k}": v for k, v in threads.describe().items()})
     if backend == "cuda":
         from numba import cuda
         name = getattr(cuda.get_current_device(), "name", "CUDA simulator")

@@ -15,6 +15,55 @@ def _fmt_ms(x):
         f"{x:.3g}" if x < 10 else f"{x:,.0f}")
 
 
+_TITLES = {"pagerank": "PageRank", "tc": "Triangle counting"}
+
+_METHOD = ("Wall time per call (`time.perf_counter` around the call) for every library, gunpy "
+           "included. `alone`: gunpy in a loop with nothing in between, over every root; "
+           "`interleaved`: per root (or round), every library once, the order rotated, over the "
+           "same roots for all. `own timer`: gunpy's `stats.elapsed_ms` and its share of the wall "
+           "time. `vs gunpy`: per root, the peer's wall time over gunpy's interleaved one, median "
+           "over roots (above 1: gunpy faster); gunpy's interleaved row gives its median over "
+           "its alone median on the same roots.")
+
+
+def _vs(r):
+    if r["library"] != "gunpy":
+        return "-" if r.get("vs_gunpy") is None else f"{r['vs_gunpy']:.2f}x"
+    return f"({r['vs_alone']:.2f}x alone)" if r.get("vs_alone") else "-"
+
+
+def _own(r):
+    if r.get("own_ms") is None:
+        return "-"
+    return f"{_fmt_ms(r['own_ms'])} ({100 * r['own_share']:.0f} %)"
+
+
+def _line(prim, r):
+    lib = r["library"] + (f" ({r['note']})" if r.get("note") else "")
+    cells = [r["graph"], lib, r.get("mode", "-"), _fmt_ms(r["median_ms"])]
+    if prim in ("bfs", "sssp"):
+        cells += [_fmt_ms(r.get("max_ms")), str(r["runs"]), _mteps(r.get("hmean_teps")),
+                  _mteps(r.get("median_teps"))]
+    elif prim == "pagerank":
+        cells += [str(r["runs"]), str(r.get("iterations") or "-"),
+                  _fmt_ms(r.get("ms_per_iteration"))]
+    else:
+        cells += [str(r["runs"])]
+    return "| " + " | ".join(cells + [_own(r), _vs(r)]) + " |"
+
+
+def _head(prim):
+    head = ["graph", "library", "mode", "wall ms per call (median)"]
+    if prim in ("bfs", "sssp"):
+        head += ["max ms", "runs", "Graph500 MTEPS (hmean)", "MTEPS (median)"]
+    elif prim == "pagerank":
+        head += ["runs", "iterations", "own ms/iteration"]
+    else:
+        head += ["runs"]
+    head += ["own timer ms (share)", "vs gunpy (per call)"]
+    return ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+
+
 def markdown(rows, info):
     out = ["# gunpy benchmark results", "",
            "| machine | value |", "|---|---|"]
@@ -24,45 +73,20 @@ def markdown(rows, info):
             "|---|---|---|---|---|"]
     out += [f"| {g['graph']} | {g['vertices']:,} | {g['edges']:,} | {g['directed']} | "
             f"{g['build_ms']:,.0f} |" for g in graphs]
+    out += ["", _METHOD]
     for prim in dict.fromkeys(list(PRIMITIVES) + [r["primitive"] for r in rows]):
-        if prim == "graph":
-            continue
         sel = [r for r in rows if r["primitive"] == prim]
-        if not sel:
+        if prim == "graph" or not sel:
             continue
-        title = {"pagerank": "PageRank", "tc": "Triangle counting"}.get(prim, prim.upper())
-        out += ["", f"## {title}", ""]
-        head = "| graph | library | median ms | runs | gunpy speedup |"
-        if prim in ("bfs", "sssp"):
-            head = ("| graph | library | median ms | max ms | runs | Graph500 MTEPS (hmean) | "
-                    "MTEPS (median) | gunpy speedup |")
-        if prim == "pagerank":
-            head = "| graph | library | median ms | iterations | ms/iteration | gunpy speedup |"
-        out += [head, "|" + "---|" * (head.count("|") - 1)]
-        for gname in dict.fromkeys(r["graph"] for r in sel):
-            mine = next((r for r in sel if r["graph"] == gname and r["library"] == "gunpy"), None)
-            for r in (x for x in sel if x["graph"] == gname):
-                sp = (r["median_ms"] / mine["median_ms"]) if mine and r is not mine else None
-                spd = "-" if sp is None else f"{sp:.2f}x"
-                if prim in ("bfs", "sssp"):
-                    te, tm = (_mteps(r.get("hmean_teps")), _mteps(r.get("median_teps")))
-                    out.append(f"| {gname} | {r['library']} | {_fmt_ms(r['median_ms'])} | "
-                               f"{_fmt_ms(r.get('max_ms'))} | {r['runs']} | {te} | {tm} | {spd} |")
-                elif prim == "pagerank":
-                    out.append(f"| {gname} | {r['library']} | {_fmt_ms(r['median_ms'])} | "
-                               f"{r.get('iterations') or '-'} | "
-                               f"{_fmt_ms(r.get('ms_per_iteration'))} | {spd} |")
-                else:
-                    note = f" ({r['note']})" if r.get("note") else ""
-                    out.append(f"| {gname} | {r['library']}{note} | {_fmt_ms(r['median_ms'])} | "
-                               f"{r['runs']} | {spd} |")
-    bfs = [r for r in rows if r["primitive"] == "bfs" and r["library"] == "gunpy"]
+        out += ["", f"## {_TITLES.get(prim, prim.upper())}", ""] + _head(prim)
+        out += [_line(prim, r) for r in sel]
+    bfs = [r for r in rows if r["primitive"] == "bfs" and r["library"] == "gunpy"
+           and r.get("mode") == "alone"]
     if bfs:
-        out += ["", "Gunrock's convention for BFS (edges the traversal visited, per second):", "",
-                "| graph | MTEPS (visited edges, hmean) | MTEPS (visited edges, median) |",
-                "|---|---|---|"]
-        out += [f"| {r['graph']} | {_mteps(r['hmean_teps_visited'])} | "
-                f"{_mteps(r.get('median_teps_visited'))} |" for r in bfs]
+        out += ["", "Gunrock's convention for BFS (edges the traversal visited, per second of "
+                "wall time, gunpy alone):", "", "| graph | MTEPS (visited edges, hmean) |",
+                "|---|---|"]
+        out += [f"| {r['graph']} | {_mteps(r.get('hmean_teps_visited'))} |" for r in bfs]
     return "\n".join(out) + "\n"
 
 
@@ -86,18 +110,17 @@ def plots(rows, outdir):
             width = 0.8 / max(len(libs), 1)
             for k, lib in enumerate(libs):
                 ys = []
-                for g in graphs:
-                    mine = next((r for r in sel if r["graph"] == g and r["library"] == "gunpy"),
-                                None)
+                for g in graphs:  # per call, interleaved, on the same roots
                     peer = next((r for r in sel if r["graph"] == g and r["library"] == lib), None)
-                    ys.append(peer["median_ms"] / mine["median_ms"] if mine and peer else 0)
+                    ys.append(peer.get("vs_gunpy") or 0 if peer else 0)
                 ax.bar(np.arange(len(graphs)) + k * width, ys, width, label=lib)
             ax.axhline(1.0, color="k", lw=0.8)
             ax.set_yscale("log")
             ax.set_xticks(np.arange(len(graphs)) + 0.4 - width / 2)
             ax.set_xticklabels(graphs, rotation=35, ha="right", fontsize=8)
-            ax.set_title(f"{prim}: peer time / gunpy time")
-            ax.legend(fontsize=7)
+            ax.set_title(f"{prim}: peer wall / gunpy wall, per call")
+            if libs:
+                ax.legend(fontsize=7)
         files.append(_save(plt, fig, outdir, "speedup.png"))
     bfs = [r for r in rows if r["primitive"] == "bfs" and r["library"] == "gunpy"
            and r.get("per_iteration")]

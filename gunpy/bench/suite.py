@@ -1,18 +1,26 @@
 """gunpy bench: the benchmark suite, gunpy beside the libraries a user would otherwise pick.
 
 Every library runs in the same process on the same graph (converted once,
-untimed) after one untimed warm-up call, and every result is validated. BFS
-follows Graph500: 64 random roots of degree >= 1, each run checked with the
-five parent-tree checks, TEPS counting every undirected edge of the reached
-component once (Graph500 v2), harmonic mean over roots; Gunrock's convention
-(edges the traversal actually visited) is reported beside it. SSSP follows
-Graph500's kernel 2 the same way (weights uniform in [0, 1)). BC, CC and
-PageRank report time (PageRank also per iteration).
+untimed), and **every library, gunpy included, is timed by wall time per call
+over the same inputs** (:mod:`gunpy.bench.timing`): after an untimed pass (the
+warm-up, and validation), gunpy runs **alone** over every root (a loop with
+nothing in between), then every library runs **interleaved** over the first
+``--peer-roots`` roots (per root: gunpy, then each peer, the order rotated per
+root); the ratios are per call on the same root, from the interleaved wall
+times. gunpy's rows add its own timer (``stats.elapsed_ms``) and its share of
+the wall time. BFS follows Graph500: 64 random roots of degree >= 1, each run
+checked with the five parent-tree checks, TEPS counting every undirected edge
+of the reached component once (Graph500 v2), harmonic mean over roots;
+Gunrock's convention (edges the traversal actually visited) is reported beside
+it. SSSP follows Graph500's kernel 2 the same way (weights uniform in [0, 1)).
+CC, PageRank, BC and triangle counting run ``--reps`` calls alone and
+``--reps`` interleaved rounds.
 
 The pieces: :mod:`gunpy.bench.graphs` (the graphs, weights and roots),
-:mod:`gunpy.bench.peers` (the other libraries), :mod:`gunpy.bench.report` (tables
-and plots), :mod:`gunpy.bench.strategies` (``--strategies``); this module runs them
-and holds the command line.
+:mod:`gunpy.bench.peers` (the other libraries), :mod:`gunpy.bench.timing` (how a
+call is timed), :mod:`gunpy.bench.cases` (one case per kind of primitive),
+:mod:`gunpy.bench.report` (tables and plots), :mod:`gunpy.bench.strategies`
+(``--strategies``); this module runs them and holds the command line.
 
 Outputs (``--out DIR``, default ``bench/results``): ``results.json`` (every
 measurement), ``results.md`` (tables with ratios to gunpy) and PNG plots
@@ -33,13 +41,13 @@ import time
 
 import numpy as np
 
-from gunpy.bench.graphs import (component_edges as _component_edges, graph as _graph,  # noqa: F401
-                                roots as _roots, weighted_twin as _weighted_twin)
+from gunpy.bench.graphs import (graph as _graph, roots as _roots, weighted_twin as _weighted_twin)
 from gunpy.bench.machine import copy_bandwidth, machine_info  # noqa: F401  (re-exported)
-from gunpy.bench.machine import harmonic as _harmonic
 from gunpy.bench.peers import _ALIASES, ALL_PEERS, PRIMITIVES, BlasPeer  # noqa: F401
 from gunpy.bench.report import markdown, plots  # noqa: F401  (re-exported)
 from gunpy.bench.strategies import strategy_markdown, strategy_table  # noqa: F401
+from gunpy.bench.cases import Case, counts_agree, repeated, scipy_close, traversal
+from gunpy.bench.timing import alone, summary
 
 __all__ = ["main", "run_suite"]
 
@@ -51,212 +59,81 @@ def _suite_primitives():
     return list(PRIMITIVES) + extra
 
 
-# ----------------------------------------------------------------------------- timing
-def _timed(fn, *a, **kw):
-    t = time.perf_counter()
-    out = fn(*a, **kw)
-    return (time.perf_counter() - t) * 1e3, out
-
-
 # ----------------------------------------------------------------------------- the suite
-def _record(rows, **kw):
-    rows.append(kw)
-    return kw
-
-
-def _teps_row(rows, name, primitive, library, times, teps, validated, *, backend=None,
-              visited=None, **after):
-    """A BFS or SSSP row: the times of the roots and their Graph500 TEPS."""
-    row = {"graph": name, "primitive": primitive, "library": library}
-    if backend is not None:
-        row["backend"] = backend
-    row.update(runs=len(times), median_ms=statistics.median(times), min_ms=min(times),
-               max_ms=max(times), hmean_teps=_harmonic(teps), median_teps=statistics.median(teps))
-    if visited is not None:  # Gunrock's convention: the edges the traversal visited
-        row.update(hmean_teps_visited=_harmonic(visited),
-                   median_teps_visited=statistics.median(visited))
-    row.update(validated=validated, **after)
-    rows.append(row)
-    return row
-
-
-def _bench_peer_traversals(primitive, peers, roots, edges, name, rows, bar, check=None):
-    """Every peer's BFS or SSSP from ``roots`` after one warm-up call, TEPS by gunpy's ``edges``.
-
-    ``check(peer, out)`` sees a peer's output for the first root and returns whether it
-    validated it (it raises when the output is wrong).
-    """
-    for peer in peers:
-        fn = getattr(peer, primitive, None)
-        if fn is None:
-            continue
-        fn(roots[0])
-        times, teps, first = [], [], None
-        for s in roots:
-            ms, out = _timed(fn, s)
-            times.append(ms)
-            teps.append(edges[s] / (ms * 1e-3))
-            first = out if first is None else first
-        validated = bool(check(peer, first)) if check else False
-        _teps_row(rows, name, primitive, peer.name, times, teps, validated)
-        bar.update(1)
-
-
-def _bench_bfs(G, name, backend, roots, peer_roots, peers, rows, validate, bar, args):
+def _bench_bfs(G, case, args):
     import gunpy
     from gunpy.testing import check_bfs_tree
-    for s in roots[:4]:  # warm-up: compiles the kernels these paths need (push, pull, mappings)
-        gunpy.bfs(G, s, backend=backend, direction=args.direction, load_balance=args.load_balance)
-    times, teps, gteps = [], [], []
-    component_edges = {}
-    sample_iterations, sample_edges = None, -1
-    for s in roots:
-        r = gunpy.bfs(G, s, backend=backend, direction=args.direction,
-                      load_balance=args.load_balance)
-        if validate:
-            check_bfs_tree(G, s, r.depth, r.parent)
-        ms = r.stats.elapsed_ms
-        m = component_edges[s] = _component_edges(G, r.depth >= 0)
-        times.append(ms)
-        teps.append(m / (ms * 1e-3))
-        gteps.append(r.stats.edges_visited / (ms * 1e-3))
-        if sample_iterations is None or m > sample_edges:  # plot the largest traversal
-            sample_iterations, sample_edges = r.stats.per_iteration, m
-        bar.update(1)
-    _teps_row(rows, name, "bfs", "gunpy", times, teps, validate, backend=backend, visited=gteps,
-              per_iteration=sample_iterations)
-    _bench_peer_traversals("bfs", peers, roots[:peer_roots], component_edges, name, rows, bar)
+
+    def call(s):
+        return gunpy.bfs(G, s, backend=case.backend, direction=args.direction,
+                         load_balance=args.load_balance)
+
+    traversal(case, "bfs", G, call, check=lambda s, r: check_bfs_tree(G, s, r.depth, r.parent),
+              reached=lambda r: r.depth >= 0)
 
 
-def _bench_sssp(G, Gw, name, backend, roots, peer_roots, peers, rows, validate, bar):
+def _bench_sssp(Gw, case):
     import gunpy
     from gunpy.testing import check_sssp_tree
-    for s in roots[:4]:
-        gunpy.sssp(Gw, s, backend=backend)
-    times, teps = [], []
-    reached_edges = {}
-    ref = None
-    for s in roots:
-        r = gunpy.sssp(Gw, s, backend=backend)
-        if validate:
-            check_sssp_tree(Gw, s, r.distance, r.parent)
-        ms = r.stats.elapsed_ms
-        times.append(ms)
-        m = reached_edges[s] = _component_edges(Gw, np.isfinite(r.distance))
-        teps.append(m / (ms * 1e-3))
-        if ref is None:
-            ref = r.distance
-        bar.update(1)
-    _teps_row(rows, name, "sssp", "gunpy", times, teps, validate, backend=backend)
-
-    def against_scipy(peer, out):  # the first root's distances
-        if not (validate and peer.name == "scipy"):
-            return False
-        if not np.allclose(out, ref, rtol=1e-9, equal_nan=True):
-            raise AssertionError(f"SSSP distances differ from scipy on {name}")
-        return True
-
-    _bench_peer_traversals("sssp", peers, roots[:peer_roots], reached_edges, name, rows, bar,
-                           check=against_scipy)
+    traversal(case, "sssp", Gw, lambda s: gunpy.sssp(Gw, s, backend=case.backend),
+              check=lambda s, r: check_sssp_tree(Gw, s, r.distance, r.parent),
+              reached=lambda r: np.isfinite(r.distance),
+              check_peer=lambda peer, out, r: scipy_close(
+                  f"SSSP distances on {case.name}", 1e-9)(peer, out, r.distance))
 
 
-def _repeat(fn, reps):
-    fn()
-    ts = []
-    out = None
-    for _ in range(reps):
-        ms, out = _timed(fn)
-        ts.append(ms)
-    return ts, out
+def _peer_calls(case, primitive, *args, skip=lambda peer: False):
+    return [(p, (lambda fn=getattr(p, primitive): fn(*args)), None) for p in case.peers
+            if hasattr(p, primitive) and not skip(p)]
 
 
-def _bench_cc(G, name, backend, peers, rows, reps, bar):
+def _bench_cc(G, case):
     import gunpy
-    gunpy.cc(G, backend=backend)
-    runs = [gunpy.cc(G, backend=backend) for _ in range(reps)]
-    times = [r.stats.elapsed_ms for r in runs]
-    ncomp = runs[0].num_components
-    _record(rows, graph=name, primitive="cc", library="gunpy", backend=backend, runs=reps,
-            median_ms=statistics.median(times), min_ms=min(times), components=ncomp,
-            validated=True)
-    _bench_peer_counts("cc", peers, reps, ncomp, "finds {} components", name, rows, bar)
+    count = counts_agree(f"finds {{}} components on {case.name}")
+    repeated(case, "cc", lambda: gunpy.cc(G, backend=case.backend), _peer_calls(case, "cc"),
+             own=lambda r: r.stats.elapsed_ms,
+             check_peer=lambda peer, out, r: count(peer, out, r.num_components),
+             gunpy_fields=lambda r: {"components": r.num_components})
 
 
-def _bench_peer_counts(primitive, peers, reps, expected, says, name, rows, bar,
-                       skip=lambda peer: False):
-    """Every peer's ``primitive()`` (a count), timed ``reps`` times, checked against gunpy's.
-
-    ``says``: what a wrong count reads as (``"finds {} components"``).
-    """
-    for peer in peers:
-        fn = getattr(peer, primitive, None)
-        if fn is None or skip(peer):
-            continue
-        ts, out = _repeat(fn, reps)
-        if out != expected:
-            raise AssertionError(f"{peer.name} {says.format(out)} on {name}, gunpy {expected}")
-        _record(rows, graph=name, primitive=primitive, library=peer.name, runs=reps,
-                median_ms=statistics.median(ts), min_ms=min(ts), validated=True)
-        bar.update(1)
-
-
-def _bench_pagerank(G, name, backend, peers, rows, reps, bar):
+def _bench_pagerank(G, case):
     import gunpy
-    gunpy.pagerank(G, backend=backend)
-    runs = [gunpy.pagerank(G, backend=backend) for _ in range(reps)]
-    times = [r.stats.elapsed_ms for r in runs]
-    it = runs[0].iterations
-    per_it = statistics.median(x["ms"] for x in runs[-1].stats.per_iteration)
-    ref = runs[0].rank
-    _record(rows, graph=name, primitive="pagerank", library="gunpy", backend=backend,
-            runs=reps, median_ms=statistics.median(times), min_ms=min(times), iterations=it,
-            ms_per_iteration=per_it, validated=True)
-    for peer in peers:
-        if not hasattr(peer, "pagerank"):
-            continue
-        ts, (out, pit) = _repeat(peer.pagerank, reps)
-        if peer.name == "scipy" and not np.allclose(out, ref, rtol=1e-6, atol=1e-12):
-            raise AssertionError(f"PageRank differs from the scipy power iteration on {name}")
-        _record(rows, graph=name, primitive="pagerank", library=peer.name, runs=reps,
-                median_ms=statistics.median(ts), min_ms=min(ts), iterations=pit,
-                validated=peer.name == "scipy")
-        bar.update(1)
+    close = scipy_close(f"PageRank on {case.name}", 1e-6, 1e-12)
+
+    def fields(r):
+        per_it = statistics.median(x["ms"] for x in r.stats.per_iteration) \
+            if r.stats.per_iteration else None
+        return {"iterations": r.iterations, "ms_per_iteration": per_it}
+
+    repeated(case, "pagerank", lambda: gunpy.pagerank(G, backend=case.backend),
+             _peer_calls(case, "pagerank"), own=lambda r: r.stats.elapsed_ms,
+             check_peer=lambda peer, out, r: close(peer, out, r.rank), gunpy_fields=fields)
 
 
-def _bench_bc(G, name, backend, roots, peers, rows, bar):
+def _bench_bc(G, case):
+    """BC from the first 4 roots in one call, per source (NetworKit: its sampler with
+    4 random sources, not validated)."""
     import gunpy
-    srcs = roots[:4]
-    gunpy.bc(G, srcs, backend=backend)  # warm-up on the same sources: every path compiled
-    r = gunpy.bc(G, srcs, backend=backend)
-    per = r.stats.elapsed_ms / len(srcs)
-    _record(rows, graph=name, primitive="bc", library="gunpy", backend=backend,
-            runs=len(srcs), median_ms=per, min_ms=per, note="per source", validated=False)
-    for peer in peers:
-        if hasattr(peer, "bc"):
-            if peer.name == "networkx" and G.num_vertices > 20000:
-                continue
-            ms, out = _timed(peer.bc, srcs)
-            _record(rows, graph=name, primitive="bc", library=peer.name, runs=len(srcs),
-                    median_ms=ms / len(srcs), min_ms=ms / len(srcs), note="per source",
-                    validated=False)
-        elif hasattr(peer, "bc_estimate"):
-            ms, _ = _timed(peer.bc_estimate, len(srcs))
-            _record(rows, graph=name, primitive="bc", library=peer.name, runs=len(srcs),
-                    median_ms=ms / len(srcs), min_ms=ms / len(srcs),
-                    note="per source, its own random sources (not validated)", validated=False)
-        bar.update(1)
+    srcs = case.roots[:4]
+    peers = _peer_calls(case, "bc", srcs, skip=lambda p: p.name == "networkx"
+                        and G.num_vertices > 20000)
+    peers += [(p, (lambda p=p: p.bc_estimate(len(srcs))),
+               "its own random sources, not validated") for p in case.peers
+              if not hasattr(p, "bc") and hasattr(p, "bc_estimate")]
+    repeated(case, "bc", lambda: gunpy.bc(G, srcs, backend=case.backend), peers,
+             own=lambda r: r.stats.elapsed_ms, per=len(srcs))
+    for row in case.rows[-len(peers) - 2:]:
+        row["note"] = "per source" + (f", {row['note']}" if row.get("note") else "")
 
 
-def _bench_tc(G, name, backend, peers, rows, reps, bar):
-    """Triangle counting: wall time per call (orientation or L included) for every library."""
+def _bench_tc(G, case):
+    """Triangle counting: wall time per call (orientation or L included), no own timer."""
     import gunpy
-    ts, count = _repeat(lambda: gunpy.triangle_count(G, backend=backend), reps)
-    _record(rows, graph=name, primitive="tc", library="gunpy", backend=backend, runs=reps,
-            median_ms=statistics.median(ts), min_ms=min(ts), triangles=count, validated=True)
-    # networkx is slow; igraph lists every triangle (RMAT-20: out of memory)
-    big = G.num_edges > 2_000_000
-    _bench_peer_counts("tc", peers, reps, count, "counts {} triangles", name, rows, bar,
-                       skip=lambda peer: big and peer.name in ("networkx", "igraph"))
+    big = G.num_edges > 2_000_000  # networkx is slow; igraph lists every triangle
+    count = counts_agree(f"counts {{}} triangles on {case.name}")
+    repeated(case, "tc", lambda: gunpy.triangle_count(G, backend=case.backend),
+             _peer_calls(case, "tc", skip=lambda p: big and p.name in ("networkx", "igraph")),
+             check_peer=count, gunpy_fields=lambda n: {"triangles": n})
 
 
 def run_suite(args):
@@ -265,6 +142,8 @@ def run_suite(args):
 
     import gunpy
     from gunpy import backends
+    from gunpy.backends import threads
+    threads.configure()  # before any parallel region or peer's OpenMP runtime starts
     backend = backends.resolve(args.backend)
     graphs = list(args.graphs or [f"rmat{s}" for s in args.scales] + ["luxembourg_osm",
                                                                         "delaunay_n16",
@@ -284,43 +163,37 @@ def run_suite(args):
         peers = [p for p in peers_all if p.max_vertices is None or G.num_vertices <= p.max_vertices]
         for p in peers:
             p.prepare(G, Gw)
-        roots = _roots(G, args.roots, args.seed)
-        steps = len(args.primitives) * (len(peers) + 1) + len(roots) * (
-            ("bfs" in args.primitives) + ("sssp" in args.primitives))
+        rows.append(dict(graph=gname, primitive="graph", library="-", vertices=G.num_vertices,
+                         edges=G.num_edges, directed=G.directed, build_ms=load_ms))
+        steps = len(args.primitives) * (len(peers) + 2)
         with tqdm(total=steps, desc=gname, leave=False, disable=args.quiet) as bar:
-            _record(rows, graph=gname, primitive="graph", library="-",
-                    vertices=G.num_vertices, edges=G.num_edges, directed=G.directed,
-                    build_ms=load_ms)
-            if "bfs" in args.primitives:
-                _bench_bfs(G, gname, backend, roots, args.peer_roots, peers, rows,
-                           not args.no_validate, bar, args)
-            if "sssp" in args.primitives:
-                _bench_sssp(G, Gw, gname, backend, roots, args.peer_roots, peers, rows,
-                            not args.no_validate, bar)
-            if "cc" in args.primitives:
-                _bench_cc(G, gname, backend, peers, rows, args.reps, bar)
-            if "pagerank" in args.primitives:
-                _bench_pagerank(G, gname, backend, peers, rows, args.reps, bar)
-            if "bc" in args.primitives:
-                _bench_bc(G, gname, backend, roots, peers, rows, bar)
-            if "tc" in args.primitives:
-                _bench_tc(G, gname, backend, peers, rows, args.reps, bar)
+            case = Case(gname, backend, _roots(G, args.roots, args.seed), args.peer_roots,
+                        args.reps, peers, rows, not args.no_validate, bar)
+            benches = {"bfs": lambda: _bench_bfs(G, case, args), "sssp": lambda: _bench_sssp(Gw, case),
+                       "cc": lambda: _bench_cc(G, case), "pagerank": lambda: _bench_pagerank(G, case),
+                       "bc": lambda: _bench_bc(G, case), "tc": lambda: _bench_tc(G, case)}
             for pname in args.primitives:
-                if pname not in PRIMITIVES:
-                    _bench_registered(pname, G, Gw, gname, backend, rows, args.reps, bar)
+                if pname in benches:
+                    benches[pname]()
+                else:
+                    _bench_registered(pname, G, Gw, case)
     return rows
 
 
-def _bench_registered(pname, G, Gw, name, backend, rows, reps, bar):
-    """A registered primitive with no hand-written benchmark: gunpy's wall time per call."""
+def _bench_registered(pname, G, Gw, case):
+    """A registered primitive with no hand-written benchmark: gunpy alone, wall per call."""
     from gunpy import registry
     entry = registry.primitive(pname)
     graph = Gw if entry.weighted else G
     source = int(graph.out_degrees().argmax()) if graph.num_vertices else 0
-    ts, _ = _repeat(lambda: entry.call(graph, source, backend=backend), reps)
-    _record(rows, graph=name, primitive=pname, library="gunpy", backend=backend, runs=reps,
-            median_ms=statistics.median(ts), min_ms=min(ts), validated=False)
-    bar.update(1)
+    call = lambda k: entry.call(graph, source, backend=case.backend)  # noqa: E731
+    call(None)
+    owns = []
+    runs = alone(call, range(case.reps), lambda lib, k, ms, r: owns.append(
+        getattr(getattr(r, "stats", None), "elapsed_ms", None)))
+    walls = [ms for _, ms, _ in runs]
+    case.add(pname, "gunpy", "alone", **summary(walls, owns if None not in owns else None),
+             validated=False)
 
 
 # ----------------------------------------------------------------------------- CLI
@@ -337,9 +210,13 @@ def build_parser():
     p.add_argument("--primitives", nargs="+", default=names, choices=names + list(_ALIASES),
                    help="hand-written benchmarks with peers (tc: triangle counting), then any "
                         "other registered primitive (gunpy's time per call)")
-    p.add_argument("--roots", type=int, default=64, help="BFS/SSSP roots (Graph500: 64)")
-    p.add_argument("--peer-roots", type=int, default=8, help="roots timed for each peer")
-    p.add_argument("--reps", type=int, default=3, help="repetitions for CC and PageRank")
+    p.add_argument("--roots", type=int, default=64,
+                   help="BFS/SSSP roots (Graph500: 64): gunpy alone runs them all")
+    p.add_argument("--peer-roots", type=int, default=8,
+                   help="the first roots, run by every library, gunpy included, interleaved "
+                        "(the ratios come from these)")
+    p.add_argument("--reps", type=int, default=3,
+                   help="calls per mode (alone, interleaved) for CC, PageRank, BC and TC")
     p.add_argument("--skip-peers", nargs="*", default=[], help="peer names to leave out")
     p.add_argument("--direction", default="auto")
     p.add_argument("--load-balance", default="auto")

@@ -1,0 +1,105 @@
+"""How gunpy's numba parallel regions share the cores with other OpenMP libraries.
+
+The CPU backend's kernels are ``numba.njit(parallel=True)`` code: each call runs
+one or more parallel regions on numba's threading layer, which is OpenMP (the
+system's GNU libgomp) when no TBB is installed. The libraries a user loads beside
+gunpy bring OpenMP runtimes of their own (SuiteSparse:GraphBLAS and NetworKit each
+ship a libgomp copy), so one process can hold three thread teams, each as large
+as the machine. By default libgomp lets a team **spin** after each region
+(``GOMP_SPINCOUNT`` 300,000 turns, about a millisecond) before it sleeps; a team
+that spins holds the cores that the next region, gunpy's or another library's,
+needs, and on a machine busy with other work the spinning threads are descheduled
+in the middle of a region. Measured on the project's 2-core VM (docs/benchmarks.md,
+"How gunpy is timed"): gunpy's BFS on RMAT-16 took 20-220 ms per call with the
+default wait policy and 2-7 ms with ``OMP_WAIT_POLICY=PASSIVE`` on the loaded
+machine, PageRank 22-143 ms against 10-80 ms.
+
+:func:`configure` makes that choice for gunpy, once, before the first parallel
+region starts, and never over one the user made:
+
+* **threading layer**: numba's own choice (``tbb``, then ``omp``, then
+  ``workqueue``) unless ``NUMBA_THREADING_LAYER`` is set: gunpy does not change it;
+* **wait policy**: ``OMP_WAIT_POLICY=PASSIVE`` (threads sleep as soon as a region
+  ends) unless the environment sets any of ``OMP_WAIT_POLICY``,
+  ``GOMP_SPINCOUNT`` or ``KMP_BLOCKTIME``. An OpenMP runtime reads it when it
+  loads: numba's at gunpy's first parallel call, and every library loaded after
+  :func:`configure`; one already loaded keeps what it read.
+
+>>> from gunpy.backends import threads
+>>> threads.decide({"OMP_WAIT_POLICY": "active"})["wait_policy"]  # the user's, kept
+{'value': 'active', 'by': 'environment'}
+>>> threads.decide({})["wait_policy"]
+{'value': 'PASSIVE', 'by': 'gunpy'}
+"""
+
+import os
+
+__all__ = ["WAIT_VARIABLES", "decide", "configure", "describe"]
+
+#: environment variables by which a user (or a library's docs) sets OpenMP's waiting
+WAIT_VARIABLES = ("OMP_WAIT_POLICY", "GOMP_SPINCOUNT", "KMP_BLOCKTIME")
+
+_applied = None
+
+
+def decide(environ=None):
+    """What gunpy would set, given ``environ`` (default ``os.environ``); changes nothing.
+
+    Returns ``{"threading_layer": {...}, "wait_policy": {...}}``, each
+    ``{"value": ..., "by": "environment" | "gunpy" | "numba"}``.
+    """
+    env = os.environ if environ is None else environ
+    layer = env.get("NUMBA_THREADING_LAYER")
+    layer = {"value": layer, "by": "environment"} if layer else \
+        {"value": "default", "by": "numba"}
+    users = {k: env[k] for k in WAIT_VARIABLES if env.get(k)}
+    if users:
+        name = next(iter(users))
+        wait = {"value": users[name] if name == "OMP_WAIT_POLICY" else f"{name}={users[name]}",
+                "by": "environment"}
+    else:
+        wait = {"value": "PASSIVE", "by": "gunpy"}
+    return {"threading_layer": layer, "wait_policy": wait}
+
+
+def _numba_started():
+    """Whether numba's threading layer is running already (its settings are then fixed)."""
+    try:
+        from numba.np.ufunc import parallel
+    except ImportError:  # pragma: no cover - numba is a dependency
+        return False
+    return bool(getattr(parallel, "_is_initialized", False))
+
+
+def configure(environ=None):
+    """Apply :func:`decide`'s choice to ``environ`` (default ``os.environ``), once per process.
+
+    Only variables the environment leaves unset are written. Returns the
+    decision, with ``"late": True`` when numba's threading layer had started
+    already (then numba's OpenMP team keeps the policy it started with).
+    """
+    global _applied
+    env = os.environ if environ is None else environ
+    if environ is None and _applied is not None:
+        return _applied
+    choice = decide(env)
+    if choice["wait_policy"]["by"] == "gunpy":
+        env["OMP_WAIT_POLICY"] = choice["wait_policy"]["value"]
+    choice["late"] = _numba_started()
+    if environ is None:
+        _applied = choice
+    return choice
+
+
+def describe():
+    """What runs now: numba's layer (once started), its threads, the wait settings."""
+    import numba
+    info = {"numba_threads": numba.get_num_threads(),
+            "threading_layer": numba.threading_layer() if _numba_started() else
+            f"not started ({numba.config.THREADING_LAYER})"}
+    for k in WAIT_VARIABLES:
+        if os.environ.get(k):
+            info[k] = os.environ[k]
+    if _applied is not None:
+        info["wait_policy_by"] = _applied["wait_policy"]["by"]
+    return info
