@@ -136,3 +136,11 @@ def test_gpu_check_script_says_when_there_is_no_gpu(tmp_path):
     out = subprocess.run(["bash", script, str(tmp_path / "out")], env=env, capture_output=True,
                          text=True, timeout=120)
     assert out.returncode == 2 and "no usable CUDA GPU" in out.stderr
+
+
+@pytest.mark.parametrize("name", ["gunpy.bench.timing", "gunpy.backends.threads"])
+def test_docstring_examples_run(name):
+    import doctest
+    import importlib
+    result = doctest.testmod(importlib.import_module(name))
+    assert result.failed == 0 and result.attempted > 0
