@@ -8,6 +8,7 @@ Its :attr:`Data` namedtuple names the attributes that functors see as ``data``.
 
 import operator
 import weakref
+from collections import namedtuple
 
 import numpy as np
 
@@ -15,10 +16,64 @@ from gunpy.backends import get_backend
 from gunpy.backends.base import Backend
 from gunpy.graph import Graph
 
-__all__ = ["Problem"]
+__all__ = ["Problem", "WeightSummary", "weight_summary"]
+
+#: what a primitive asks of a graph's weights before a run, computed once per weights array
+WeightSummary = namedtuple("WeightSummary", "valid first_bad min mean")
+
+#: graph -> (its values array, WeightSummary): dropped with the graph, renewed with new weights
+_weight_summaries = weakref.WeakKeyDictionary()
+
+
+def weight_summary(graph):
+    """Whether ``graph``'s weights are all finite and non-negative, the first edge that is
+    not (``first_bad``, -1 if none), their minimum and their mean; ``None`` when unweighted.
+
+    A graph's weights are read-only and a new ``G.values`` is a new array, so the
+    passes over every edge are made once per weights array, not once per call
+    (an SSSP call on RMAT-18 spent ~80 ms of a loaded 2-core machine on them).
+
+    >>> import gunpy
+    >>> from gunpy.problem import weight_summary
+    >>> G = gunpy.Graph.from_edges([0, 1], [1, 2], [0.5, 2.0], num_vertices=3)
+    >>> weight_summary(G)
+    WeightSummary(valid=True, first_bad=-1, min=0.5, mean=1.25)
+    >>> G.values = [0.5, float("nan")]
+    >>> weight_summary(G).valid, weight_summary(G).first_bad
+    (False, 1)
+    """
+    values = graph.values
+    if values is None:
+        return None
+    kept = _weight_summaries.get(graph)
+    if kept is not None and kept[0] is values:
+        return kept[1]
+    if values.size == 0:
+        summary = WeightSummary(True, -1, np.inf, np.nan)
+    else:
+        lo, hi = values.min(), values.max()  # NaN propagates: not (lo >= 0) then
+        valid = bool(lo >= 0 and hi < np.inf)
+        bad = -1 if valid else int(np.flatnonzero(~np.isfinite(values) | (values < 0))[0])
+        summary = WeightSummary(valid, bad, float(lo), float(values.mean()))
+    _weight_summaries[graph] = (values, summary)
+    return summary
+
 
 #: Data class -> the getter of its fields from a problem (dropped with the class)
 _getters = weakref.WeakKeyDictionary()
+
+
+def _getter(Data, owner):
+    """One C call that reads ``Data``'s fields off a problem (instead of a generator)."""
+    if Data is None:
+        raise TypeError(f"{owner}.Data is not set: define a namedtuple "
+                        "class naming the arrays the functors use")
+    get = _getters.get(Data)
+    if get is None:
+        fields = Data._fields
+        get = _getters[Data] = operator.attrgetter(*fields) if len(fields) > 1 else \
+            (lambda obj, _f=fields: tuple(getattr(obj, f) for f in _f))
+    return get
 
 
 class Problem:
@@ -60,17 +115,12 @@ class Problem:
     # -- helpers ----------------------------------------------------------------
     def data(self):
         """The functors' ``data``: :attr:`Data` filled from this problem's attributes."""
-        Data = self.Data
-        if Data is None:
-            raise TypeError(f"{type(self).__name__}.Data is not set: define a namedtuple "
-                            "class naming the arrays the functors use")
-        get = _getters.get(Data)
-        if get is None:
-            # one C call per operator call instead of a generator over the fields
-            fields = Data._fields
-            get = _getters[Data] = operator.attrgetter(*fields) if len(fields) > 1 else \
-                (lambda obj, _f=fields: tuple(getattr(obj, f) for f in _f))
-        return tuple.__new__(Data, get(self))
+        # called for every operator of every level: the getter is kept on the problem
+        # (a plain attribute read; a WeakKeyDictionary look-up cost ~3 us a call)
+        kept = self.__dict__.get("_data_getter")
+        if kept is None or kept[0] is not self.Data:
+            kept = self._data_getter = (self.Data, _getter(self.Data, type(self).__name__))
+        return tuple.__new__(kept[0], kept[1](self))
 
     def vertex_array(self, dtype, fill=None):
         """A device array with one slot per vertex (filled when ``fill`` is given)."""

@@ -144,3 +144,21 @@ def test_docstring_examples_run(name):
     import importlib
     result = doctest.testmod(importlib.import_module(name))
     assert result.failed == 0 and result.attempted > 0
+
+
+def test_weight_summary_is_computed_once_per_weights_array():
+    """SSSP's per-call weight checks (outside its timer) can read this instead of three
+    passes over every edge; new weights give a new summary."""
+    import numpy as np
+
+    import gunpy
+    from gunpy import problem
+    G = gunpy.Graph.from_edges([0, 1, 2], [1, 2, 0], [0.25, 0.5, 1.0], num_vertices=3)
+    s = problem.weight_summary(G)
+    assert s.valid and s.first_bad == -1 and s.min == 0.25 and s.mean == pytest.approx(7 / 12)
+    assert problem.weight_summary(G) is s  # kept
+    G.values = [1.0, -2.0, np.inf]
+    s = problem.weight_summary(G)
+    assert not s.valid and s.first_bad == 1 and s.min == -2.0
+    G.values = None
+    assert problem.weight_summary(G) is None
