@@ -9,8 +9,8 @@ up. Each level's frontier is saved (the output-frontier storage of section
 4.4.3), so the backward phase walks the levels deepest first without a filter:
 a neighbor-reduce over each level's out-edges gathers
 ``delta[v] = sum of sigma[v] / sigma[w] * (1 + delta[w])`` over the successors
-``w`` one level down (one writer per vertex, no atomics), then
-``bc[v] += delta[v]`` for every ``v`` but the source.
+``w`` one level down (one writer per vertex, no atomics); at the end one pass
+over every vertex adds ``bc[v] += delta[v]`` for every ``v`` but the source.
 """
 
 from collections import namedtuple
@@ -99,9 +99,13 @@ class BCEnactor(Enactor):
             return self.advance(frontier, BCForwardFunctor, early_exit=False)
         level = self.saved_frontier(self.level)
         self.neighbor_reduce(level, BCBackwardFunctor, self.problem.delta, edges="out")
-        self.compute(level, BCBackwardFunctor)
         self.level -= 1
         return level
+
+    def finalize(self):
+        # every dependency is final now (0 where no level wrote one): one pass adds them
+        # all to the centralities, rather than one operator call a level
+        self.compute(None, BCBackwardFunctor)
 
     def is_converged(self, frontier):
         if self.forward and super().is_converged(frontier):

@@ -3,12 +3,15 @@
 Gunrock section 5.1.5 and GraphBLAST's SpMV formulation. Each iteration:
 
 1. every vertex splits its rank over its out-edges (``contrib = rank / out-weight``);
-   vertices with no out-weight are *dangling* and their rank is summed;
+   vertices with no out-weight are *dangling* and their rank is summed (the
+   first split before the loop, the next ones in step 3's pass);
 2. the contributions travel along the edges, either **push** (advance over all
    vertices, ``atomic add`` into each destination) or **pull** (a
    neighbor-reduce over in-edges: one writer per vertex, no atomics);
 3. ``rank = alpha * received + (alpha * dangling + 1 - alpha) / n``: networkx's
-   uniform redistribution of dangling mass and teleportation;
+   uniform redistribution of dangling mass and teleportation; the same pass
+   splits the new rank for the next iteration (one pass over the vertices
+   fewer an iteration);
 4. stop when the L1 change is below ``n * tol`` (networkx's test) or after
    ``max_iter`` iterations; ``tol=0`` runs exactly ``max_iter``. Never raises.
 """
@@ -67,14 +70,23 @@ class Update(Functor):
         data.change[v] = abs(new - data.rank[v])
         data.rank[v] = new
         data.received[v] = 0.0
+        # the next iteration's split (Contribute's), in the same pass
+        w = data.out_weight[v]
+        if w != 0.0:
+            data.contrib[v] = new / w
+            data.dangling[v] = 0.0
+        else:
+            data.contrib[v] = 0.0
+            data.dangling[v] = new
 
 
 class PageRankProblem(Problem):
     Data = PRData
 
     def init(self):
+        # every array is written before it is read (rank and received by reset)
         for name in ("rank", "received", "contrib", "dangling", "change", "out_weight"):
-            setattr(self, name, self.vertex_array(np.float64, fill=0.0))
+            setattr(self, name, self.vertex_array(np.float64))
 
     def reset(self, alpha=0.85):
         """Start from the uniform rank with damping factor ``alpha`` (in [0, 1])."""
@@ -133,11 +145,11 @@ class PageRankEnactor(Enactor):
     def prepare_frontier(self, frontier):
         self.vertices = self.full_frontier("vertex")
         self.neighbor_reduce(None, OutWeight, self.problem.out_weight, edges="out")
+        self.compute(None, Contribute)  # the first split; Update makes the next ones
         self.error = np.inf
 
     def loop(self, frontier):
         p = self.problem
-        self.compute(None, Contribute)
         dangling = self.reduce(p.dangling)
         if self.pagerank_direction == "push":
             self.advance(self.vertices, Push, output="none")

@@ -127,10 +127,18 @@ class CpuBackend(Backend):
     #: whatever the strategy ("advance.thin" returns True when it ran)
     operators = operator_table(
         "cpu", **{"advance.thin": "gunpy.operators.advance.thread_mapped:cpu_thin"})
-    #: work smaller than this (frontier vertices, or edges for advance) runs as one
-    #: chunk, with no compaction, through the build :attr:`thin_build` names (the
-    #: thread pool's start and join would cost more than the work)
-    serial_below = 4096
+    #: work smaller than this (frontier vertices, or edges for advance and
+    #: neighbor_reduce) runs as one chunk, with no compaction, through the build
+    #: :attr:`thin_build` names. One core passes over 500,000 simple items in about
+    #: 1 ms; a parallel region's start and join cost tens of microseconds on an idle
+    #: machine, and on a busy one (other processes, or another OpenMP library's
+    #: spinning threads in the same process) the region waits for its slowest,
+    #: descheduled thread. Measured on a shared 2-core machine (bench/road.py's
+    #: calls, interleaved; medians): with 4,096, 2**17 and 2**19, CC on the
+    #: luxembourg road network took 582, 145 and 43 ms, PageRank on delaunay_n16
+    #: 66, 19 and 16 ms, BFS on RMAT-18 322, 220 and 150 ms. RMAT-18's SpMV
+    #: (8M edges) and its fat levels stay parallel.
+    serial_below = 1 << 19
     #: which build runs one-chunk work: "nrt_free" (default), "serial" or "parallel"
     #: (see :func:`run_thin`); also set by ``GUNPY_CPU_THIN_BUILD``
     thin_build = "nrt_free"

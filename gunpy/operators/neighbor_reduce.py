@@ -107,8 +107,10 @@ def cpu_source(hooks, weighted, incoming, op):
     combine, ident = _combiner(op, njit(inline="always"))
 
     def reduce_(queue, n, all_vertices, offsets, nbrs, edge_ids, values, out, data):
+        read = 0  # the edges read (a statistic, counted here rather than by a degree pass)
         for i in prange(n):
             v = np.int64(i) if all_vertices else np.int64(queue[i])
+            read += offsets[v + 1] - offsets[v]
             acc = ident
             for p in range(offsets[v], offsets[v + 1]):
                 u = nbrs[p]
@@ -119,6 +121,7 @@ def cpu_source(hooks, weighted, incoming, op):
                 else:
                     acc = combine(acc, gather_edge(v, u, e, w, data))
             out[v] = acc
+        return read
 
     return reduce_
 
@@ -178,12 +181,20 @@ def cpu_execute(ctx, dg, hooks, data, out, queue, length, n, all_vertices, incom
     backend = ctx.backend
     offsets, nbrs, edge_ids = _arrays(dg, incoming)
     args = (queue, n, all_vertices, offsets, nbrs, edge_ids, dg.values, out, data)
+    read = [0]
     # the work is the edges: over every vertex, the graph's (a frontier's: its size)
     if (dg.num_edges if all_vertices else n) < backend.serial_below:
-        ctx.log(build=run_thin(backend, cpu_source, hooks, (dg.weighted, incoming, op),
-                               lambda k: k(*args)))
+        def call(k):
+            read[0] = k(*args)
+        ctx.log(build=run_thin(backend, cpu_source, hooks, (dg.weighted, incoming, op), call))
     else:
-        cpu_kernel(hooks, dg.weighted, incoming, op)[0](*args)
+        read[0] = cpu_kernel(hooks, dg.weighted, incoming, op)[0](*args)
+    if all_vertices:
+        return False  # execute logs the graph's edges
+    # the kernel's count of a frontier's edges, on the tally a GPU's kernel adds to
+    tally, slot = ctx.tally("edges")
+    tally[slot] += read[0]
+    return True
 
 
 def neighbor_reduce(graph, frontier, functor, data, out, *, edges="in", mapping="auto", op="sum",

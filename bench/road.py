@@ -1,0 +1,126 @@
+"""The road-network rows on the CPU: wall time per call of gunpy and its peers, interleaved.
+
+    python bench/road.py                         # luxembourg_osm, delaunay_n16, rmat18
+    python bench/road.py --graphs luxembourg_osm --primitives bfs,bc --reps 15
+
+Every library runs in this one process, on the same graph and the same roots,
+called as a user would (``gunpy.bfs(G, root, backend="cpu")``, scipy's
+``breadth_first_order``, igraph's ``bfs``, ...; :mod:`gunpy.bench.peers` knows
+how each peer is called). Each call is made once untimed (compiling or
+loading kernels, warming caches); then ``--reps`` rounds time every (primitive,
+library) pair once each, in turn, so that a slow patch of a shared machine
+falls on all of them. The report gives each call's median and range in ms and
+gunpy's median over the fastest peer's (>1: gunpy is faster). BFS and BC
+rotate over ``--roots`` roots (the same for every library); BC is one source
+per call, igraph's ``betweenness(sources=[s])`` its peer (issue 14's target).
+
+Peers that do not import are left out (``pip install igraph networkit``);
+``--peers none`` times gunpy alone. As ``gunpy bench`` does, OpenMP's wait
+policy is set to PASSIVE first unless the environment sets one
+(:mod:`gunpy.backends.threads`; ``--keep-wait-policy`` leaves libgomp's spinning).
+"""
+
+import argparse
+import statistics
+import sys
+import time
+
+import numpy as np
+
+PRIMS = ("bfs", "cc", "pagerank", "bc")
+PEERS = ("scipy", "networkit", "igraph")
+
+
+def _load(name):
+    from gunpy.bench.graphs import graph, weighted_twin
+    G = graph(name, 1)
+    return G, weighted_twin(G, 1)
+
+
+def _roots(G, k):
+    deg = np.diff(G.row_offsets)
+    return np.random.default_rng(7).choice(np.flatnonzero(deg > 0), size=k, replace=False)
+
+
+def _calls(G, Gw, roots, prims, peers):
+    """{(primitive, library): f(i)}: the i-th call (BFS and BC take root i mod len(roots))."""
+    import gunpy
+    from gunpy.bench import peers as P
+    libs = {}
+    for cls in (P.ScipyPeer, P.NetworkitPeer, P.IgraphPeer):
+        peer = cls()
+        if peer.name not in peers:
+            continue
+        if peer.available():
+            peer.prepare(G, Gw)
+            libs[peer.name] = peer
+    r = [int(x) for x in roots]
+    calls = {}
+    for prim in prims:
+        if prim == "bfs":
+            calls[prim, "gunpy"] = lambda i: gunpy.bfs(G, r[i % len(r)], backend="cpu")
+        elif prim == "bc":
+            calls[prim, "gunpy"] = lambda i: gunpy.bc(G, [r[i % len(r)]], backend="cpu")
+        else:
+            calls[prim, "gunpy"] = (lambda f: lambda i: f(G, backend="cpu"))(getattr(gunpy, prim))
+        for name, peer in libs.items():
+            if prim == "bc" and name == "igraph":
+                calls[prim, name] = (lambda p: lambda i: p.bc([r[i % len(r)]]))(peer)
+            elif prim in ("bfs",) and hasattr(peer, prim):
+                calls[prim, name] = (lambda p: lambda i: p.bfs(r[i % len(r)]))(peer)
+            elif prim in ("cc", "pagerank") and hasattr(peer, prim):
+                calls[prim, name] = (lambda f: lambda i: f())(getattr(peer, prim))
+    return calls
+
+
+def measure(name, prims, reps, nroots, peers=PEERS):
+    G, Gw = _load(name)
+    calls = _calls(G, Gw, _roots(G, nroots), prims, peers)
+    times = {key: [] for key in calls}
+    for f in calls.values():
+        f(0)  # compile or load kernels, warm caches
+    for i in range(reps):
+        for key, f in calls.items():
+            t = time.perf_counter()
+            f(i)
+            times[key].append((time.perf_counter() - t) * 1e3)
+    return G, times
+
+
+def report(name, G, times, prims, out=sys.stdout):
+    print(f"\n{name}: {G.num_vertices:,} vertices, {G.num_edges:,} edges "
+          "(ms per call: median [min-max])", file=out)
+    for prim in prims:
+        rows = {lib: ts for (p, lib), ts in times.items() if p == prim}
+        if "gunpy" not in rows:
+            continue
+        med = {lib: statistics.median(ts) for lib, ts in rows.items()}
+        peers = [lib for lib in rows if lib != "gunpy"]
+        best = min(peers, key=med.get) if peers else None
+        cells = "  ".join(f"{lib} {med[lib]:.2f} [{min(ts):.2f}-{max(ts):.2f}]"
+                          for lib, ts in rows.items())
+        ratio = f"  gunpy x{med[best] / med['gunpy']:.2f} of {best}" if best else ""
+        print(f"  {prim:9s} {cells}{ratio}", file=out)
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--graphs", default="luxembourg_osm,delaunay_n16,rmat18")
+    ap.add_argument("--primitives", default=",".join(PRIMS))
+    ap.add_argument("--reps", type=int, default=9)
+    ap.add_argument("--roots", type=int, default=3)
+    ap.add_argument("--peers", default=",".join(PEERS), help="'none': gunpy alone")
+    ap.add_argument("--keep-wait-policy", action="store_true")
+    args = ap.parse_args(argv)
+    if not args.keep_wait_policy:
+        from gunpy.backends import threads
+        threads.configure()  # before any parallel region or peer's OpenMP runtime starts
+    prims = [p for p in args.primitives.split(",") if p]
+    peers = [p for p in args.peers.split(",") if p in PEERS]
+    for name in args.graphs.split(","):
+        G, times = measure(name, prims, args.reps, args.roots, peers)
+        report(name, G, times, prims)
+
+
+if __name__ == "__main__":
+    main()
