@@ -162,3 +162,18 @@ def test_weight_summary_is_computed_once_per_weights_array():
     assert not s.valid and s.first_bad == 1 and s.min == -2.0
     G.values = None
     assert problem.weight_summary(G) is None
+
+
+def test_neighbours_times_gunpy_alone_and_after_each_peer(tmp_path):
+    out = tmp_path / "n"
+    assert bench.main(["--neighbours", "--graphs", "karate", "--roots", "2", "--backend", "cpu",
+                       "--primitives", "bfs", "pagerank", "--skip-peers", "networkx",
+                       "gunpy.blas", "--out", str(out), "-q"]) == 0
+    data = json.loads((out / "neighbours.json").read_text())
+    rows = data["rows"]
+    for prim in ("bfs", "pagerank"):
+        befores = {r["before"]: r for r in rows if r["primitive"] == prim}
+        assert {"alone", "scipy"} <= set(befores) and befores["alone"]["runs"] == 2
+        assert all(r["median_ms"] > 0 for r in befores.values())
+    assert "threads: threading_layer" in data["machine"]  # the setting is printed beside
+    assert "| karate | bfs | scipy |" in (out / "neighbours.md").read_text()

@@ -226,6 +226,9 @@ def build_parser():
     p.add_argument("--quick", action="store_true", help="8 roots, 1 rep, no networkx")
     p.add_argument("--strategies", action="store_true",
                    help="instead: BFS time for every load balance x direction")
+    p.add_argument("--neighbours", action="store_true",
+                   help="instead: gunpy's wall time per call alone and right after each "
+                        "peer's call (BFS, PageRank, CC; other libraries' threads)")
     p.add_argument("--startup", action="store_true",
                    help="instead: time to first result in new processes, cold and warm "
                         "kernel cache (import, each primitive, gunpy run)")
@@ -248,6 +251,8 @@ def main(args=None):
         from gunpy.bench import startup
         args.startup_backend = backend
         return startup.main(args)
+    if args.neighbours:
+        return _neighbours(args, backend)
     if args.strategies:
         rows = strategy_table(args)
         info = machine_info(backend)
@@ -262,6 +267,19 @@ def main(args=None):
     files = plots(rows, args.out)
     print(md)
     print("wrote", ", ".join(written + files))
+    return 0
+
+
+def _neighbours(args, backend):
+    from gunpy.backends import threads
+    from gunpy.bench.neighbours import neighbour_markdown, neighbour_table
+    threads.configure()
+    peers = [P() for P in ALL_PEERS if P.name not in args.skip_peers]
+    rows = neighbour_table(args, [p for p in peers if p.available()])
+    info = machine_info(backend)
+    md = neighbour_markdown(rows, info)
+    _write(args.out, "neighbours", rows, info, md)
+    print(md)
     return 0
 
 
