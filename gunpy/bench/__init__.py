@@ -3,7 +3,10 @@
 * :mod:`gunpy.bench.suite`: ``gunpy bench``, gunpy beside the libraries a user would
   otherwise pick (scipy, SuiteSparse:GraphBLAS, NetworKit, igraph, networkx), the
   strategy table, plots; its pieces :mod:`gunpy.bench.graphs`, :mod:`gunpy.bench.peers`,
-  :mod:`gunpy.bench.report` and :mod:`gunpy.bench.strategies`;
+  :mod:`gunpy.bench.timing` (every library by wall time per call over the same inputs,
+  interleaved, and gunpy alone), :mod:`gunpy.bench.cases`, :mod:`gunpy.bench.report`,
+  :mod:`gunpy.bench.strategies` and :mod:`gunpy.bench.neighbours` (``--neighbours``:
+  gunpy right after each peer's call);
 * :mod:`gunpy.bench.startup`: ``gunpy bench --startup``, time to first result;
 * :mod:`gunpy.bench.dist`: ``gunpy dist bench``, gunpy.dist's weak scaling over MPI;
 * :mod:`gunpy.bench.machine`: the one :func:`machine_info` they all print, and the
