@@ -9,7 +9,10 @@ a device-to-host copy and a host synchronisation), an upload of one element
 (``backend.write``), an allocation (``backend.empty``, 1 element and 1 MiB), then
 the copy bandwidths (device to device, host to device, device to host). Each
 cost is the median of ``--reps`` calls after a warm-up, in microseconds, with
-the 10th and 90th percentiles. Prints a markdown table.
+the 10th and 90th percentiles. Prints a markdown table. Then a launch's Python
+cost for kernels of 10, 100 and 166 parameter values, numba-cuda's own
+``kernel[b, t](*args)`` against gunpy's cached launcher
+(:mod:`gunpy.bench.launch`, ``gunpy bench --launch --device gpu``).
 
 Exits 2 with one line when no GPU can run it (no driver, no device, or numba's
 simulator switched on: its timings would mean nothing).
@@ -84,6 +87,12 @@ def measure(reps=2000):
     def launch_empty():
         empty_kernel[1, 32]()
 
+    from gunpy.backends.launcher import launcher
+    empty_launcher = launcher(empty_kernel)
+
+    def launch_empty_launcher():
+        empty_launcher.launch(1, 32, (), stream=be.stream)
+
     def launch_empty_sync():
         empty_kernel[1, 32]()
         sync()
@@ -97,6 +106,7 @@ def measure(reps=2000):
 
     rows = []
     for what, fn in [("launch: empty kernel, queued (host cost)", launch_empty),
+                     ("launch: empty kernel through gunpy's launcher, queued", launch_empty_launcher),
                      ("launch: empty kernel + synchronize", launch_empty_sync),
                      ("launch: backend.fill(1 element), queued", fill_one),
                      ("launch: backend.fill(1 element) + synchronize", fill_one_sync),
@@ -129,6 +139,8 @@ def measure(reps=2000):
 def main(argv=None):
     p = argparse.ArgumentParser(prog="gpu_micro", description=__doc__.split("\n\n")[0])
     p.add_argument("--reps", type=int, default=2000, help="calls timed per row (default 2000)")
+    p.add_argument("--repeats", type=int, default=5,
+                   help="interleaved rounds of the launch-cost table (default 5)")
     args = p.parse_args(argv)
     why = _why_not()
     if why:
@@ -148,6 +160,11 @@ def main(argv=None):
     print("|---|---:|")
     for what, gbs in bandwidths:
         print(f"| {what} | {gbs:,.0f} |")
+    from gunpy.bench import launch
+    print(f"\nlaunch cost: microseconds a launch (best of {args.repeats} interleaved rounds of "
+          f"{args.reps} launches), numba's kernel[b, t](*args) against gunpy's launcher\n")
+    print(launch.markdown(launch.measure(reps=args.reps, repeats=args.repeats, device="gpu"),
+                          "gpu"))
     print(f"\ngpu_micro: done in {time.perf_counter() - t0:.1f} s")
     return 0
 

@@ -359,7 +359,8 @@ def build_parser():
                         "versions, other gunpy sources)")
     c.set_defaults(func=cmd_cache)
 
-    sub.add_parser("bench", help="benchmark suite with peers side by side (gunpy bench --help)",
+    sub.add_parser("bench", help="benchmark suite with peers side by side (gunpy bench --help; "
+                                 "gunpy bench --launch: a kernel launch's Python cost)",
                    add_help=False)
     sub.add_parser("dist", help="gunpy.dist over MPI: gunpy dist bench, the weak-scaling "
                                 "benchmark (gunpy dist bench --help)", add_help=False)
@@ -368,6 +369,10 @@ def build_parser():
 
 def main(argv=None):
     argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["bench"] and "--launch" in argv[1:]:
+        # a launch's Python cost, numba's path against gunpy's launcher (gunpy/bench/launch.py)
+        from gunpy.bench import launch
+        return launch.main(argv[1:])
     if argv and argv[0] == "bench":
         # the benchmark suite has its own options (gunpy bench --help)
         from gunpy import bench

@@ -236,3 +236,11 @@ def test_no_warnings_in_normal_use(run):
         result = calls[run]()
     assert [str(w.message) for w in caught] == []
     assert result.stats.iterations >= 1
+
+
+@host
+def test_gunpy_bench_launch_prints_the_table(capsys):
+    from gunpy.cli import main
+    assert main(["bench", "--launch", "--reps", "5", "--repeats", "1", "--values", "10,20"]) == 0
+    out = capsys.readouterr().out
+    assert "| parameter values |" in out and "| 10 |" in out and "| 20 |" in out

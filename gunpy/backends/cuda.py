@@ -9,6 +9,14 @@ Every kernel is a grid-stride loop, so a launch may use fewer threads than
 items. Under the simulator each simulated thread costs about 0.2 ms, so the
 launch configuration there is tiny (one or two blocks of 32-64 threads).
 
+Launches go through each kernel's cached launcher
+(:mod:`gunpy.backends.launcher`: argument types resolved once per signature, no
+small-grid warnings); launches, small uploads (from the pinned
+:class:`StagingRing`) and device-to-device copies are queued in order on
+:attr:`CudaBackend.stream`. The backend counts ``launches``, ``syncs`` (every
+device-to-host copy, wait and blocking upload) and ``uploads`` (queued
+host-to-device writes): :meth:`~gunpy.backends.base.Backend.counts`.
+
 The simulator has no warp intrinsics: call
 :func:`gunpy.testing.install_simulator_shims` before constructing the backend
 there (``CudaBackend()`` raises a ``RuntimeError`` saying so otherwise).

@@ -269,11 +269,22 @@ class _Compiled:
 _CTYPES = {"float64": "c_double", "float32": "c_float"}
 
 
+def array_values(array):
+    """numba's descriptor of a device array as the driver takes it (meminfo, parent, size,
+    itemsize, pointer, shape, strides in bytes), kept on the array: a device array's memory,
+    shape and strides never change, and gunpy passes the same arrays level after level."""
+    view = array._strided_memory_view_shim
+    values = (0, 0, view.size, view.dtype.itemsize, view.ptr, *view.shape,
+              *view._layout.strides_in_bytes)
+    array.__dict__["_gunpy_values"] = values
+    return values
+
+
 def packer(argtypes, key):
     """A function ``pack(*args)``: the driver's parameter values for ``argtypes``, or None.
 
     The values are numba-cuda's ``_Kernel._prepare_args`` ones, in its order (an
-    array: meminfo, parent, size, itemsize, pointer, shape, strides in bytes; an
+    array: :func:`array_values`; an
     integer or float as its ctypes value; a boolean as it is; a tuple item by
     item). ``key`` is the signature key they were typed from: as it packs, the
     function checks that every value is still of the key's Python class (and a
@@ -283,10 +294,9 @@ def packer(argtypes, key):
     does not pack (numba's path then serves that signature).
     """
     from numba.core import types
-    from numba.np.numpy_support import as_dtype
-    # steps: ("check", expression) or ("line", statement), in order; views: array reads
-    # after every check; values: the expressions of the driver's parameter values
-    steps, views, values, consts = [], [], [], {}
+    # steps: ("check", expression) or ("line", statement), in order; values: the
+    # expressions of the driver's parameter values
+    steps, values, consts = [], [], {"array_values": array_values}
 
     def const(obj):
         name = f"k{len(consts)}"
@@ -305,12 +315,10 @@ def packer(argtypes, key):
             for item_ty, item_k, name in zip(ty, items, names):
                 walk(item_ty, item_k, name)
         elif isinstance(ty, types.Array):
-            # 2. device arrays: numba's array descriptor, read from the array's (cached) view
+            # 2. device arrays: numba's array descriptor, kept on the array (array_values)
             steps.append(("check", f"type({x}) in {const(tuple(_ARRAYS))} "
                                    f"and {x}._numba_type_ is {const(k)}"))
-            values.extend(["0", "0", f"{x}_v.size", str(as_dtype(ty.dtype).itemsize),
-                           f"{x}_v.ptr", f"*{x}_v.shape", f"*{x}_v._layout.strides_in_bytes"])
-            views.append(f"{x}_v = {x}._strided_memory_view_shim")
+            values.append(f"*({x}.__dict__.get('_gunpy_values') or array_values({x}))")
         else:
             # 3. scalars: the ctypes value numba would make
             steps.append(("check", f"type({x}) is {const(k)}"))
@@ -336,7 +344,6 @@ def packer(argtypes, key):
             run = []
         if text is not None:
             lines.append(text)
-    lines += views
     body = "".join(f"    {line}\n" for line in lines)
     source = (f"def pack({', '.join(params)}):\n{body}"
               f"    return ({', '.join(values)}{',' if values else ''})\n")

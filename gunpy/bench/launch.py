@@ -7,7 +7,9 @@ gunpy's kernels take ~100 parameter values (the fused near/far kernel 166), and
 numba-cuda types and converts each of them on every ``kernel[blocks, threads](*args)``.
 This times, for kernels of 10, 100 and 166 parameter values (a few top-level
 arguments and a functor-style ``data`` namedtuple; two thirds device arrays, the
-rest integers), one launch each way, interleaved in one process:
+rest integers), one launch each way, interleaved in one process (each the best of
+``--repeats`` rounds of ``--reps`` launches; CPU time of the process without a
+GPU, so that other work on a shared machine does not count, wall time with one):
 
 * **numba**: ``kernel[blocks, threads](*args)`` (configure, type, match the
   overload, ``_prepare_args``, ``LaunchConfig``, the driver call);
@@ -111,8 +113,7 @@ def _driver_stubbed():
 
 
 # -- timing ---------------------------------------------------------------------------------------
-def _per_call_us(fn, reps):
-    clock = time.perf_counter
+def _per_call_us(fn, reps, clock=time.perf_counter):
     t = clock()
     for _ in range(reps):
         fn()
@@ -156,6 +157,9 @@ def measure(values=(10, 100, 166), *, reps=2000, repeats=5, device="stub"):
         raise ValueError(f"device must be 'stub' or 'gpu', got {device!r}")
     if cuda.is_available() if device == "stub" else not cuda.is_available():
         raise RuntimeError("--device stub is for machines without a GPU; --device gpu needs one")
+    # no GPU: the process's CPU time (what the Python costs, however busy the machine is);
+    # a GPU: wall time (a launch may also wait for the driver's queue)
+    clock = time.process_time if device == "stub" else time.perf_counter
     rows = []
     with (_driver_stubbed() if device == "stub" else contextlib.nullcontext()):
         for v in values:
@@ -164,7 +168,7 @@ def measure(values=(10, 100, 166), *, reps=2000, repeats=5, device="stub"):
             for _ in range(repeats):
                 for name, fn in cases.items():  # interleaved: noise hits every case alike
                     fn()
-                    best[name] = min(best[name], _per_call_us(fn, reps))
+                    best[name] = min(best[name], _per_call_us(fn, reps, clock))
                 if device == "gpu":
                     cuda.synchronize()
             rows.append((v, best))
