@@ -78,7 +78,11 @@ class Jump(Functor):
 class SmallestId(Functor):
     @staticmethod
     def apply_vertex(v, data):
-        atomics.min(data.smallest, data.labels[v], v)
+        label = data.labels[v]
+        # read first: in an ascending pass only a component's first vertex lowers it,
+        # the others skip the atomic (a locked instruction even when it changes nothing)
+        if v < data.smallest[label]:
+            atomics.min(data.smallest, label, v)
 
 
 class Relabel(Functor):
