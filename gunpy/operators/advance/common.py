@@ -187,44 +187,53 @@ def cuda_block_expand(visit, block):
                 src = np.int64(cur[base + tid])
                 start = np.int64(row_offsets[src])
                 end = np.int64(row_offsets[src + 1])
-            # 1. block phase: lists of at least `cta` edges, one at a time, the whole block
-            while cuda.syncthreads_or(1 if end - start >= cta else 0):
-                if end - start >= cta:
-                    hub[0] = tid
-                cuda.syncthreads()
-                if hub[0] == tid:
-                    hub[1] = src
-                    hub[2] = start
-                    hub[3] = end
-                    start = end  # this list is done
-                cuda.syncthreads()  # (the next bid comes after syncthreads_or: all have read)
-                o_src = hub[1]
-                for e in range(hub[2] + tid, hub[3], block):
+            # one loop, one visit site (the phases share it: a kernel inlines visit once)
+            phase = 0
+            while phase < 3:
+                o_src = src
+                first = start
+                last = end
+                step = np.int64(1)
+                if phase == 0:
+                    # 1. block phase: lists of at least `cta` edges, one at a time, all threads
+                    if cuda.syncthreads_or(1 if end - start >= cta else 0):
+                        if end - start >= cta:
+                            hub[0] = tid
+                        cuda.syncthreads()
+                        if hub[0] == tid:
+                            hub[1] = src
+                            hub[2] = start
+                            hub[3] = end
+                            start = end  # this list is done
+                        cuda.syncthreads()  # (the next bid follows syncthreads_or: all have read)
+                        o_src = hub[1]
+                        first = hub[2] + tid
+                        last = hub[3]
+                        step = block
+                    else:
+                        phase = 1
+                if phase == 1:
+                    # 2. warp phase: lists of at least 32 edges, one at a time per warp
+                    bids = cuda.ballot_sync(0xFFFFFFFF, end - start >= 32)
+                    if bids:
+                        owner = cuda.ffs(bids) - 1
+                        o_src = cuda.shfl_sync(0xFFFFFFFF, src, owner)
+                        first = cuda.shfl_sync(0xFFFFFFFF, start, owner) + lane
+                        last = cuda.shfl_sync(0xFFFFFFFF, end, owner)
+                        step = 32
+                        if lane == owner:
+                            start = end
+                    else:
+                        phase = 2
+                if phase == 2:
+                    # 3. thread phase: the short lists, each by its own thread
+                    first = start
+                    phase = 3
+                for e in range(first, last, step):
                     d = visit(o_src, e, args)
                     if d >= 0:
                         total += d
                         largest = max(largest, d)
-            # 2. warp phase: lists of at least 32 edges, one at a time per warp
-            bids = cuda.ballot_sync(0xFFFFFFFF, end - start >= 32)
-            while bids:
-                owner = cuda.ffs(bids) - 1
-                o_src = cuda.shfl_sync(0xFFFFFFFF, src, owner)
-                o_start = cuda.shfl_sync(0xFFFFFFFF, start, owner)
-                o_end = cuda.shfl_sync(0xFFFFFFFF, end, owner)
-                if lane == owner:
-                    start = end
-                for e in range(o_start + lane, o_end, 32):
-                    d = visit(o_src, e, args)
-                    if d >= 0:
-                        total += d
-                        largest = max(largest, d)
-                bids = cuda.ballot_sync(0xFFFFFFFF, end - start >= 32)
-            # 3. thread phase: the short lists, each by its own thread
-            for e in range(start, end):
-                d = visit(src, e, args)
-                if d >= 0:
-                    total += d
-                    largest = max(largest, d)
         return total, largest
 
     return expand

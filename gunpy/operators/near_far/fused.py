@@ -264,18 +264,11 @@ def _cuda_fused_kernel(hooks, weighted, block):
     @cuda.jit(device=True, inline="always")
     def expand_round(cur_is_a, far_is_a, work_a, work_b, far_a, far_b, cnt, counters, hub,
                      level, rnd, epoch, qstamp, stamp, row_offsets, column_indices, values, data):
-        # the current worklist into the other one and the current far pile
-        if cur_is_a:
-            if far_is_a:
-                return expand(work_a, cnt, work_b, far_a, counters, hub, level, rnd, epoch, qstamp,
-                              stamp, row_offsets, column_indices, values, data)
-            return expand(work_a, cnt, work_b, far_b, counters, hub, level, rnd, epoch, qstamp,
-                          stamp, row_offsets, column_indices, values, data)
-        if far_is_a:
-            return expand(work_b, cnt, work_a, far_a, counters, hub, level, rnd, epoch, qstamp,
-                          stamp, row_offsets, column_indices, values, data)
-        return expand(work_b, cnt, work_a, far_b, counters, hub, level, rnd, epoch, qstamp, stamp,
-                      row_offsets, column_indices, values, data)
+        # the current worklist into the other one and the current far pile (one inlined
+        # walk: its phases are long)
+        return expand(work_a if cur_is_a else work_b, cnt, work_b if cur_is_a else work_a,
+                      far_a if far_is_a else far_b, counters, hub, level, rnd, epoch, qstamp,
+                      stamp, row_offsets, column_indices, values, data)
 
     @cuda.jit(device=True, inline="always")
     def split_far(far_q, fn, other, work, counters, level, floor, rnd, epoch, qstamp, stamp,
