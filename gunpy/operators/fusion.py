@@ -8,7 +8,8 @@ and :mod:`gunpy.operators.near_far.fused` (advance + near/far split). This
 module is their rule, which an :class:`~gunpy.Enactor` asks before each call:
 a fused call is tried only where the unfused operators it replaces would run
 the same thin pushes, and it stops where a step's work reaches the backend's
-``fuse_below`` edges.
+``fuse_below`` edges. A hub does not stop fusion: the fused CUDA kernels give
+long lists to a warp or the whole block themselves, as twc would.
 """
 
 from collections import namedtuple

@@ -13,7 +13,12 @@ operators take it), an empty level, or ``max_levels`` levels.
 
 CPU: one core runs the levels (below ``limit`` edges the push kernels run one
 serial chunk anyway). CUDA: one thread block, a block barrier between levels:
-one launch and one read for all of them.
+one launch and one read for all of them. A hub would make a level one
+thread's thousands of dependent steps, so the block walks each level the TWC
+way (:func:`~gunpy.operators.advance.common.cuda_block_expand`): a list of at
+least 32 edges goes to a warp, one of at least 256 (the block's size if
+smaller) to the whole block. The read also brings the last level's largest
+out-degree (``out.known_max_degree``), which ``load_balance="auto"`` reads.
 
 Every level's (frontier size, out-edges) is reported, so the enactor logs one
 iteration per level as before (their ``strategy`` is ``"fused"``).

@@ -7,7 +7,10 @@ pile, and refills from the far pile when the band runs dry: no pass, launch or
 host read per step. The band and the refill follow :mod:`.band`.
 
 CPU: one core runs a worklist ring. CUDA: one thread block runs rounds with
-block barriers. A call's outcome comes back in one :data:`STATE` record.
+block barriers; a round's vertices are expanded the TWC way (a list of at
+least 32 edges by a warp, of at least 256 by the block:
+:func:`~gunpy.operators.advance.common.cuda_block_expand`), so a hub is not one
+thread's serial walk. A call's outcome comes back in one :data:`STATE` record.
 """
 
 import numpy as np
