@@ -28,7 +28,8 @@ __all__ = ["pagerank", "PageRankResult", "PageRankProblem", "PageRankEnactor", "
 
 DIRECTIONS = ("pull", "push")
 
-PRData = namedtuple("PRData", "rank received contrib dangling change out_weight alpha base")
+PRData = namedtuple("PRData", "rank received contrib dangling change out_weight alpha base "
+                               "weighted row_offsets")
 
 
 class OutWeight(Functor):
@@ -40,7 +41,11 @@ class OutWeight(Functor):
 class Contribute(Functor):
     @staticmethod
     def apply_vertex(v, data):
-        w = data.out_weight[v]
+        if data.weighted:
+            w = data.out_weight[v]  # OutWeight's sums
+        else:  # the out-degree: no pass over the edges to sum ones
+            w = float(data.row_offsets[v + 1] - data.row_offsets[v])
+            data.out_weight[v] = w
         if w != 0.0:
             data.contrib[v] = data.rank[v] / w
             data.dangling[v] = 0.0
@@ -87,6 +92,8 @@ class PageRankProblem(Problem):
         # every array is written before it is read (rank and received by reset)
         for name in ("rank", "received", "contrib", "dangling", "change", "out_weight"):
             setattr(self, name, self.vertex_array(np.float64))
+        dg = self.backend.graph(self.graph)
+        self.weighted, self.row_offsets = int(dg.weighted), dg.row_offsets
 
     def reset(self, alpha=0.85):
         """Start from the uniform rank with damping factor ``alpha`` (in [0, 1])."""
@@ -144,7 +151,8 @@ class PageRankEnactor(Enactor):
 
     def prepare_frontier(self, frontier):
         self.vertices = self.full_frontier("vertex")
-        self.neighbor_reduce(None, OutWeight, self.problem.out_weight, edges="out")
+        if self.problem.weighted:
+            self.neighbor_reduce(None, OutWeight, self.problem.out_weight, edges="out")
         self.compute(None, Contribute)  # the first split; Update makes the next ones
         self.error = np.inf
 
