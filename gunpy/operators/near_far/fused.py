@@ -308,9 +308,7 @@ def _cuda_fused_kernel(hooks, weighted, block):
         red = cuda.shared.array(block, np.float64)
         hub = cuda.shared.array(4, np.int64)  # the block's bid for a hub: owner, its list
         tid = cuda.threadIdx.x
-        level = state[0]["level"]
-        epoch = state[0]["epoch"] + 1
-        rnd = state[0]["round"] + 1
+        level, epoch, rnd = state[0]["level"], state[0]["epoch"] + 1, state[0]["round"] + 1
         # 1. the input joins worklist a (once a vertex)
         if tid == 0:
             counters[0] = 0
