@@ -10,9 +10,10 @@ as the machine. By default libgomp lets a team **spin** after each region
 that spins holds the cores that the next region, gunpy's or another library's,
 needs, and on a machine busy with other work the spinning threads are descheduled
 in the middle of a region. Measured on the project's 2-core VM (docs/benchmarks.md,
-"How gunpy is timed"): gunpy's BFS on RMAT-16 took 20-220 ms per call with the
-default wait policy and 2-7 ms with ``OMP_WAIT_POLICY=PASSIVE`` on the loaded
-machine, PageRank 22-143 ms against 10-80 ms.
+"How gunpy is timed"), five processes of each, alternating, on the loaded
+machine: gunpy's BFS on RMAT-16 took 154 ms per call (median of the processes'
+medians) with libgomp's default wait policy and 7.2 ms with
+``OMP_WAIT_POLICY=PASSIVE``; PageRank 143 ms against 29 ms.
 
 :func:`configure` makes that choice for gunpy, once, before the first parallel
 region starts, and never over one the user made:
