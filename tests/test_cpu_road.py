@@ -86,3 +86,30 @@ def test_pagerank_splits_the_new_rank_in_its_update(iterations, direction):
     assert r.iterations == iterations
     np.testing.assert_allclose(r.rank, _pagerank_reference(G, 0.85, iterations),
                                rtol=1e-12, atol=1e-15)
+
+
+def test_bc_backward_levels_count_their_edges_in_the_kernel():
+    """BC's backward levels on the CPU: each neighbor_reduce record's edges are its level's
+    out-degree sum (counted by the kernel onto the context tally, no degree pass), and the
+    dependencies added in one pass at the end give networkx's centralities."""
+    from gunpy.primitives.bc import BCEnactor, BCProblem
+    rng = np.random.default_rng(2)
+    G = _path(40)
+    src = np.concatenate([np.arange(39), rng.integers(0, 40, 15)])
+    dst = np.concatenate([np.arange(1, 40), rng.integers(0, 40, 15)])
+    keep = src != dst
+    G = gunpy.Graph.from_edges(src[keep], dst[keep], num_vertices=40, directed=False)
+    problem = BCProblem(G, backend="cpu")
+    problem.reset(0)
+    stats = BCEnactor(problem).enact()
+    depth = problem.to_host(problem.depth)
+    deg = G.out_degrees()
+    backward = [it for it in stats.per_iteration if it["strategy"] == "neighbor_reduce"]
+    levels = depth.max()
+    assert len(backward) == levels - 1  # levels - 1 down to 1
+    want = [int(deg[depth == d].sum()) for d in range(levels - 1, 0, -1)]
+    assert [it["edges"] for it in backward] == want
+    g = to_nx(G)
+    ref = nx.betweenness_centrality_subset(g, [0], list(g), normalized=False)
+    np.testing.assert_allclose(problem.to_host(problem.centrality),
+                               [2 * ref[v] for v in range(40)], rtol=1e-12, atol=1e-12)
