@@ -3,11 +3,12 @@
     gunpy bench --launch [--reps 2000] [--repeats 5] [--values 10,100,166] [--device stub|gpu]
 
 Every frontier step pays a launch's host cost before the GPU does anything;
-gunpy's kernels take ~100 parameter values (the fused near/far kernel 166), and
+gunpy's kernels take 30-94 parameter values (the fused near/far kernel 166), and
 numba-cuda types and converts each of them on every ``kernel[blocks, threads](*args)``.
-This times, for kernels of 10, 100 and 166 parameter values (a few top-level
-arguments and a functor-style ``data`` namedtuple; two thirds device arrays, the
-rest integers), one launch each way, interleaved in one process (each the best of
+This times, for kernels of 10, 100 and 166 parameter values as the driver gets
+them (a device array is 7; a few top-level arguments and a functor-style
+``data`` namedtuple of arrays and integers, :func:`kernel_arguments`), one
+launch each way, interleaved in one process (each the best of
 ``--repeats`` rounds of ``--reps`` launches; CPU time of the process without a
 GPU, so that other work on a shared machine does not count, wall time with one):
 
@@ -45,21 +46,32 @@ _DTYPES = (np.int32, np.int64, np.float64)
 
 
 def kernel_arguments(values, make_array):
-    """``(pyfunc, args)``: a kernel of ``values`` parameter values and arguments for it.
+    """``(pyfunc, args)``: a kernel whose launch hands the driver ``values`` parameter values.
 
-    Top level: ``out`` (an int32 array), ``n`` (an int), ``x`` (a float), ``flag``
-    (a bool) and ``data``, a namedtuple holding the other ``values - 4`` values,
-    two thirds arrays (int32, int64, float64 in turn) and a third Python ints.
+    Shaped like gunpy's kernels: ``out`` (an int32 array: 7 values, as every 1-D
+    array), ``n`` (an int), ``x`` (a float) and ``data``, a namedtuple of the rest:
+    device arrays (int32, int64, float64 in turn) and, every fourth item or where
+    fewer than 7 values are left, Python ints. gunpy's own launches (counted under the
+    simulator, 2026-11-24): the fused near/far kernel 166 values (28 Python values),
+    the fused BFS levels 94, the pull advance 85, a push advance 70.
     ``make_array(n, dtype)`` makes each device array.
     """
-    fields = [f"f{i}" for i in range(values - 4)]
-    Data = namedtuple(f"Data{values}", fields)
-    items = [make_array(64, _DTYPES[i % 3]) if i % 3 != 2 else i for i in range(len(fields))]
+    if values < 10:
+        raise ValueError("a kernel of at least 10 parameter values")
+    items, left = [], values - 9
+    while left:
+        if len(items) % 4 != 3 and left >= 7:
+            items.append(make_array(64, _DTYPES[len(items) % 3]))
+            left -= 7
+        else:
+            items.append(len(items))
+            left -= 1
+    Data = namedtuple(f"Data{values}", [f"f{i}" for i in range(len(items))])
 
-    def empty_kernel(out, n, x, flag, data):
+    def empty_kernel(out, n, x, data):
         pass
 
-    return empty_kernel, (make_array(64, np.int32), 64, 0.5, True, Data(*items))
+    return empty_kernel, (make_array(64, np.int32), 64, 0.5, Data(*items))
 
 
 # -- the no-driver stand-ins --------------------------------------------------------------------
