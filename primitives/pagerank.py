@@ -28,8 +28,10 @@ __all__ = ["pagerank", "PageRankResult", "PageRankProblem", "PageRankEnactor", "
 
 DIRECTIONS = ("pull", "push")
 
+#: ``row_offsets`` (FirstSplit's out-degrees) defaults to None for callers that run the
+#: other functors only (gunpy.dist's PageRank builds its own PRData)
 PRData = namedtuple("PRData", "rank received contrib dangling change out_weight alpha base "
-                               "weighted row_offsets")
+                               "row_offsets", defaults=(None,))
 
 
 class OutWeight(Functor):
@@ -41,11 +43,23 @@ class OutWeight(Functor):
 class Contribute(Functor):
     @staticmethod
     def apply_vertex(v, data):
-        if data.weighted:
-            w = data.out_weight[v]  # OutWeight's sums
-        else:  # the out-degree: no pass over the edges to sum ones
-            w = float(data.row_offsets[v + 1] - data.row_offsets[v])
-            data.out_weight[v] = w
+        w = data.out_weight[v]
+        if w != 0.0:
+            data.contrib[v] = data.rank[v] / w
+            data.dangling[v] = 0.0
+        else:
+            data.contrib[v] = 0.0
+            data.dangling[v] = data.rank[v]
+
+
+class FirstSplit(Functor):
+    """Contribute on an unweighted graph, its out-weights (out-degrees) read from the row
+    offsets and kept: no pass over the edges summing ones."""
+
+    @staticmethod
+    def apply_vertex(v, data):
+        w = float(data.row_offsets[v + 1] - data.row_offsets[v])
+        data.out_weight[v] = w
         if w != 0.0:
             data.contrib[v] = data.rank[v] / w
             data.dangling[v] = 0.0
@@ -93,7 +107,7 @@ class PageRankProblem(Problem):
         for name in ("rank", "received", "contrib", "dangling", "change", "out_weight"):
             setattr(self, name, self.vertex_array(np.float64))
         dg = self.backend.graph(self.graph)
-        self.weighted, self.row_offsets = int(dg.weighted), dg.row_offsets
+        self.weighted, self.row_offsets = dg.weighted, dg.row_offsets
 
     def reset(self, alpha=0.85):
         """Start from the uniform rank with damping factor ``alpha`` (in [0, 1])."""
@@ -151,9 +165,12 @@ class PageRankEnactor(Enactor):
 
     def prepare_frontier(self, frontier):
         self.vertices = self.full_frontier("vertex")
+        # the first split (Update makes the next ones)
         if self.problem.weighted:
             self.neighbor_reduce(None, OutWeight, self.problem.out_weight, edges="out")
-        self.compute(None, Contribute)  # the first split; Update makes the next ones
+            self.compute(None, Contribute)
+        else:
+            self.compute(None, FirstSplit)
         self.error = np.inf
 
     def loop(self, frontier):
