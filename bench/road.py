@@ -7,7 +7,7 @@ Every library runs in this one process, on the same graph and the same roots,
 called as a user would (``gunpy.bfs(G, root, backend="cpu")``, scipy's
 ``breadth_first_order``, igraph's ``bfs``, ...; :mod:`gunpy.bench.peers` knows
 how each peer is called). Each call is made once untimed (compiling or
-loading kernels, warming caches); then ``--reps`` rounds time every (primitive,
+loading kernels, warming caches; every root once); then ``--reps`` rounds time every (primitive,
 library) pair once each, in turn, so that a slow patch of a shared machine
 falls on all of them. The report gives each call's median and range in ms and
 gunpy's median over the fastest peer's (>1: gunpy is faster). BFS and BC
@@ -78,7 +78,8 @@ def measure(name, prims, reps, nroots, peers=PEERS):
     calls = _calls(G, Gw, _roots(G, nroots), prims, peers)
     times = {key: [] for key in calls}
     for f in calls.values():
-        f(0)  # compile or load kernels, warm caches
+        for i in range(nroots):
+            f(i)  # compile or load kernels (each root's: they may take other strategies)
     for i in range(reps):
         for key, f in calls.items():
             t = time.perf_counter()
