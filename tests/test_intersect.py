@@ -7,17 +7,24 @@ set intersections over the raw edge lists the graphs were built from (which do n
 trust the CSR), on graphs with hubs, isolated vertices, self-loops and directed
 edges, with ``left`` / ``right`` different from the mask, with ``cond_edge``
 filtering (by weight), on the CPU (thin and chunked) and under the simulator.
+Under the simulator the CUDA kernel runs as shipped, with every pair merged by
+one thread, and with every pair swept by a warp (``LONG_PAIR``): the hook must
+see the merge's calls in the merge's order, one at a time per edge, and the
+entries read must be the merge's. Triangle counts on hub graphs are compared
+with networkx.
 """
 
+import importlib
 from collections import namedtuple
 
+import networkx as nx
 import numpy as np
 import pytest
 
 import gunpy
 from gunpy import Functor, atomics
 from gunpy import operators as ops
-from gunpy.testing import graph_from_edges, nasty_graphs, reference_edges
+from gunpy.testing import ON_CUDASIM, graph_from_edges, nasty_graphs, reference_edges
 
 GRAPHS = nasty_graphs()
 NAMES = ["star_hub", "disconnected", "directed_cycle", "preferential_hubs", "self_loops_duplicates",
@@ -62,6 +69,18 @@ class PerEdge(Functor):
     @staticmethod
     def apply_intersection(src, dst, edge, common, src_edge, dst_edge, data):
         data.count[edge] += 1
+
+
+@pytest.fixture(params=["shipped", "merge", "warp"])
+def pairs(request, backend, monkeypatch):
+    """How the CUDA kernel maps pairs: as shipped (a warp for long pairs), every pair to
+    one thread's merge, or every non-empty pair to a warp."""
+    if request.param != "shipped":
+        if backend != "cuda":
+            pytest.skip("the CUDA kernel's pair mapping only")
+        module = importlib.import_module("gunpy.operators.intersect")
+        monkeypatch.setattr(module, "LONG_PAIR", 0 if request.param == "warp" else 1 << 40)
+    return request.param
 
 
 def _edges(G):
@@ -132,7 +151,7 @@ def run_recorder(G, functor, backend, left=None, right=None):
 
 
 @pytest.mark.parametrize("name", NAMES)
-def test_matches_and_edge_ids_equal_a_merge(name, backend, cpu_split):
+def test_matches_and_edge_ids_equal_a_merge(name, backend, cpu_split, pairs):
     G = GRAPHS[name]
     total, got, ctx = run_recorder(G, Recorder, backend)
     expect, read = reference(G, G, G)
@@ -150,7 +169,7 @@ def _random(n, m, seed, directed=True, weighted=False):
     return graph_from_edges(s, d, w, num_vertices=n, directed=directed)
 
 
-def test_left_and_right_differ_from_the_mask(backend, cpu_split):
+def test_left_and_right_differ_from_the_mask(backend, cpu_split, pairs):
     n = 40
     G = _random(n, 160, 1)
     L = _random(n, 300, 2, directed=False)
@@ -176,7 +195,7 @@ def test_only_right_given_left_defaults_to_the_mask(backend):
     assert sorted((i, j, k) for i, j, _, k, _, _ in got) == raw_matches(G, G, R)
 
 
-def test_cond_edge_filters_the_mask_by_weight(backend, cpu_split):
+def test_cond_edge_filters_the_mask_by_weight(backend, cpu_split, pairs):
     G = _random(40, 200, 6, directed=False, weighted=True)
     total, got, ctx = run_recorder(G, HeavyRecorder, backend)
     expect, read = reference(G, G, G, keep=lambda w: w > 0.5)
@@ -187,7 +206,7 @@ def test_cond_edge_filters_the_mask_by_weight(backend, cpu_split):
     assert ctx.record["edges"] == read
 
 
-def test_per_edge_counts_are_common_neighbour_counts(backend):
+def test_per_edge_counts_are_common_neighbour_counts(backend, pairs):
     G = GRAPHS["preferential_hubs"]
     ctx = ops.Context(G, backend)
     data = namedtuple("Data", "count")(ctx.backend.zeros(G.num_edges, np.int64))
@@ -199,7 +218,7 @@ def test_per_edge_counts_are_common_neighbour_counts(backend):
     assert total == int(expect.sum()) > 0
 
 
-def test_counts_argument_gives_per_edge_counts_without_a_hook(backend, cpu_split):
+def test_counts_argument_gives_per_edge_counts_without_a_hook(backend, cpu_split, pairs):
     G = GRAPHS["preferential_hubs"]
     ctx = ops.Context(G, backend)
     counts = ctx.backend.full(G.num_edges, -7, np.int64)
@@ -277,3 +296,125 @@ def test_empty_graphs(backend):
 def test_no_context_makes_one():
     G = gunpy.Graph.from_edges([0, 1, 2], [1, 2, 0], directed=False)
     assert ops.intersect(G, Functor) == 6
+
+
+# ------------------------------------------------------------------ skewed pairs (issue 14)
+class Sequence(Functor):
+    """Folds each edge's matches into a hash, no atomics: a race or an order other than
+    the merge's gives another hash."""
+
+    @staticmethod
+    def apply_intersection(src, dst, edge, common, src_edge, dst_edge, data):
+        h = data.hash[edge]
+        h = (h * 31 + common + 1) % 1000003
+        h = (h * 31 + src_edge + 1) % 1000003
+        data.hash[edge] = (h * 31 + dst_edge + 1) % 1000003
+
+
+def sequence_hashes(G, L, R):
+    expect = np.zeros(G.num_edges, dtype=np.int64)
+    for _, _, e, k, p, q in sorted(reference(G, L, R)[0], key=lambda r: (r[2], r[4], r[5])):
+        h = (int(expect[e]) * 31 + k + 1) % 1000003
+        h = (h * 31 + p + 1) % 1000003
+        expect[e] = (h * 31 + q + 1) % 1000003
+    return expect
+
+
+def wheel(rim):
+    """A hub joined to every vertex of a cycle of ``rim``: hub pairs of ``rim + 3`` entries."""
+    return gunpy.Graph.from_networkx(nx.wheel_graph(rim + 1))
+
+
+def repeated_columns():
+    """Sorted rows that repeat columns (a CSR built by hand): copies pair up rank by rank."""
+    rows = [[1, 1, 2, 3, 3, 3, 5], [0, 3, 3, 5, 5], [0, 1, 3], [0, 0, 1, 1, 5, 5], [],
+            [3, 3, 3, 5]]
+    return gunpy.Graph(np.cumsum([0] + [len(r) for r in rows]), sum(rows, []))
+
+
+def star_pairs():
+    """A hub of 150 leaves, a leaf list of 1 to 70 entries, and pairs of one entry
+    against many: a thread's merge would walk the whole long list."""
+    src = [0] * 150 + [1] * 69 + [2, 3]
+    dst = list(range(1, 151)) + list(range(150, 219)) + [149, 0]
+    return graph_from_edges(np.array(src), np.array(dst), num_vertices=220, directed=True)
+
+
+SKEWED = {"wheel_100": wheel(100), "repeated_columns": repeated_columns(),
+          "star_pairs": star_pairs()}
+
+
+@pytest.mark.parametrize("name", sorted(SKEWED))
+def test_skewed_pairs_call_the_hook_as_the_merge_does(name, backend, pairs):
+    G = SKEWED[name]
+    total, got, ctx = run_recorder(G, Recorder, backend)
+    expect, read = reference(G, G, G)
+    assert total == len(expect) > 0 and got == expect
+    assert ctx.record["edges"] == read
+    # per edge: the merge's calls in the merge's order, one writer at a time
+    ctx = ops.Context(G, backend)
+    data = namedtuple("Data", "hash")(ctx.backend.zeros(G.num_edges, np.int64))
+    ops.intersect(G, Sequence, data, context=ctx)
+    assert np.array_equal(ctx.backend.to_host(data.hash), sequence_hashes(G, G, G))
+
+
+def test_long_pairs_with_other_left_and_right(backend, pairs):
+    # left lists of ~60 entries against right lists of 1-10: swept by the warp as shipped
+    n = 70
+    G = _random(n, 120, 11)
+    L = _random(n, 5000, 12, directed=False)
+    R = _random(n, 300, 13)
+    total, got, ctx = run_recorder(G, Recorder, backend, left=L, right=R)
+    expect, read = reference(G, L, R)
+    src, dst = _edges(G)
+    assert np.max(np.diff(L.row_offsets)[src] + np.diff(R.row_offsets)[dst]) >= 64
+    assert len(expect) > 100
+    assert total == len(expect) and got == expect and ctx.record["edges"] == read
+    ctx = ops.Context(G, backend)
+    data = namedtuple("Data", "hash")(ctx.backend.zeros(G.num_edges, np.int64))
+    ops.intersect(G, Sequence, data, left=L, right=R, context=ctx)
+    assert np.array_equal(ctx.backend.to_host(data.hash), sequence_hashes(G, L, R))
+
+
+def _triangle_reference(G):
+    tri = nx.triangles(nx.Graph(G.to_networkx()))
+    return np.array([tri[v] for v in range(G.num_vertices)], dtype=np.int64)
+
+
+#: cliques whose oriented pairs reach LONG_PAIR (K_k's longest: 2k - 3 entries); smaller
+#: under the simulator, where a clique's every match is a simulated warp step
+_K = 36 if ON_CUDASIM else 70
+HUB_GRAPHS = {"wheel_100": wheel(100), "star_300": gunpy.generators.star(300),
+              "clique": gunpy.Graph.from_networkx(nx.complete_graph(_K)),
+              "hub_and_clique": gunpy.Graph.from_networkx(nx.compose(
+                  nx.star_graph(120), nx.complete_graph(range(100, 100 + _K))))}
+HUB_GRAPHS.update((f"nasty_{k}", GRAPHS[k]) for k in ("star_hub", "preferential_hubs"))
+
+
+@pytest.mark.parametrize("name", sorted(HUB_GRAPHS))
+def test_triangles_on_hub_graphs_equal_networkx(name, backend, pairs):
+    G = HUB_GRAPHS[name]
+    expect = _triangle_reference(G)
+    r = gunpy.triangles(G, backend=backend)
+    assert np.array_equal(r.triangles, expect)
+    assert r.count == expect.sum() // 3 == gunpy.triangle_count(G, backend=backend)
+    if name in ("clique", "hub_and_clique"):
+        assert r.count > 0
+        # oriented pairs long enough for a warp as shipped
+        O = gunpy.primitives.triangles.orient(G)
+        d = np.diff(O.row_offsets)
+        src = np.repeat(np.arange(O.num_vertices), d)
+        assert np.max(d[src] + d[O.column_indices]) >= 64
+
+
+def test_a_second_call_allocates_nothing(backend):
+    G = SKEWED["star_pairs"]
+    ctx = ops.Context(G, backend)
+    be = ctx.backend
+    first = ops.intersect(G, Functor, context=ctx)
+    before = be.counts()
+    assert ops.intersect(G, Functor, context=ctx) == first > 0
+    after = be.counts()
+    assert after.allocs == before.allocs
+    if after.launches is not None:  # CUDA: zeroing the counters, the kernel; one read
+        assert (after.launches - before.launches, after.syncs - before.syncs) == (2, 1)

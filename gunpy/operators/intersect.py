@@ -14,9 +14,10 @@ each common neighbour ``k`` calls::
 
 where ``p`` is the edge id of ``i -> k`` in ``left`` and ``q`` that of
 ``j -> k`` in ``right`` (so a hook can read both edges' weights or per-edge
-arrays). One edge ``e`` is handled by one thread, so a hook that writes only
-slot ``e`` of a per-edge array needs no atomics (masked mxm); triangle
-counting adds into per-vertex counters with atomics.
+arrays). An edge's matches call the hook one at a time, in the merge's order
+(increasing ``k``), so a hook that writes only slot ``e`` of a per-edge array
+needs no atomics (masked mxm) and folds in the same order on every backend;
+triangle counting adds into per-vertex counters with atomics.
 
 Neighbour lists must be sorted by column (graphs from ``Graph.from_edges``,
 ``from_scipy``, ``from_networkx`` and the readers are); a graph built directly
@@ -24,9 +25,19 @@ from CSR arrays is checked once (the result is kept with the graph) and a
 ``ValueError`` names the first unsorted row. A column repeated within a row is
 matched copy by copy (the r-th copy with the r-th copy).
 
-CUDA: a grid-stride loop with a thread per edge of ``graph`` (edge sources from
-the COO view); the match and work counters are summed per warp and added with
-one atomic per warp. CPU: a ``prange`` over chunks of consecutive edges (rows
+CUDA: a grid-stride loop over the edges of ``graph`` (edge sources from the
+COO view), balanced for skewed degrees. A warp's round lasts as long as its
+longest merge, so the warp takes pairs of at least :data:`LONG_PAIR` entries
+off their threads, longest first, while that shortens the round: it sweeps
+each such pair whole, the shorter list 32 entries at a time, each lane
+binary-searching the longer list for its entry (a hub's pair costs about
+``min / 32 * log(max)`` steps instead of ``min + max``); the other pairs are
+merged by their edge's thread. Pairs of similar long lists stay with their
+threads (a sweep would not be shorter than the merge). The warp's matches
+call the hook one lane at a time, lowest first, and the entries a merge would
+have read are counted without walking them, so the hooks and the counters
+see exactly what the merge gives. The match and work counters are summed per
+warp and added with one atomic per warp. CPU: a ``prange`` over chunks of consecutive edges (rows
 cut where the edge count says, so every chunk has the same number of merges),
 per-chunk counters; work that fits one chunk runs serially (see
 :func:`gunpy.backends.cpu.run_thin`).
@@ -81,33 +92,214 @@ def _merge(apply_intersection, jit):
     return jit(merge)
 
 
+#: pairs whose two lists hold at least this many entries together may go to a whole
+#: warp (read by :func:`cuda_execute` at each call and passed to the kernel; 0 sends
+#: every pair of non-empty lists to a warp)
+LONG_PAIR = 64
+
+_FULL = 0xFFFFFFFF
+
+
+@cuda.jit(device=True, inline="always")
+def _lower_bound(indices, lo, hi, k):
+    """The first position in ``indices[lo:hi]`` (sorted) holding ``k`` or more (``hi`` if none)."""
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if indices[mid] < k:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo
+
+
+@cuda.jit(device=True, inline="always")
+def _merge_reads(l_indices, p, p_end, r_indices, q, q_end):
+    """The entries the two-pointer merge of two non-empty sorted lists reads, without
+    walking them: it stops at the smaller of the two last values ``v``, having read
+    everything below ``v`` in both lists and ``v``'s copies as far as they pair up (all
+    of them in the list that ends first)."""
+    a_last = l_indices[p_end - 1]
+    b_last = r_indices[q_end - 1]
+    v = min(a_last, b_last)
+    below_a = _lower_bound(l_indices, p, p_end, v)
+    below_b = _lower_bound(r_indices, q, q_end, v)
+    copies_a = _lower_bound(l_indices, below_a, p_end, v + 1) - below_a
+    copies_b = _lower_bound(r_indices, below_b, q_end, v + 1) - below_b
+    paired = min(copies_a, copies_b)
+    read = (below_a - p) + (below_b - q) + 2 * paired
+    if a_last < b_last:
+        read += copies_a - paired
+    elif b_last < a_last:
+        read += copies_b - paired
+    return read
+
+
+def _warp_sweep(apply_intersection):
+    """``found = sweep(...)``: a warp's matches of a short sorted list in a long one.
+
+    All 32 lanes call it. The short list is taken 32 entries at a time, a lane
+    an entry; each lane binary-searches the long list (from where the previous
+    round's last entry landed) for its entry's copy of the same rank, so matches
+    pair up as in the merge. Matches then call the hook one lane at a time, in
+    list order: the hook sees exactly the merge's calls in the merge's order,
+    and a hook writing only slot ``e`` still has one writer at a time.
+    """
+
+    @cuda.jit(device=True, inline="always")
+    def sweep(s_idx, s0, s_end, g_idx, g0, g_end, swapped, i, j, e, lane, data):
+        found = np.int64(0)
+        lo = g0
+        for base in range(s0, s_end, 32):
+            # 1. each lane looks its entry up in the long list
+            s = base + lane
+            k = s_idx[s0]
+            low = g_end
+            g = g_end
+            if s < s_end:
+                k = s_idx[s]
+                rank = 0  # which copy of k this is (lists may repeat a column)
+                if s > s0 and s_idx[s - 1] == k:
+                    rank = s - _lower_bound(s_idx, s0, s, k)
+                low = _lower_bound(g_idx, lo, g_end, k)
+                g = low + rank
+            hit = g < g_end and g_idx[g] == k
+            # 2. the matches call the hook lowest lane (smallest k) first, one at a time
+            mask = np.uint32(cuda.ballot_sync(_FULL, hit))
+            found += np.int64(cuda.popc(mask))
+            while mask != 0:
+                if lane == cuda.ffs(mask) - 1:
+                    if swapped:
+                        apply_intersection(i, j, e, k, g, s, data)
+                    else:
+                        apply_intersection(i, j, e, k, s, g, data)
+                cuda.syncwarp()
+                mask &= mask - np.uint32(1)
+            # 3. the next round's entries are larger: their searches start here
+            lo = cuda.shfl_sync(_FULL, low, 31)
+        return found
+
+    return sweep
+
+
+@cuda.jit(device=True, inline="always")
+def _warp_max(x):
+    """The largest ``x`` over the warp, in every lane (all 32 lanes call it)."""
+    off = 16
+    while off > 0:
+        x = max(x, cuda.shfl_xor_sync(_FULL, x, off))
+        off //= 2
+    return x
+
+
+@cuda.jit(device=True, inline="always")
+def _sweep_cost(la, lb):
+    """A warp sweep's steps for lists of ``la`` and ``lb`` entries (the model the warp
+    chooses by): a binary search of the longer list per round of 32 shorter-list
+    entries, and one hook call per possible match."""
+    short = min(la, lb)
+    depth = np.int64(64 - cuda.clz(np.int64(max(la, lb))))
+    return (short + 31) // 32 * depth + short
+
+
 @hooks_cache
 def cuda_kernel(hooks, weighted, with_counts=False):
     from gunpy.backends.cuda import kernel
     cond_edge = hooks.cond_edge
     merge = _merge(hooks.apply_intersection, cuda.jit(device=True, inline="always"))
+    sweep = _warp_sweep(hooks.apply_intersection)
     weight = cuda_weight(weighted)
 
-    def intersect(m, edge_sources, column_indices, values, l_offsets, l_indices, r_offsets,
-                  r_indices, counters, per_edge, data):
+    def intersect(m, long_pair, edge_sources, column_indices, values, l_offsets, l_indices,
+                  r_offsets, r_indices, counters, per_edge, data):
+        lane = cuda.laneid
         matches = np.int64(0)
         read = np.int64(0)
-        for e in range(cuda.grid(1), m, cuda.gridsize(1)):
+        # a warp-uniform grid-stride loop (all 32 lanes take every round): a warp
+        # shares its lanes' long pairs
+        for base in range(cuda.grid(1) - lane, m, cuda.gridsize(1)):
+            e = base + lane
+            i = 0
+            j = 0
+            kept = False
+            cost = np.int64(0)  # the merge's steps (0: an empty list, no steps)
+            by_warp = np.int64(0)  # a sweep's steps instead (cost: never swept)
             # 1. the mask: edge e = (i, j), kept when cond_edge holds
-            i = edge_sources[e]
-            j = column_indices[e]
-            if not cond_edge(i, j, e, weight(values, e), data):
-                continue
-            # 2. two-pointer merge of i's list in left and j's list in right
-            found, walked = merge(i, j, e, l_offsets, l_indices, r_offsets, r_indices, data)
-            matches += found
-            if with_counts:
-                per_edge[e] = found
-            read += walked
-        # 3. one atomic per warp for the counters (every lane reaches here)
+            if e < m:
+                i = edge_sources[e]
+                j = column_indices[e]
+                kept = cond_edge(i, j, e, weight(values, e), data)
+                if kept:
+                    la = l_offsets[i + 1] - l_offsets[i]
+                    lb = r_offsets[j + 1] - r_offsets[j]
+                    if la > 0 and lb > 0:
+                        cost = la + lb
+                        if cost >= long_pair:
+                            # the merge's exact steps (it stops at the smaller last
+                            # entry: a star's leaf-hub pair is one step)
+                            cost = _merge_reads(l_indices, l_offsets[i], l_offsets[i + 1],
+                                                r_indices, r_offsets[j], r_offsets[j + 1])
+                    by_warp = cost
+                    if cost > 0 and cost >= long_pair:
+                        # long_pair 0: every pair swept (the tests' way to the sweep)
+                        by_warp = np.int64(-1) if long_pair == 0 else _sweep_cost(la, lb)
+            # 2. the warp takes pairs longest first (taken = its turn), and sweeps the
+            # first `best_t` of them: the round lasts the sweeps plus the longest merge left
+            taken = 0
+            t = 0
+            sweeps = np.int64(0)
+            best = np.int64(-1)
+            best_t = 0
+            while True:
+                top = _warp_max(np.int64(0) if taken > 0 else cost)
+                if best < 0 or sweeps + top < best:
+                    best = sweeps + top
+                    best_t = t
+                if top == 0 or top < long_pair or sweeps >= best:
+                    break
+                owner = cuda.ffs(np.uint32(cuda.ballot_sync(_FULL, taken == 0 and
+                                                            cost == top))) - 1
+                by_owner = cuda.shfl_sync(_FULL, by_warp, owner)
+                if by_owner >= top:
+                    break  # no sweep beats this merge, nor a shorter one's
+                t += 1
+                sweeps += by_owner
+                if lane == owner:
+                    taken = t
+            swept = 0 < taken <= best_t
+            # 3. the pairs left: each thread's own two-pointer merge
+            if kept and not swept:
+                found, walked = merge(i, j, e, l_offsets, l_indices, r_offsets, r_indices,
+                                      data)
+                matches += found
+                read += walked
+                if with_counts:
+                    per_edge[e] = found
+            # 4. the pairs taken, one at a time by the whole warp: the shorter list's
+            # entries looked up in the longer one
+            pending = np.uint32(cuda.ballot_sync(_FULL, swept))
+            while pending != 0:
+                owner = cuda.ffs(pending) - 1
+                pending &= pending - np.uint32(1)
+                oe = cuda.shfl_sync(_FULL, e, owner)
+                oi = cuda.shfl_sync(_FULL, i, owner)
+                oj = cuda.shfl_sync(_FULL, j, owner)
+                p, p_end = l_offsets[oi], l_offsets[oi + 1]
+                q, q_end = r_offsets[oj], r_offsets[oj + 1]
+                if q_end - q < p_end - p:
+                    found = sweep(r_indices, q, q_end, l_indices, p, p_end, True, oi, oj, oe,
+                                  lane, data)
+                else:
+                    found = sweep(l_indices, p, p_end, r_indices, q, q_end, False, oi, oj, oe,
+                                  lane, data)
+                if lane == owner:
+                    matches += found
+                    read += cost  # the merge's reads, counted in step 1
+                    if with_counts:
+                        per_edge[oe] = found
+        # 5. one atomic per warp for the counters (every lane reaches here)
         matches = cuda_warp_sum(matches)
         read = cuda_warp_sum(read)
-        if cuda.laneid == 0:
+        if lane == 0:
             cuda.atomic.add(counters, 0, matches)
             cuda.atomic.add(counters, 1, read)
 
@@ -216,9 +408,9 @@ def cuda_execute(ctx, hooks, data, left, right, counts=None):
     m = dg.num_edges
     with_counts = counts is not None
     per_edge = counts if with_counts else counters
-    backend.run(cuda_kernel(hooks, dg.weighted, with_counts), m, m, dg.edge_sources,
-                dg.column_indices, dg.values, lg.row_offsets, lg.column_indices, rg.row_offsets,
-                rg.column_indices, counters, per_edge, data)
+    backend.run(cuda_kernel(hooks, dg.weighted, with_counts), m, m, np.int64(LONG_PAIR),
+                dg.edge_sources, dg.column_indices, dg.values, lg.row_offsets, lg.column_indices,
+                rg.row_offsets, rg.column_indices, counters, per_edge, data)
     c = backend.to_host(counters)
     return int(c[0]), int(c[1])
 
@@ -232,15 +424,17 @@ def cpu_execute(ctx, hooks, data, left, right, counts=None):
     n, m = dg.num_vertices, dg.num_edges
     args = (dg.row_offsets, dg.column_indices, dg.values, lg.row_offsets, lg.column_indices,
             rg.row_offsets, rg.column_indices)
-    per_edge = counts if with_counts else np.zeros(1, dtype=np.int64)
-    if m < backend.serial_below:
-        tally = np.zeros((1, 2), dtype=np.int64)
+    # many small chunks: a merge costs the two lists' lengths, which vary a lot
+    thin = m < backend.serial_below
+    nchunks = 1 if thin else backend.chunks(m, min_chunk=256, per_thread=32)
+    # every chunk writes both its counters: the scratch needs no zeroing
+    work = ctx.scratch("intersect.tally", 2 * nchunks, np.int64)
+    tally = work[:2 * nchunks].reshape(nchunks, 2)
+    per_edge = counts if with_counts else work
+    if thin:
         ctx.log(build=run_thin(backend, cpu_source, hooks, (dg.weighted, with_counts),
                                lambda k: k(n, m, *args, tally, 1, per_edge, data)))
     else:
-        # many small chunks: a merge costs the two lists' lengths, which vary a lot
-        nchunks = backend.chunks(m, min_chunk=256, per_thread=32)
-        tally = np.zeros((nchunks, 2), dtype=np.int64)
         cpu_kernel(hooks, dg.weighted, with_counts)[0](n, m, *args, tally, nchunks, per_edge,
                                                        data)
     tot = tally.sum(axis=0)
@@ -262,8 +456,9 @@ def intersect(graph, functor, data=None, *, left=None, right=None, counts=None, 
     Parameters
     ----------
     graph : gunpy.Graph
-        The mask: one merge per edge (one thread per edge on CUDA, so a hook
-        may store into slot ``e`` of a per-edge array without atomics).
+        The mask: one intersection per edge, whose matches call the hook one
+        at a time (a hook may store into slot ``e`` of a per-edge array
+        without atomics).
     functor : gunpy.Functor subclass
         Its ``cond_edge`` filters the mask's edges (default: every edge) and its
         ``apply_intersection`` runs once per match.
@@ -311,7 +506,7 @@ def intersect(graph, functor, data=None, *, left=None, right=None, counts=None, 
     >>> class Common(Functor):
     ...     @staticmethod
     ...     def apply_intersection(src, dst, edge, common, src_edge, dst_edge, data):
-    ...         data.common[edge] += 1  # one thread per edge: a plain store
+    ...         data.common[edge] += 1  # one call at a time per edge: a plain store
     >>> ctx = Context(G, backend="cpu")
     >>> data = namedtuple("Data", "common")(np.zeros(G.num_edges, dtype=np.int64))
     >>> intersect(G, Common, data, context=ctx)
