@@ -60,7 +60,7 @@ def cuda_kernel(hooks, block):
     per_warp = warp_hash_slots(block)
     slots = nwarps * per_warp  # shared-array sizes must be compile-time constants
 
-    def cull(in_queue, in_length, flags, visited, counts, slot, data):
+    def cull(in_queue, in_length, flags, visited, counts, at, data):
         warp_hash = cuda.shared.array(slots, np.int64)
         lane_hash = cuda.shared.array(slots, np.int32)
         history = cuda.shared.array(HISTORY, np.int64)
@@ -115,7 +115,7 @@ def cuda_kernel(hooks, block):
                 flags[i] = 1 if keep else 0
             cuda.syncthreads()
         if culled:  # the statistic, left on the device (Context.tally)
-            cuda.atomic.add(counts, slot, culled)
+            cuda.atomic.add(counts, at, culled)
 
     return kernel(cull)
 
