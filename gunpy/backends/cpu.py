@@ -14,6 +14,7 @@ import numpy as np
 from numba.core.errors import NumbaError
 
 from gunpy._jitcache import cpu_jit
+from gunpy.backends import threads
 from gunpy.backends.base import Backend, operator_table
 
 __all__ = ["CpuBackend", "kernel", "serial_kernel", "kernel_pair", "functor_pair", "run_thin",
@@ -211,6 +212,8 @@ class CpuBackend(Backend):
                     self.__dict__.pop(k, None)
 
     def __init__(self):
+        # the OpenMP wait policy, before the first parallel region (see gunpy.backends.threads)
+        threads.configure()
         build = os.environ.get("GUNPY_CPU_THIN_BUILD")
         if build:
             if build not in THIN_BUILDS:
