@@ -12,6 +12,8 @@ demand (popcount + scan one way, atomic OR the other), so an operator asks for
 the form it needs and pays for a conversion only when one is due.
 """
 
+import sys
+
 import numpy as np
 
 from gunpy.operators import bitmap as bitmap_op
@@ -83,6 +85,34 @@ class Frontier:
         f._size = int(size)
         f._counted = False
         f._bound = None
+        return f
+
+    # ------------------------------------------------------------------ recycling
+    # A Context lends frontiers (Context.frontier): when one goes, its arrays come back
+    # for the next (no allocation per level in a loop that makes frontiers per step).
+    @staticmethod
+    def _retire(state, free):
+        """``state`` (a gone frontier's ``__dict__``) goes to ``free`` with the arrays no one
+        else holds (a bitmap lent by set_bitmap, or taken by another, is left out)."""
+        for key in ("queue", "length", "bitmap"):
+            arr = state.get(key)
+            # three references: the dict, ``arr`` and getrefcount's argument
+            if arr is not None and sys.getrefcount(arr) > 3:
+                state[key] = None
+            arr = None
+        if state.get("queue") is not None and state.get("length") is not None:
+            free.append(state)
+
+    @classmethod
+    def _revive(cls, state, capacity):
+        """A cleared frontier on a retired one's arrays, with room for ``capacity`` ids."""
+        f = cls.__new__(cls)
+        f.__dict__.update(state)
+        f.__dict__.pop("examined", None)
+        f.name = ""
+        f._bound = None
+        f.clear()
+        f.reserve(capacity)
         return f
 
     # ------------------------------------------------------------------ size

@@ -102,7 +102,7 @@ def _take(w, t, owned):
 
 def _converted(t, dtype):
     """``t`` with its values converted to ``dtype`` (the same structure)."""
-    values = t.backend.empty(max(t.size, 1), dtype)
+    values = t.space.values(dtype)
     if t.nvals:
         F = K.apply_functor(t.backend, unary.identity.func, t.dtype, dtype, None)
         compute(t.context.graph, t.queue(), F, K.ApplyData(t.values, t.dtype.type(0), values),
@@ -113,9 +113,9 @@ def _converted(t, dtype):
 def _merge(w, t, mask, accum, replace):
     """The general rule at every index: one pass of the assign functor."""
     backend, wd = w.backend, w.data
-    allow = mask.allow() if mask is not None else bitmap.full(backend, w.size)
-    out = backend.empty(max(w.size, 1), w.dtype)
-    out_bits = backend.zeros(bitmap.num_words(w.size), np.uint32)
+    allow = mask.allow() if mask is not None else wd.space.all_words()
+    out = wd.space.values(w.dtype)
+    out_bits = wd.space.words()
     in_dt = promote(w.dtype, t.dtype) if accum is None else accum.input_dtype(w.dtype, t.dtype)
     if accum is not None and accum.kind == "positional":
         raise ValueError("a positional op cannot accumulate")
@@ -133,7 +133,7 @@ def _restrict(w, t, allow):
     if not t.nvals:
         w.clear()
         return
-    values = w.backend.empty(max(w.size, 1), w.dtype)
+    values = w.data.space.values(w.dtype)
     F = K.scatter_functor(w.backend, w.dtype, False)
     st = keep(t.context.graph, t.queue(), F,
               K.ScatterData(t.values, w.dtype.type(0), values, allow), context=t.context)

@@ -33,7 +33,7 @@ from gunpy.blas.ops import (BinaryOp, Monoid, Semiring, SelectOp, UnaryOp, SELEC
                             as_binary, binary, lookup_dtype, select, semiring)
 from gunpy.blas.scalar import Scalar
 from gunpy.blas.vector import Vector, full_vector
-from gunpy.operators import advance, bitmap, compute
+from gunpy.operators import advance, compute
 from gunpy.operators import filter as keep
 
 __all__ = ["VectorExpr", "MatMulExpr", "EwiseExpr", "ApplyExpr", "SelectExpr", "ReduceExpr",
@@ -199,41 +199,41 @@ def _product(ud, A, step):
 
 def _push(ud, t, out, step):
     """``advance`` over u's entries; the first edge to reach a row emits it."""
-    backend, mask, n = ud.backend, step.mask, ud.size
+    backend, mask = ud.backend, step.mask
     # ``seen``: the rows reached so far (an atomic test-and-set picks the edge that
     # emits each row). For ``any`` the first product is the answer, so seen rows are
     # skipped like the masked ones: one bitmap, starting as the mask, serves both.
     if step.is_any:
-        seen = mask.block(writable=True) if mask is not None else \
-            backend.zeros(bitmap.num_words(n), np.uint32)
+        seen = mask.block(writable=True) if mask is not None else ud.space.words()
         skip = seen
     else:
-        seen = backend.zeros(bitmap.num_words(n), np.uint32)
+        seen = ud.space.words()
         skip = mask.block(writable=False) if mask is not None else None
     F = step.functor(backend, False, "none")
     data = K.ProductData(ud.values, out, seen, step.ident)
-    return t.with_structure(advance(step.graph, ud.queue(), F, data, mask=skip,
-                                    skip_masked=True, update_mask=False,
+    # the output frontier lent by the context (no allocation per product once warm)
+    return t.with_structure(advance(step.graph, ud.queue(), F, data, out=step.context.frontier(),
+                                    mask=skip, skip_masked=True, update_mask=False,
                                     load_balance=step.desc.load_balance,
                                     context=step.context))
 
 
 def _pull(ud, t, out, step):
     """Pull ``advance``: each row outside the mask scans its in-edges from u."""
-    backend, mask, n, desc = ud.backend, step.mask, ud.size, step.desc
-    block = mask.block(writable=False) if mask is not None else \
-        backend.zeros(bitmap.num_words(n), np.uint32)
+    backend, mask, desc = ud.backend, step.mask, step.desc
+    block = mask.block(writable=False) if mask is not None else ud.space.words()
     if step.is_any:
         mode = "any"
     elif desc.early_exit and step.terminal is not None:
         mode = "value"
     else:
         mode = "none"
-    seen = backend.zeros(bitmap.num_words(n) if mode == "value" else 1, np.uint32)
+    seen = ud.space.words()  # read in "value" mode only
     F = step.functor(backend, True, mode)
     data = K.ProductData(ud.values, out, seen,
                          step.ident if step.terminal is None else step.terminal)
-    found = advance(step.graph, ud.structure, F, data, mask=block, skip_masked=True,
+    found = advance(step.graph, ud.structure, F, data, out=step.context.frontier(),
+                    mask=block, skip_masked=True,
                     update_mask=False, direction="pull",
                     pull_input="visited" if desc.operand_reuse else "frontier",
                     pull_mapping="thread" if step.combine is None else desc.pull_mapping,
@@ -264,7 +264,7 @@ class EwiseExpr(VectorExpr):
         if self.union:
             if a.nvals + b.nvals == 0:
                 return t
-            words = self.backend.zeros(bitmap.num_words(self.size), np.uint32)
+            words = sp.words()
             F = K.ewise_add_functor(self.backend, op.func, in_dt, self.dtype)
             compute(sp.context.graph, None, F,
                     K.EwiseData(a.values, a.bits(), b.values, b.bits(), t.values, words),

@@ -46,7 +46,7 @@ class Mask:
         data = self.parent.data
         if self.structure:
             return data.bits()
-        words = data.backend.zeros(bitmap.num_words(data.size), np.uint32)
+        words = data.space.words()
         if data.nvals:
             compute(data.context.graph, data.queue(), K.value_bits_functor(data.backend),
                     K.BitsData(data.values, words), context=data.context)
@@ -67,13 +67,13 @@ class Mask:
         if not writable:
             return words
         backend = self.parent.backend
-        out = backend.empty(words.shape[0], np.uint32)
+        out = self.parent.data.context.recycled(words.shape[0], np.uint32)
         backend.copy(words, out, words.shape[0])
         return out
 
 
 def _inverted(parent, words):
-    out = parent.backend.empty(words.shape[0], np.uint32)
+    out = parent.data.context.recycled(words.shape[0], np.uint32)
     bitmap.invert(parent.backend, out, words, parent.size)
     return out
 

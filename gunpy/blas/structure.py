@@ -79,19 +79,18 @@ class VectorData(NamedTuple):
 
     def copy(self):
         """A deep copy: the values and the structure."""
-        values = self.backend.empty(self.values.shape[0], self.dtype)
-        self.backend.copy(self.values, values, values.shape[0])
+        values = self.space.context.recycled(self.values.shape[0], self.dtype)
+        self.backend.copy(self.values, values, self.values.shape[0])
         return VectorData(values, self.structure_copy(), self.space)
 
     def structure_copy(self):
         """A copy of the structure (its queue form if it has one, else its bitmap)."""
         backend, st = self.backend, self.structure
         if not st.has_queue:
-            words = backend.empty(st.bitmap.shape[0], np.uint32)
-            backend.copy(st.bitmap, words, words.shape[0])
+            words = self.space.context.recycled(st.bitmap.shape[0], np.uint32)
+            backend.copy(st.bitmap, words, st.bitmap.shape[0])
             return self.space.bitmap_structure(words, st.size)
-        f = Frontier(backend, max(st.size, 1), dtype=st.dtype, num_vertices=st.num_vertices,
-                     name="vector")
+        f = self.space.context.frontier(capacity=st.size)
         if st.size:
             backend.copy(st.queue, f.queue, st.size)
         f.set_size(st.size)
@@ -114,9 +113,9 @@ class Space:
         self._workspaces = {}
 
     def structure(self):
-        """An empty structure (a queue frontier of indices)."""
-        return Frontier(self.backend, 1, dtype=self.index_dtype, num_vertices=self.size,
-                        name="vector")
+        """An empty structure (a queue frontier of indices), lent by the context: the
+        arrays of structures that went are reused (no allocation per operation once warm)."""
+        return self.context.frontier()
 
     def bitmap_structure(self, words, count=None):
         """The structure whose indices are the bits set in ``words``."""
@@ -125,12 +124,30 @@ class Space:
         return f
 
     def empty(self, dtype):
-        """A VectorData with no entries (values uninitialised)."""
-        return VectorData(self.backend.empty(max(self.size, 1), dtype), self.structure(), self)
+        """A VectorData with no entries (values uninitialised; the array of a gone vector's
+        values when one is free, see :meth:`gunpy.operators.Context.recycled`)."""
+        return VectorData(self.values(dtype), self.structure(), self)
+
+    def values(self, dtype):
+        """A value array of ``size`` slots (uninitialised; recycled when it goes)."""
+        return self.context.recycled(max(self.size, 1), dtype)
+
+    def words(self):
+        """A cleared bitmap of ``size`` bits (recycled when it goes)."""
+        words = self.context.recycled(bitmap.num_words(self.size), np.uint32)
+        self.backend.fill(words, 0)
+        return words
+
+    def all_words(self):
+        """A bitmap with all ``size`` bits set (recycled when it goes)."""
+        words = self.context.recycled(bitmap.num_words(self.size), np.uint32)
+        self.backend.fill(words, 0)
+        bitmap.invert(self.backend, words, words, self.size)
+        return words
 
     def full(self, dtype, value):
         """Every index present, all ``value``."""
-        values = self.backend.empty(max(self.size, 1), dtype)
+        values = self.values(dtype)
         self.backend.fill(values, np.dtype(dtype).type(value))
         data = VectorData(values, self.structure(), self)
         return data.with_bitmap(bitmap.full(self.backend, self.size), self.size) if self.size \

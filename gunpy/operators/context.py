@@ -154,15 +154,51 @@ class Context:
             return self.visited
         return self.kept("visited.dummy", lambda: self.backend.zeros(1, np.uint32))
 
-    def frontier(self, ids=(), *, capacity=None):
-        """A vertex :class:`~gunpy.Frontier` on this backend holding ``ids`` (host ints)."""
+    def frontier(self, ids=(), *, capacity=None, kind="vertex"):
+        """A :class:`~gunpy.Frontier` on this backend holding ``ids`` (host ints).
+
+        Frontiers are lent: when one goes, its arrays come back for the next one
+        this context (or a later one on the same graph and backend) makes, so a
+        loop that makes a frontier a step allocates nothing once warm.
+        ``kind="edge"``: an edge frontier (int64 ids below ``num_edges``)."""
         from gunpy.frontier import Frontier
         ids = np.atleast_1d(np.asarray(ids, dtype=np.int64))
-        if ids.size and not (0 <= ids.min() and ids.max() < self.num_vertices):
-            raise IndexError(f"frontier ids must be in [0, {self.num_vertices})")
-        f = Frontier(self.backend, max(capacity or ids.size, 1), dtype=self.index_dtype,
-                     num_vertices=self.num_vertices)
+        limit = self.num_vertices if kind == "vertex" else self.graph.num_edges
+        if ids.size and not (0 <= ids.min() and ids.max() < limit):
+            raise IndexError(f"frontier ids must be in [0, {limit})")
+        capacity = max(capacity or ids.size, 1)
+        free = self.kept("frontiers", dict).setdefault(kind, [])
+        if free:
+            f = Frontier._revive(free.pop(), capacity)
+            f.num_vertices = self.num_vertices  # a caller may have changed it
+        else:
+            dtype = self.index_dtype if kind == "vertex" else np.dtype(np.int64)
+            f = Frontier(self.backend, capacity, kind=kind, dtype=dtype,
+                         num_vertices=self.num_vertices)
+        weakref.finalize(f, Frontier._retire, f.__dict__, free)
         return f.push(ids) if ids.size else f
+
+    def recycled(self, n, dtype):
+        """A device array of at least ``n`` items (contents undefined) that comes back to
+        this graph's free arrays when dropped, for the next call (no allocation once warm).
+        Only for arrays no other object keeps a slice of."""
+        free = self.kept("arrays", dict).setdefault(np.dtype(dtype).str, [])
+        best = None
+        for i, arr in enumerate(free):
+            if arr.shape[0] >= n and (best is None or arr.shape[0] < free[best].shape[0]):
+                best = i
+        base = free.pop(best) if best is not None else self.backend.empty(max(int(n), 1), dtype)
+        view = base[:base.shape[0]]
+        weakref.finalize(view, free.append, base)
+        return view
+
+    def upload(self, host):
+        """:meth:`recycled` holding a copy of the host array ``host`` (one upload)."""
+        host = np.ascontiguousarray(host)
+        arr = self.recycled(host.shape[0], host.dtype)
+        if host.shape[0]:
+            self.backend.copy_in(arr, 0, host)
+        return arr
 
     def new_bitmap(self):
         """A cleared bitmap with one bit per vertex (uint32 words on the backend)."""

@@ -84,10 +84,8 @@ def filter(graph, frontier, functor, data=None, *, out=None, mode="predicated", 
             raise ValueError("filter(mode='cull') needs mask=, the visited bitmap it culls "
                              "against and updates (Context.new_bitmap())")
         ctx = ctx.with_visited(mask)
-    if out is None:
-        from gunpy.frontier import Frontier
-        out = Frontier(ctx.backend, max(frontier.size, 1), kind=frontier.kind,
-                       dtype=frontier.dtype, name="out", num_vertices=ctx.num_vertices)
+    if out is None:  # lent by the context: its arrays come back when it goes
+        out = ctx.frontier(capacity=frontier.size, kind=frontier.kind)
     out = run(ctx, frontier, out, compile_functor(functor, ctx.backend), problem_data(data),
               mode)
     ctx.flush()  # a standalone call's statistics are in ctx.record when it returns
