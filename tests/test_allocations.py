@@ -120,15 +120,15 @@ def test_triangles_allocate_nothing_per_level(backend):
 
 
 def test_bc_backward_levels_cost_no_sync_for_their_edges(backend):
-    """A backward level is a neighbor_reduce and a compute over a saved frontier: the edges it
-    reads are counted in its kernel (no degree scan, no read); the run's total is exact."""
+    """A backward level runs neighbor_reduce over a saved frontier: the edges it reads are
+    counted in its kernel (no degree scan, no read); the run's total is exact."""
     got, stats = _bc_run(G, 0, backend)
     its = stats.per_iteration
     forward = [it for it in its if it["direction"] != "pull" or it["strategy"] != "neighbor_reduce"]
     backward = [it for it in its if it["strategy"] == "neighbor_reduce"]
     assert backward and forward
     if "launches" in its[0]:
-        assert all(it["launches"] == 2 and it["syncs"] == 0 for it in backward), backward
+        assert all(it["launches"] <= 2 and it["syncs"] == 0 for it in backward), backward
     depth = _depths(G, 0)
     deg = np.diff(G.row_offsets)
     # the backward levels read the out-edges of every level but the deepest and the source's
@@ -184,3 +184,46 @@ def test_memory_goes_with_the_graph_and_the_backend(backend):
     be.release()
     gc.collect()
     assert w() is None
+
+
+def _allocs_of_a_repeated_call(backend, call):
+    be = gunpy.backends.get_backend(backend)
+    call()
+    gc.collect()
+    before = be.allocs
+    result = call()
+    return be.allocs - before, result
+
+
+@pytest.mark.parametrize("algorithm", ["bfs", "sssp"])
+def test_blas_algorithms_allocate_nothing_per_level(backend, algorithm):
+    """gunpy.blas BFS / SSSP: a level's vectors, masks and output frontiers are lent by the
+    space's context (Context.frontier, Context.recycled), so a repeated call allocates the
+    same on a path twice as deep: only its results, nothing per level."""
+    from gunpy.blas import algorithms
+    counts = {}
+    for n in (12, 24):
+        H = gunpy.generators.path(n)
+        counts[n], r = _allocs_of_a_repeated_call(
+            backend, lambda: getattr(algorithms, algorithm)(H, 0, backend=backend))
+        main = r.depth if algorithm == "bfs" else r.distance
+        assert main.tolist() == list(range(n))
+        assert r.stats.iterations >= n - 1
+    assert counts[12] == counts[24], counts
+
+
+@pytest.mark.parametrize("algorithm", ["bfs", "sssp"])
+def test_dist_levels_allocate_nothing(algorithm):
+    """gunpy.dist BFS / SSSP on one rank (no mpiexec needed): a level's frontiers and the
+    uploads of what the exchange received are lent by the context."""
+    pytest.importorskip("mpi4py")
+    from gunpy import dist as gd
+    counts = {}
+    for n in (12, 24):
+        DG = gd.DistGraph.from_graph(gunpy.generators.path(n))
+        counts[n], r = _allocs_of_a_repeated_call(
+            "cpu", lambda: getattr(gd, algorithm)(DG, 0))
+        full = r.gather(root=0)  # the native result, in the graph's own ids
+        main = full.depth if algorithm == "bfs" else full.distance
+        assert main.tolist() == list(range(n))
+    assert counts[12] == counts[24], counts

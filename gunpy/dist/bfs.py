@@ -234,11 +234,13 @@ class DistBFSEnactor(DistEnactor):
 
     def push(self, frontier):
         """Advance the owned frontier; ghosts found go to their owners, who claim them."""
-        dg, comm, be, n_own = self.dg, self.comm, self.be, self.n_own
+        dg, comm, n_own = self.dg, self.comm, self.n_own
         found = np.zeros(0, dtype=np.int64)
         if frontier.shape[0]:
+            # frontiers and uploads lent by the context: nothing allocated per level once warm
             out = ops.advance(self.L, self.ctx.frontier(frontier), self.functor, self.data,
-                              load_balance=self.load_balance, context=self.ctx)
+                              out=self.ctx.frontier(), load_balance=self.load_balance,
+                              context=self.ctx)
             found = out.to_numpy().astype(np.int64)
             if self.functor is IdempotentDistBFSFunctor:
                 found = np.unique(found)  # racing discoverers each emitted the vertex
@@ -254,8 +256,8 @@ class DistBFSEnactor(DistEnactor):
             # one pair per vertex (several ranks may send the same one); the first parent wins
             recv_v, first = np.unique(recv_v.astype(np.int64) - dg.lo, return_index=True)
             recv_p = recv_p[first]
-            data = ClaimData(self.depth, self.parent, self.level, be.asarray(recv_v),
-                             be.asarray(recv_p))
+            data = ClaimData(self.depth, self.parent, self.level, self.ctx.upload(recv_v),
+                             self.ctx.upload(recv_p))
             pos = ops.filter(self.L, self.ctx.frontier(np.arange(recv_v.shape[0])), ClaimFunctor,
                              data, context=self.ctx).to_numpy()
             claimed = recv_v[pos]
@@ -263,7 +265,7 @@ class DistBFSEnactor(DistEnactor):
 
     def pull(self, frontier):
         """Allgather the frontier bitmap; unvisited owned vertices scan their in-edges."""
-        comm, be, n_own = self.comm, self.be, self.n_own
+        comm, n_own = self.comm, self.n_own
         nloc = self.L.num_vertices
         bits = np.zeros(n_own, dtype=bool)
         bits[frontier] = True
@@ -278,9 +280,10 @@ class DistBFSEnactor(DistEnactor):
         local[n_own:] = (buf[self.ghost_byte] >> self.ghost_shift) & 1
         inp = self.ctx.frontier(())
         inp.num_vertices = nloc
-        inp.set_bitmap(be.asarray(_words(local)), int(np.count_nonzero(local)))
+        inp.set_bitmap(self.ctx.upload(_words(local)), int(np.count_nonzero(local)))
         self.mark_visited()
-        out = ops.advance(self.L, inp, DistBFSFunctor, self.data, mask=self.visited,
+        out = ops.advance(self.L, inp, DistBFSFunctor, self.data, out=self.ctx.frontier(),
+                          mask=self.visited,
                           direction="pull", pull_input="frontier",
                           pull_mapping=self.policy.pull_mapping, context=self.ctx)
         return out.to_numpy().astype(np.int64), int(out.examined)
@@ -293,7 +296,7 @@ class DistBFSEnactor(DistEnactor):
             bits = np.zeros(self.L.num_vertices, dtype=bool)
             bits[self.n_own:] = True
             bits[ids] = True
-            self.visited = self.be.asarray(_words(bits))
+            self.visited = self.ctx.upload(_words(bits))  # recycled after the run
         elif ids.shape[0]:
             f = self.ctx.frontier(ids)
             bitmap.queue_to_bitmap(self.be, f.queue, f.length, f.size, self.visited, clear=False)

@@ -270,8 +270,10 @@ class DistSSSPEnactor(DistEnactor):
 
     # ------------------------------------------------------------------ steps
     def relax(self, near):
+        # the frontiers lent by the context: nothing allocated per step once warm
         out = ops.advance(self.L, self.ctx.frontier(near), RelaxFunctor, self.data,
-                          load_balance=self.load_balance, context=self.ctx)
+                          out=self.ctx.frontier(), load_balance=self.load_balance,
+                          context=self.ctx)
         return np.unique(out.to_numpy().astype(np.int64))
 
     def parents(self, source, host):
