@@ -27,6 +27,7 @@ from collections import namedtuple
 import numpy as np
 
 from gunpy import INVALID, Enactor, Functor, Problem, atomics
+from gunpy.problem import weight_summary
 from gunpy.registry import Option, Primitive, register_primitive
 from gunpy.result import Result
 
@@ -156,18 +157,17 @@ class SSSPEnactor(Enactor):
             raise ValueError(f"unknown SSSP method {method!r}; valid: "
                              f"{', '.join(map(repr, METHODS))}")
         G = problem.graph
-        if G.values is not None and G.values.size:
-            bad = ~np.isfinite(G.values) | (G.values < 0)
-            if bad.any():
-                e = int(np.flatnonzero(bad)[0])
-                u = int(np.searchsorted(G.row_offsets, e, side="right") - 1)
-                raise ValueError(f"SSSP needs non-negative finite weights; edge {u}->"
-                                 f"{int(G.column_indices[e])} has weight {G.values[e]!r}")
+        w = weight_summary(G)  # once per weights array, not three passes per call
+        if w is not None and not w.valid:
+            e = w.first_bad
+            u = int(np.searchsorted(G.row_offsets, e, side="right") - 1)
+            raise ValueError(f"SSSP needs non-negative finite weights; edge {u}->"
+                             f"{int(G.column_indices[e])} has weight {G.values[e]!r}")
         super().__init__(problem, load_balance=load_balance, **kw)
         self.method = method
         self.fuse = bool(fuse)
         #: no zero weights: the tight edges form a DAG (parents by one neighbor-reduce)
-        self.positive_weights = G.values is None or G.num_edges == 0 or bool(G.values.min() > 0)
+        self.positive_weights = w is None or G.num_edges == 0 or w.min > 0
 
     def prepare_frontier(self, frontier):
         frontier.push(self.problem.source)
@@ -228,7 +228,7 @@ def default_delta(G):
     """
     if G.num_edges == 0:
         return 1.0
-    mean_w = float(G.values.mean()) if G.values is not None else 1.0
+    mean_w = weight_summary(G).mean if G.values is not None else 1.0
     avg_deg = G.num_edges / max(G.num_vertices, 1)
     if not mean_w > 0:
         return 1.0

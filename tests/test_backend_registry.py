@@ -98,7 +98,11 @@ def test_auto_is_a_predicate_per_strategy():
     assert advance.choose("auto", 10, 10) == "thread_mapped"
     assert advance.choose("auto", 100_000, 10) == "merge_path"
     assert advance.choose("auto", 100_000, 60_000) == "thread_mapped"  # even: no set-up
-    assert advance.STRATEGIES["twc"].auto is None
+    # twc claims a frontier whose largest degree (when a kernel counted it) is a hub's
+    assert advance.choose("auto", 100, 10, largest=advance.AUTO_HUB_DEGREE) == "twc"
+    assert advance.choose("auto", 100, 10, largest=advance.AUTO_HUB_DEGREE - 1) \
+        == "thread_mapped"
+    assert advance.choose("auto", 100, 10, largest=None) == "thread_mapped"
 
     seen = []
 

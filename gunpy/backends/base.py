@@ -27,7 +27,10 @@ _PULL = "ctx, dg, visited, input_bits, next_bits, hooks, data, *, mapping, early
 #: compiled functor (``hooks``), its ``data`` tuple and plain numbers, in the order
 #: given here; keyword-only ones follow ``*``. Results are written into the output
 #: arrays/frontiers; an implementation returns host numbers only where the
-#: operator's caller needs them (sizes, sums). It never asks which backend it is
+#: operator's caller needs them (sizes, sums). Statistics are not such numbers:
+#: a kernel adds them to a device counter from ``ctx.tally(key)``, read once per
+#: run (``ctx.flush()``), so ``filter.cull`` returns None and ``neighbor_reduce``
+#: True where their counts went to the tally. It never asks which backend it is
 #: on: each backend names its own implementation in its table.
 #:
 #: Load-balancing strategies are operators too: ``"advance.push.<name>"`` takes
@@ -39,7 +42,7 @@ OPERATORS = {
     "advance.thin": OperatorSpec(None, _PUSH),
     "advance.levels": OperatorSpec(
         "gunpy.operators.levels:{}_levels",
-        "ctx, dg, frontier, out, hooks, data, *, edges, limit, max_levels, spec"),
+        "ctx, dg, frontier, out, hooks, data, *, edges, limit, max_levels, spec, rule"),
     "filter.predicated": OperatorSpec("gunpy.operators.filter.predicated:{}_execute",
                                       "ctx, frontier, out, hooks, data, dg, on_edges"),
     "filter.cull": OperatorSpec("gunpy.operators.filter.cull:{}_execute",

@@ -399,11 +399,11 @@ def _pull(ctx, frontier, hooks, data, out, mask, update_mask, pull_input, mappin
 
 
 def _new_output(ctx, capacity, output):
-    from gunpy.frontier import Frontier
-    if output == "edge":
-        return Frontier(ctx.backend, max(capacity, 1), kind="edge", dtype=np.int64, name="out")
-    return Frontier(ctx.backend, max(capacity, 1), dtype=ctx.index_dtype, name="out",
-                    num_vertices=ctx.num_vertices)
+    # lent by the context: its arrays come back when the caller drops it (no allocation
+    # per call once warm)
+    out = ctx.frontier(capacity=capacity, kind="edge" if output == "edge" else "vertex")
+    out.name = "out"
+    return out
 
 
 def _check_mask(ctx, mask):
