@@ -243,3 +243,12 @@ def test_gunpy_bench_launch_prints_the_table(capsys):
     assert main(["bench", "--launch", "--reps", "5", "--repeats", "1", "--values", "10,20"]) == 0
     out = capsys.readouterr().out
     assert "| parameter values |" in out and "| 10 |" in out and "| 20 |" in out
+
+
+def test_the_launcher_can_be_switched_to_numbas_path():
+    from gunpy.backends.launcher import numba_only
+    assert numba_only({"GUNPY_LAUNCHER": "numba"}) is True
+    assert numba_only({"GUNPY_LAUNCHER": "cached"}) is False
+    assert numba_only({}) is False
+    with pytest.raises(ValueError, match="GUNPY_LAUNCHER"):
+        numba_only({"GUNPY_LAUNCHER": "fast"})

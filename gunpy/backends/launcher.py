@@ -33,18 +33,33 @@ user's own kernels and settings are untouched.
 A signature key is cheap but not free: a Python ``int`` keys as ``int`` and is
 passed as int64 (numba types one over 2**63 as uint64; gunpy never passes one).
 An entry keeps the kernel handle of the context current at its first launch.
+
+``GUNPY_LAUNCHER=numba`` in the environment (read at import) sends every launch
+through numba's own path: the fast path has been checked against numba's own
+argument conversion, never yet on a GPU, so this is the switch to rule it out.
 """
 
 import ctypes
+import os
 import re
 import warnings
 
 import numba
 import numpy as np
 
-__all__ = ["Launcher", "LaunchStream", "launcher", "signature_key", "ON_CUDASIM"]
+__all__ = ["Launcher", "LaunchStream", "launcher", "signature_key", "numba_only", "ON_CUDASIM"]
 
 ON_CUDASIM = bool(numba.config.ENABLE_CUDASIM)
+
+def numba_only(environ=os.environ):
+    """Whether ``environ`` asks for numba's own launch path (``GUNPY_LAUNCHER=numba``)."""
+    value = environ.get("GUNPY_LAUNCHER", "").strip().lower()
+    if value not in ("", "cached", "numba"):
+        raise ValueError(f"GUNPY_LAUNCHER={value!r}; valid: 'cached' (default), 'numba'")
+    return value == "numba"
+
+
+_NUMBA_ONLY = numba_only()
 
 _GRID_WARNING = r"Grid size \d+ will likely result in GPU under-utilization"
 
@@ -149,7 +164,7 @@ class Launcher:
         self.last = entry if isinstance(entry, _Compiled) else None
 
     def _entry(self, key, args):
-        if ON_CUDASIM or _OTHER in _flatten(key):
+        if ON_CUDASIM or _NUMBA_ONLY or _OTHER in _flatten(key):
             return _NumbaPath(self.dispatcher)
         dispatcher = self.dispatcher
         argtypes = tuple(dispatcher.typeof_pyval(a) for a in args)
