@@ -104,9 +104,9 @@ class PushPull:
         self.unvisited_edges = u if u > 0 else 0
 
     def pushed(self, levels):
-        """Levels that ran as thin pushes without asking (fused: each under the pull
-        floor, so :meth:`decide` would have said push): ``(frontier size, out-edges)``
-        rows, accounted as :meth:`decide` would have."""
+        """Levels that ran as pushes without asking (fused: each one :meth:`decide`
+        would have pushed, the levels having asked the same rule themselves):
+        ``(frontier size, out-edges)`` rows, accounted as :meth:`decide` would have."""
         for n_f, m_f in levels:
             self.account(int(m_f))
         if len(levels):

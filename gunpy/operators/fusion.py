@@ -14,12 +14,14 @@ long lists to a warp or the whole block themselves, as twc would.
 
 from collections import namedtuple
 
-from gunpy.operators.levels import MAX_LEVELS
+from gunpy.operators.levels import MAX_LEVELS, PushRule
 
 __all__ = ["FusionPolicy", "LevelsPlan"]
 
-#: a fused levels call: stop at a level of ``limit`` out-edges or after ``max_levels``
-LevelsPlan = namedtuple("LevelsPlan", "limit max_levels")
+#: a fused levels call: stop at a level of ``limit`` out-edges, after ``max_levels``,
+#: or (``rule``, a :data:`~gunpy.operators.levels.PushRule`; None: none) before a level
+#: the push-pull rule would pull
+LevelsPlan = namedtuple("LevelsPlan", "limit max_levels rule", defaults=(None,))
 
 
 class FusionPolicy:
@@ -48,22 +50,29 @@ class FusionPolicy:
         Not fused: ``fuse=False``, an explicit ``load_balance`` (the strategy
         asked for runs), an idempotent traversal (its filter culls), pull, or
         ``direction="auto"`` while the push-pull rule is pulling. With
-        ``direction="auto"`` the limit is also the rule's pull floor, so every
-        fused level is one the rule would have pushed. ``iterations_left``
-        (None: no cap) caps the levels, each an iteration.
+        ``direction="auto"`` every fused level is one the rule would have pushed:
+        Beamer's heuristic goes with the levels (the plan's ``rule``: its pull
+        floor, ``alpha``, unvisited edges and the last level's edges), which
+        decide it level by level and stop before a level it would pull; the
+        ``"ratio"`` heuristic caps the limit at the rule's pull floor instead.
+        ``iterations_left`` (None: no cap) caps the levels, each an iteration.
         """
         pp = self.push_pull
         if not fuse or load_balance != "auto" or self.idempotent or self.direction == "pull":
             return None
-        limit = self.backend.fuse_below
+        limit, rule = self.backend.fuse_below, None
         if self.direction == "auto":
             if pp.current != "push":
                 return None
-            limit = min(limit, pp.pull_floor)
+            if pp.policy.heuristic == "beamer":
+                rule = PushRule(pp.pull_floor, pp.policy.alpha, pp.unvisited_edges,
+                                pp.prev_edges)
+            else:
+                limit = min(limit, pp.pull_floor)
         cap = MAX_LEVELS if iterations_left is None else min(MAX_LEVELS, iterations_left)
         if cap <= 0:
             return None
-        return LevelsPlan(limit, cap)
+        return LevelsPlan(limit, cap, rule)
 
     def near_far(self, *, fuse, load_balance, track_visited):
         """The edge limit of fused near/far steps, or None: run unfused.

@@ -9,7 +9,9 @@ through ``cond_edge``/``apply_edge`` (with the visited-bit test and mark of a
 push advance), what they accept through ``cond_vertex``/``apply_vertex`` (a
 predicated filter), and what that keeps is the next level. It stops at a
 level boundary: a level whose out-edges reach ``limit`` (the grid-wide
-operators take it), an empty level, or ``max_levels`` levels.
+operators take it), an empty level, ``max_levels`` levels, or (given a
+:data:`PushRule`) a level the push-pull rule would pull: the levels decide
+it one at a time, as :class:`~gunpy.direction.PushPull` would between calls.
 
 CPU: one core runs the levels (below ``limit`` edges the push kernels run one
 serial chunk anyway). CUDA: one thread block, a block barrier between levels:
@@ -35,12 +37,27 @@ from gunpy.functor import hooks_cache
 from gunpy.operators.advance.common import (PushSpec, cpu_visit, cuda_accept, cuda_append,
                                            cuda_block_expand, cuda_weight)
 
-__all__ = ["run", "fused", "cpu_levels", "cuda_levels", "LevelsSpec", "MAX_LEVELS"]
+__all__ = ["run", "fused", "cpu_levels", "cuda_levels", "LevelsSpec", "PushRule", "MAX_LEVELS"]
 
 #: ``weighted``: read ``values[e]``; ``skip_visited``/``mark_visited``: the visited
 #: bitmap's test before ``cond_edge`` and mark after it; ``filtered``: call the
 #: functor's ``cond_vertex``/``apply_vertex`` on what the edges accept
 LevelsSpec = namedtuple("LevelsSpec", "weighted skip_visited mark_visited filtered")
+
+#: the push-pull rule the levels follow (:class:`~gunpy.direction.PushPull`, Beamer's
+#: heuristic): a level of ``floor`` out-edges or more that exceed ``unvisited`` (the
+#: unvisited edges' estimate, net of the level's own) over ``alpha`` and that grew since
+#: the level before (``prev`` out-edges) would pull, so the levels stop before it
+PushRule = namedtuple("PushRule", "floor alpha unvisited prev")
+
+
+def _rule_args(rule, limit):
+    # the kernels' four rule arguments; no rule: a floor no fused level reaches
+    if rule is None:
+        return np.float64(limit), np.float64(1.0), np.int64(0), np.int64(0)
+    return (np.float64(rule.floor), np.float64(rule.alpha), np.int64(rule.unvisited),
+            np.int64(rule.prev))
+
 
 #: levels one call runs at most (the per-level sizes come back in one array)
 MAX_LEVELS = 512
@@ -57,7 +74,7 @@ def _cpu_source(hooks, spec):
     filtered = bool(spec.filtered)
 
     def levels(row_offsets, column_indices, values, in_queue, n, m, buf_a, buf_b, out_queue,
-               visited, limit, max_levels, info, data):
+               visited, limit, max_levels, info, data, floor, alpha, unvisited, prev):
         # info: [levels run, last frontier size, its out-edges, then (size, edges) a level]
         k = 0
         ncur = n
@@ -68,6 +85,13 @@ def _cpu_source(hooks, spec):
                 v = in_queue[i]
                 mcur += row_offsets[v + 1] - row_offsets[v]
         while ncur > 0 and mcur < limit and k < max_levels:
+            # the push-pull rule (Beamer's, as PushPull.choose asks it): stop at a level
+            # it would pull, one of `floor` out-edges or more that exceed the unvisited
+            # edges (net of its own) over alpha and grew since the level before
+            unvisited = unvisited - mcur if unvisited > mcur else 0
+            if mcur >= floor and mcur > unvisited / alpha and mcur > prev:
+                break
+            prev = mcur
             nxt = buf_a if k % 2 == 0 else buf_b
             nn = 0
             mm = 0
@@ -145,7 +169,8 @@ def _cuda_kernel(hooks, spec, block):
             cuda.atomic.max(counters, 2, largest)
 
     def levels(in_queue, in_length, m, buf_a, buf_b, out_queue, out_length, visited, limit,
-               max_levels, info, row_offsets, column_indices, values, data):
+               max_levels, info, row_offsets, column_indices, values, data, floor, alpha,
+               unvisited, prev):
         # the next level's size, out-edges and largest out-degree
         counters = cuda.shared.array(3, np.int64)
         hub = cuda.shared.array(4, np.int64)  # the block's bid for a hub: owner, its list
@@ -164,6 +189,11 @@ def _cuda_kernel(hooks, spec, block):
             mcur = counters[1]
             cuda.syncthreads()
         while ncur > 0 and mcur < limit and k < max_levels:  # the same values in every thread
+            # the push-pull rule, as on the CPU: stop at a level it would pull
+            unvisited = unvisited - mcur if unvisited > mcur else 0
+            if mcur >= floor and mcur > unvisited / alpha and mcur > prev:
+                break
+            prev = mcur
             if tid == 0:
                 counters[0] = 0
                 counters[1] = 0
@@ -210,7 +240,8 @@ def _buffers(ctx, limit, max_levels):
             ctx.scratch("levels.b", size, ctx.index_dtype))
 
 
-def cpu_levels(ctx, dg, frontier, out, hooks, data, *, edges, limit, max_levels, spec):
+def cpu_levels(ctx, dg, frontier, out, hooks, data, *, edges, limit, max_levels, spec,
+               rule=None):
     a, b = _buffers(ctx, limit, max_levels)
     info = ctx.scratch("levels.info", 3 + 2 * MAX_LEVELS, np.int64)  # the kernel writes it
     out.reserve(a.shape[0])
@@ -218,7 +249,7 @@ def cpu_levels(ctx, dg, frontier, out, hooks, data, *, edges, limit, max_levels,
         ctx.backend, _cpu_source, hooks, (spec,),
         lambda k: k(dg.row_offsets, dg.column_indices, dg.values, frontier.queue,
                     frontier.size, edges, a, b, out.queue, ctx.visited_words(), limit,
-                    max_levels, info, data)))
+                    max_levels, info, data, *_rule_args(rule, limit))))
     # [size, edges] pairs as Python ints: the records and the push-pull accounting read
     # them one level at a time (a NumPy row and its scalars cost ~1 us a level)
     return _finish(frontier, out, info, lambda n: out.set_size(n)).tolist()
@@ -234,7 +265,8 @@ def _finish(frontier, out, info, set_size):
     return np.asarray(info[3:3 + 2 * k]).reshape(k, 2)
 
 
-def cuda_levels(ctx, dg, frontier, out, hooks, data, *, edges, limit, max_levels, spec):
+def cuda_levels(ctx, dg, frontier, out, hooks, data, *, edges, limit, max_levels, spec,
+                rule=None):
     backend = ctx.backend
     a, b = _buffers(ctx, limit, max_levels)
     info = ctx.scratch("levels.info", 4 + 2 * MAX_LEVELS, np.int64)
@@ -243,7 +275,7 @@ def cuda_levels(ctx, dg, frontier, out, hooks, data, *, edges, limit, max_levels
     backend.run(_cuda_kernel(hooks, spec, block), block, frontier.queue, frontier.length,
                 np.int64(edges), a, b, out.queue, out.length, ctx.visited_words(),
                 np.int64(limit), np.int64(max_levels), info, dg.row_offsets, dg.column_indices,
-                dg.values, data, blocks=1, block_size=block)
+                dg.values, data, *_rule_args(rule, limit), blocks=1, block_size=block)
     host = backend.read_head(info, 4 + 2 * max_levels)  # the one sync
     levels = _finish(frontier, out, host, lambda n: out.assume_size(n))
     if len(levels) and host[3 + 2 * max_levels] >= 0:
@@ -252,14 +284,15 @@ def cuda_levels(ctx, dg, frontier, out, hooks, data, *, edges, limit, max_levels
 
 
 def run(ctx, frontier, out, hooks, data, *, limit, edges=None, max_levels=MAX_LEVELS,
-        skip_visited=False, mark_visited=False):
+        skip_visited=False, mark_visited=False, rule=None):
     """Run push levels of ``hooks`` from ``frontier`` while they stay under ``limit`` edges.
 
     ``frontier`` (a queue; ``edges`` out-edges, counted by the kernel when
     None) is the first level; the last level reached, whole, is left in
     ``out`` with its ``known_edges``. Returns a ``(levels, 2)`` array of each
     level run: its frontier size and out-edges. None run when the first
-    level reaches ``limit``: then ``frontier.known_edges`` is set.
+    level reaches ``limit``: then ``frontier.known_edges`` is set. With ``rule``
+    (a :data:`PushRule`), the levels also stop before one that rule would pull.
 
     The first level's edges go to ``ctx.record`` (``strategy`` ``"fused"``); each
     level after it gets a record of its own in ``ctx.record["then"]``, which an
@@ -273,7 +306,7 @@ def run(ctx, frontier, out, hooks, data, *, limit, edges=None, max_levels=MAX_LE
                       not (hooks.default_cond_vertex and hooks.default_apply_vertex))
     levels = ctx.backend.operator("advance.levels")(
         ctx, dg, frontier, out, hooks, data, edges=-1 if edges is None else int(edges),
-        limit=int(limit), max_levels=max_levels, spec=spec)
+        limit=int(limit), max_levels=max_levels, spec=spec, rule=rule)
     if len(levels):
         # the first level is the caller's iteration; the others are logged as their own
         ctx.log(edges=int(levels[0][1]), direction="push", strategy="fused")
@@ -297,7 +330,7 @@ def fused(ctx, frontier, out, hooks, data, plan, *, push_pull=None, visited=Fals
     frontier.ensure_queue(ctx.scratch)
     levels = run(ctx, frontier, out, hooks, data, edges=frontier.known_edges,
                  limit=plan.limit, max_levels=plan.max_levels, skip_visited=skip and visited,
-                 mark_visited=visited)
+                 mark_visited=visited, rule=plan.rule)
     if len(levels) == 0:
         return None
     if push_pull is not None:

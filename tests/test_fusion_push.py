@@ -1,0 +1,107 @@
+"""Fused BFS levels follow the push-pull rule past its pull floor (issue 14).
+
+With ``direction="auto"`` the fused levels carry Beamer's rule
+(:data:`gunpy.operators.levels.PushRule`) and decide it one level at a time:
+they run on while the rule would push, also above the pull floor, and hand
+back the level it would pull. The directions, sizes and depths must be those
+of the unfused operators (``fuse_below=0``), which ask the rule between calls.
+"""
+
+from collections import namedtuple
+
+import networkx as nx
+import numpy as np
+import pytest
+
+import gunpy
+from gunpy import Functor
+from gunpy import operators as ops
+from gunpy.direction import DirectionPolicy, PushPull
+from gunpy.operators.fusion import FusionPolicy, LevelsPlan
+from gunpy.operators.levels import MAX_LEVELS, PushRule
+
+
+def binary_tree(depth):
+    """A complete binary tree (2**depth - 1 vertices), both directions: level d of a BFS
+    from the root has 2**d vertices and 3 * 2**d out-edges (2 at the root, 1 a leaf)."""
+    child = np.arange(1, 2 ** depth - 1)
+    parent = (child - 1) // 2
+    return gunpy.Graph.from_edges(np.concatenate([parent, child]),
+                                  np.concatenate([child, parent]),
+                                  num_vertices=2 ** depth - 1, directed=True)
+
+
+def test_the_plan_carries_beamers_rule():
+    be = gunpy.backends.get_backend("cpu")
+    G = binary_tree(6)
+    pp = PushPull(DirectionPolicy(), G.num_vertices, G.num_edges)
+    pp.account(10)
+    pp.prev_edges = 7
+    plan = FusionPolicy(be, direction="auto", push_pull=pp).levels(fuse=True,
+                                                                   load_balance="auto")
+    assert plan == LevelsPlan(be.fuse_below, MAX_LEVELS,
+                              PushRule(pp.pull_floor, 15.0, G.num_edges - 10, 7))
+    ratio = PushPull(DirectionPolicy(heuristic="ratio"), G.num_vertices, G.num_edges)
+    plan = FusionPolicy(be, direction="auto", push_pull=ratio).levels(fuse=True,
+                                                                      load_balance="auto")
+    assert plan == LevelsPlan(min(be.fuse_below, ratio.pull_floor), MAX_LEVELS, None)
+    assert FusionPolicy(be).levels(fuse=True, load_balance="auto").rule is None  # push
+
+
+class Reach(Functor):
+    @staticmethod
+    def cond_edge(src, dst, edge, weight, data):
+        return gunpy.atomics.cas(data.depth, dst, -1, data.depth[src] + 1) == -1
+
+
+@pytest.mark.parametrize("rule", [None, PushRule(16, 15.0, 1020, 0)])
+def test_levels_stop_before_the_level_the_rule_pulls(rule, backend):
+    """Tree of depth 9 (1,020 edges), floor 16: levels 3 and 4 (24, 48 edges) reach the
+    floor but push (under the unvisited edges / 15); level 5 (96 > 832 / 15, grown) pulls."""
+    from gunpy.functor import compile_functor
+    from gunpy.operators import levels
+    G = binary_tree(9)
+    depth = np.full(G.num_vertices, -1, dtype=np.int32)
+    depth[0] = 0
+    ctx = ops.Context(G, backend=backend)
+    data = namedtuple("Data", "depth")(ctx.backend.asarray(depth))
+    out = ctx.frontier([])
+    run = levels.run(ctx, ctx.frontier([0]), out, compile_functor(Reach, ctx.backend), data,
+                     limit=1 << 20, rule=rule)
+    sizes = [[2 ** d, 3 * 2 ** d - (d == 0) - 2 ** (d + 1) * (d == 8)] for d in range(9)]
+    if rule is None:  # every level, to the empty one after the leaves
+        assert np.asarray(run).tolist() == sizes and out.size == 0
+    else:
+        assert np.asarray(run).tolist() == sizes[:5]
+        assert sorted(out.to_numpy().tolist()) == list(range(31, 63))  # level 5, whole
+        assert out.known_edges == 96
+    got = ctx.backend.to_host(data.depth)
+    reached = np.floor(np.log2(np.arange(G.num_vertices) + 1)).astype(int)
+    last = 8 if rule is None else 5
+    assert np.array_equal(got, np.where(reached <= last, reached, -1))
+
+
+@pytest.mark.parametrize("name", ["tree", "grid"])
+def test_fused_auto_bfs_takes_the_unfused_directions(name, backend, monkeypatch):
+    """Fused (any fuse_below) and unfused auto BFS: the same levels, directions and
+    depths (networkx's); fused levels run above the pull floor where the rule pushes."""
+    from gunpy.backends import get_backend
+    nxg = nx.balanced_tree(2, 7) if name == "tree" else nx.grid_2d_graph(12, 12)
+    nxg = nx.convert_node_labels_to_integers(nxg)
+    G = gunpy.Graph.from_networkx(nxg)
+    ref = nx.single_source_shortest_path_length(nxg, 0)
+    policy = DirectionPolicy(min_pull=1.0 / 64)
+    runs = {}
+    for fuse_below in (0, 1 << 30):
+        monkeypatch.setattr(type(get_backend(backend)), "fuse_below", fuse_below)
+        r = gunpy.bfs(G, 0, direction="auto", direction_policy=policy, backend=backend)
+        assert {v: int(d) for v, d in enumerate(r.depth) if d >= 0} == ref
+        runs[fuse_below] = r.stats.per_iteration
+    plain, fused = runs[0], runs[1 << 30]
+    assert [(it["frontier"], it["direction"]) for it in fused] == \
+        [(it["frontier"], it["direction"]) for it in plain]
+    floor = G.num_vertices / 64
+    above = [it for it in fused if it["strategy"] == "fused" and it["edges"] >= floor]
+    assert above  # the old fusion stopped at the floor
+    if name == "tree":  # level 5 of 255 vertices: 96 out-edges > 314 / 15, grown: pull
+        assert "pull" in {it["direction"] for it in fused}
