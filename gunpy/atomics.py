@@ -11,7 +11,17 @@
   using the simulator's locks.
 
 Every operation returns the value stored at ``arr[i]`` before the operation, as
-CUDA's atomics do. ``cas``, ``or_``, ``and_`` and ``exch`` take integer arrays
+CUDA's atomics do.
+
+**One-core builds**: in code compiled without numba's reference counting
+(``numba.njit(_nrt=False)``), the operations are plain loads and stores, not
+hardware atomics. gunpy compiles so only what one thread runs: the CPU
+backend's one-core ("nrt_free") builds of thin work, the serial helpers and
+the functor hooks compiled for them (:func:`gunpy.backends.cpu.run_thin`),
+where no other writer exists; a ``prange`` body is compiled with reference
+counting, so stays atomic. On the road network a compare-and-swap per
+discovered vertex was ~15 % of a BFS call. Call such a function from one
+thread at a time. ``cas``, ``or_``, ``and_`` and ``exch`` take integer arrays
 only (CUDA has no floating-point CAS); ``min``, ``max`` and ``add`` also take
 float32/float64. Values are cast to the array's dtype.
 
@@ -142,6 +152,34 @@ def _on_cuda(context):
     return type(context).__module__.startswith("numba.cuda")
 
 
+def _one_thread(context):
+    # compiled without NRT: gunpy's one-core builds only (see the module's docstring)
+    return not context.enable_nrt
+
+
+def _plain_rmw(builder, op, ptr, v):
+    # the read-modify-write as a load and a store, for a build only one thread runs
+    prev = builder.load(ptr)
+    if op == "add":
+        new = builder.add(prev, v)
+    elif op == "fadd":
+        new = builder.fadd(prev, v)
+    elif op in ("or", "and"):
+        new = getattr(builder, op + "_")(prev, v)
+    elif op == "xchg":
+        new = v
+    elif op[0] == "f":  # fmin / fmax: as LLVM's, a NaN loses to a number
+        better = builder.fcmp_ordered("<" if op == "fmin" else ">", v, prev)
+        new = builder.select(builder.or_(better, builder.fcmp_unordered("uno", prev, prev)),
+                             v, prev)
+    elif op[0] == "u":  # umin / umax
+        new = builder.select(builder.icmp_unsigned("<" if op == "umin" else ">", v, prev), v, prev)
+    else:  # min / max
+        new = builder.select(builder.icmp_signed("<" if op == "min" else ">", v, prev), v, prev)
+    builder.store(new, ptr)
+    return prev
+
+
 def _item_pointer(context, builder, aryty, ary, idx):
     lary = context.make_array(aryty)(context, builder, ary)
     return cgutils.get_item_pointer(context, builder, aryty, lary, [idx], wraparound=False)
@@ -166,6 +204,8 @@ def _register_rmw(func, cuda_name, int_op, uint_op, float_op, dtypes):
             op = float_op
         else:
             op = int_op if dt.signed else uint_op
+        if _one_thread(context):
+            return _plain_rmw(builder, op, ptr, args[2])
         return builder.atomic_rmw(op, ptr, args[2], "monotonic")
 
 
@@ -184,5 +224,10 @@ def _lower_cas(context, builder, sig, args):
     if _on_cuda(context):
         return context.get_function(_cuda_stub("cas"), sig)(builder, args)
     ptr = _item_pointer(context, builder, sig.args[0], args[0], args[1])
+    if _one_thread(context):
+        prev = builder.load(ptr)
+        builder.store(builder.select(builder.icmp_unsigned("==", prev, args[2]), args[3], prev),
+                      ptr)
+        return prev
     pair = builder.cmpxchg(ptr, args[2], args[3], "monotonic", "monotonic")
     return builder.extract_value(pair, 0)

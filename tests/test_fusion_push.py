@@ -105,3 +105,53 @@ def test_fused_auto_bfs_takes_the_unfused_directions(name, backend, monkeypatch)
     assert above  # the old fusion stopped at the floor
     if name == "tree":  # level 5 of 255 vertices: 96 out-edges > 314 / 15, grown: pull
         assert "pull" in {it["direction"] for it in fused}
+
+
+# --------------------------------------------------------------------- one-core atomics
+def _all_ops(a, f):
+    return (gunpy.atomics.cas(a, 0, a[0], a[1]), gunpy.atomics.cas(a, 1, a[0] + 1, a[2]),
+            gunpy.atomics.min(a, 2, a[3]), gunpy.atomics.max(a, 3, a[4]),
+            gunpy.atomics.add(a, 4, a[5]), gunpy.atomics.or_(a, 5, a[6]),
+            gunpy.atomics.and_(a, 6, a[7]), gunpy.atomics.exch(a, 7, a[0]),
+            gunpy.atomics.min(f, 0, f[1]), gunpy.atomics.max(f, 1, f[2]),
+            gunpy.atomics.add(f, 2, f[0]), gunpy.atomics.min(f, 3, f[0]))
+
+
+@pytest.mark.parametrize("dtype", [np.int32, np.uint32, np.int64, np.uint64])
+def test_one_core_atomics_are_plain_and_equal(dtype):
+    """Compiled without NRT (gunpy's one-core builds), the atomics are plain loads and
+    stores with the same results and return values as the hardware atomics."""
+    import numba
+    if not numba.config.DISABLE_JIT:
+        rng = np.random.default_rng(4)
+        for _ in range(20):
+            a = rng.integers(0, 50, 8).astype(dtype)
+            f = np.append(rng.normal(size=3), np.nan)
+            got = {}
+            for nrt in (True, False):
+                aa, ff = a.copy(), f.copy()
+                ret = numba.njit(_nrt=nrt)(_all_ops)(aa, ff)
+                got[nrt] = (aa.tolist(), ff.tolist(), [float(r) for r in ret[:-1]])
+                assert ff[3] == ff[0] and np.isnan(ret[-1])  # a NaN loses, as LLVM's fmin
+            assert got[True] == got[False]
+        plain, atomic = numba.njit(_nrt=False)(_all_ops), numba.njit(_all_ops)
+        plain(a, f), atomic(a, f)
+        assert not any(w in plain.inspect_llvm(plain.signatures[0]) for w in
+                       ("cmpxchg", "atomicrmw"))
+        llvm = atomic.inspect_llvm(atomic.signatures[0])
+        assert "cmpxchg" in llvm and "atomicrmw" in llvm
+
+
+def test_a_prange_without_nrt_stays_atomic():
+    """numba compiles a prange body with reference counting, so its atomics stay real:
+    every increment lands (two threads or more race on plain stores)."""
+    import numba
+
+    @numba.njit(parallel=True, _nrt=False)
+    def count(a, n):
+        for i in numba.prange(n):
+            gunpy.atomics.add(a, 0, 1)
+
+    a = np.zeros(1, np.int64)
+    count(a, 1 << 20)
+    assert a[0] == 1 << 20

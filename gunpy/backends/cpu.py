@@ -98,6 +98,8 @@ def run_thin(backend, source, hooks, args, call):
         chunk; BFS 2.0 / 2.5 / 5.1 us). A hook that allocates needs the
         reference counts: its build fails to compile, which is remembered,
         and the plain serial build runs instead (recorded as ``"serial"``).
+        One thread runs it, so :mod:`gunpy.atomics` are plain loads and
+        stores there (road network: BFS 5.8 -> 4.9 ms, CC 6.1 -> 4.8 ms).
     ``"serial"``
         the serial build with reference counting.
     ``"parallel"``
