@@ -229,8 +229,9 @@ class Enactor:
         """``filter(advance(frontier, functor), functor)``, with thin push levels fused.
 
         Where :class:`~gunpy.operators.fusion.FusionPolicy` allows, the next levels run
-        in the same call while each has fewer than ``fuse_below`` out-edges
-        (:mod:`gunpy.operators.levels`), each logged as an iteration."""
+        in the same call while each has fewer than ``fuse_below`` out-edges (the CPU:
+        ``fuse_levels_below``; :mod:`gunpy.operators.levels`), each logged as an
+        iteration."""
         left = None if self.max_iterations is None else self.max_iterations - self.iteration
         plan = self.fusion.levels(fuse=fuse, load_balance=load_balance or self.load_balance,
                                   iterations_left=left)

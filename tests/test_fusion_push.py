@@ -39,12 +39,12 @@ def test_the_plan_carries_beamers_rule():
     pp.prev_edges = 7
     plan = FusionPolicy(be, direction="auto", push_pull=pp).levels(fuse=True,
                                                                    load_balance="auto")
-    assert plan == LevelsPlan(be.fuse_below, MAX_LEVELS,
+    assert plan == LevelsPlan(be.fuse_levels_below, MAX_LEVELS,
                               PushRule(pp.pull_floor, 15.0, G.num_edges - 10, 7))
     ratio = PushPull(DirectionPolicy(heuristic="ratio"), G.num_vertices, G.num_edges)
     plan = FusionPolicy(be, direction="auto", push_pull=ratio).levels(fuse=True,
                                                                       load_balance="auto")
-    assert plan == LevelsPlan(min(be.fuse_below, ratio.pull_floor), MAX_LEVELS, None)
+    assert plan == LevelsPlan(min(be.fuse_levels_below, ratio.pull_floor), MAX_LEVELS, None)
     assert FusionPolicy(be).levels(fuse=True, load_balance="auto").rule is None  # push
 
 
@@ -155,3 +155,22 @@ def test_a_prange_without_nrt_stays_atomic():
     a = np.zeros(1, np.int64)
     count(a, 1 << 20)
     assert a[0] == 1 << 20
+
+
+def test_cpu_levels_fuse_up_to_serial_below(monkeypatch):
+    """On the CPU a level under serial_below edges runs on one core fused or not, so fused
+    levels go up to it (fuse_below still turns fusion off at 0)."""
+    from gunpy.backends.cpu import CpuBackend
+    monkeypatch.setattr(CpuBackend, "fuse_below", 8)
+    monkeypatch.setattr(CpuBackend, "serial_below", 40)
+    nxg = nx.convert_node_labels_to_integers(nx.grid_2d_graph(12, 12))
+    G = gunpy.Graph.from_networkx(nxg)
+    r = gunpy.bfs(G, 0, direction="push", backend="cpu")
+    assert {v: int(d) for v, d in enumerate(r.depth) if d >= 0} == \
+        nx.single_source_shortest_path_length(nxg, 0)
+    its = r.stats.per_iteration
+    assert {it["strategy"] for it in its if it["edges"] < 40} == {"fused"}
+    assert "fused" not in {it["strategy"] for it in its if it["edges"] >= 40}
+    assert any(8 <= it["edges"] < 40 for it in its)
+    monkeypatch.setattr(CpuBackend, "fuse_below", 0)
+    assert gunpy.backends.get_backend("cpu").fuse_levels_below == 0

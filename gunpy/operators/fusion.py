@@ -8,7 +8,9 @@ and :mod:`gunpy.operators.near_far.fused` (advance + near/far split). This
 module is their rule, which an :class:`~gunpy.Enactor` asks before each call:
 a fused call is tried only where the unfused operators it replaces would run
 the same thin pushes, and it stops where a step's work reaches the backend's
-``fuse_below`` edges. A hub does not stop fusion: the fused CUDA kernels give
+``fuse_below`` edges (BFS levels: the backend's ``fuse_levels_below`` where it
+has one; the CPU's reaches its ``serial_below``, under which one core runs a
+level fused or not). A hub does not stop fusion: the fused CUDA kernels give
 long lists to a warp or the whole block themselves, as twc would.
 """
 
@@ -30,7 +32,8 @@ class FusionPolicy:
     Parameters
     ----------
     backend : gunpy backend
-        Its ``fuse_below``: the edges a fused step may reach.
+        Its ``fuse_below``: the edges a fused step may reach (``fuse_levels_below``,
+        where it has one, for BFS levels).
     direction : {"push", "pull", "auto"}
         The traversal's direction; with ``"auto"``, ``push_pull`` (a
         :class:`~gunpy.direction.PushPull`) says whether it is pushing now.
@@ -60,7 +63,8 @@ class FusionPolicy:
         pp = self.push_pull
         if not fuse or load_balance != "auto" or self.idempotent or self.direction == "pull":
             return None
-        limit, rule = self.backend.fuse_below, None
+        limit = getattr(self.backend, "fuse_levels_below", self.backend.fuse_below)
+        rule = None
         if self.direction == "auto":
             if pp.current != "push":
                 return None
