@@ -138,7 +138,10 @@ def test_idempotent_bfs_every_strategy(lb, backend, cpu_split):
         check_bfs_tree(G, 0, r.depth, r.parent, reference=reference_depths(G, 0))
 
 
-def test_auto_picks_merge_path_for_big_uneven_frontiers():
+def test_auto_picks_merge_path_for_big_uneven_frontiers(monkeypatch):
+    from gunpy.backends.cpu import CpuBackend
+    # the grid-wide strategies, not one core's fused levels (which take up to serial_below)
+    monkeypatch.setattr(CpuBackend, "serial_below", 0)
     G = gunpy.generators.star(5000)
     r = gunpy.bfs(G, 0, direction="push", backend="cpu")
     assert r.stats.per_iteration[0]["strategy"] == "merge_path"  # one hub of 5000 edges

@@ -10,7 +10,7 @@ import pytest
 import gunpy
 from gunpy.direction import DirectionPolicy, PushPull
 from gunpy.operators.fusion import FusionPolicy, LevelsPlan
-from gunpy.operators.levels import MAX_LEVELS
+from gunpy.operators.levels import MAX_LEVELS, PushRule
 from gunpy.operators.near_far import NearFarQueue, band, fused, queue, split
 from gunpy.testing import nasty_graphs
 
@@ -77,7 +77,8 @@ def test_the_fusion_rule():
     G = GRAPHS["grid"]
     pp = PushPull(DirectionPolicy(), G.num_vertices, G.num_edges)
     push = FusionPolicy(be, direction="push")
-    assert push.levels(fuse=True, load_balance="auto") == LevelsPlan(be.fuse_below, MAX_LEVELS)
+    assert push.levels(fuse=True, load_balance="auto") == LevelsPlan(be.fuse_levels_below,
+                                                                     MAX_LEVELS)
     assert push.levels(fuse=True, load_balance="auto", iterations_left=3).max_levels == 3
     assert push.levels(fuse=True, load_balance="auto", iterations_left=0) is None
     assert push.levels(fuse=False, load_balance="auto") is None
@@ -86,7 +87,10 @@ def test_the_fusion_rule():
     assert FusionPolicy(be, direction="pull").levels(fuse=True, load_balance="auto") is None
     auto = FusionPolicy(be, direction="auto", push_pull=pp)
     plan = auto.levels(fuse=True, load_balance="auto")
-    assert plan.limit == min(be.fuse_below, pp.pull_floor)
+    # past the pull floor: the levels decide the push-pull rule themselves, level by level
+    assert plan.limit == be.fuse_levels_below
+    assert plan.rule == PushRule(pp.pull_floor, pp.policy.alpha, pp.unvisited_edges,
+                                 pp.prev_edges)
     pp.current = "pull"
     assert auto.levels(fuse=True, load_balance="auto") is None
     assert push.near_far(fuse=True, load_balance="auto", track_visited=False) == be.fuse_below
