@@ -8,6 +8,8 @@
   :mod:`gunpy.bench.strategies` and :mod:`gunpy.bench.neighbours` (``--neighbours``:
   gunpy right after each peer's call);
 * :mod:`gunpy.bench.startup`: ``gunpy bench --startup``, time to first result;
+* :mod:`gunpy.bench.launch`: ``gunpy bench --launch``, the Python cost of a CUDA
+  kernel launch, numba's path against gunpy's cached launcher;
 * :mod:`gunpy.bench.dist`: ``gunpy dist bench``, gunpy.dist's weak scaling over MPI;
 * :mod:`gunpy.bench.machine`: the one :func:`machine_info` they all print, and the
   harmonic mean of TEPS.
