@@ -12,7 +12,10 @@ output's size and degree sum, read together); a pull level is three launches
 (zero the output bitmap, the pull kernel, OR it into the visited bitmap) and
 one sync (its counters). Statistics cost none: cull's culled count and a
 frontier's neighbor_reduce edges are counted by the kernels on a context tally
-read once per run (a BC backward level is one launch and no sync).
+read once per run (a BC backward level is one launch and no sync). Uploads
+(``write``, ``copy_in``, small ``asarray``) are queued asynchronously from a
+pinned staging ring on the launch stream and count as ``uploads``; a copy that
+blocks (a large array, or a wait for the ring) counts as a sync.
 """
 
 from collections import namedtuple
