@@ -187,12 +187,20 @@ def test_memory_goes_with_the_graph_and_the_backend(backend):
 
 
 def _allocs_of_a_repeated_call(backend, call):
+    """The fewest allocations of three repeated calls (after a first): lent arrays come back
+    when the garbage collector frees what holds them, which a collection that happens to
+    run in the middle of one call (the process's history decides when) can shift by a few;
+    an allocation per level would show in all three."""
     be = gunpy.backends.get_backend(backend)
     call()
-    gc.collect()
-    before = be.allocs
-    result = call()
-    return be.allocs - before, result
+    least = None
+    for _ in range(3):
+        gc.collect()
+        before = be.allocs
+        result = call()
+        n = be.allocs - before
+        least = n if least is None else min(least, n)
+    return least, result
 
 
 @pytest.mark.parametrize("algorithm", ["bfs", "sssp"])

@@ -334,7 +334,8 @@ def test_a_backend_is_its_table():
 
     be = Tracing()
     G = GRAPHS["preferential_hubs"]
-    r = gunpy.bfs(G, 0, backend=be)
+    # an explicit strategy (never fused into levels): its operator is looked up
+    r = gunpy.bfs(G, 0, backend=be, direction="push", load_balance="thread_mapped")
     assert np.array_equal(r.depth, gunpy.bfs(G, 0, backend="cpu").depth)
     assert "advance.thin" in calls or "advance.push.thread_mapped" in calls
     with pytest.raises(NotImplementedError, match="'tracing' backend does not implement "
