@@ -273,11 +273,16 @@ class FrontierStore:
         #: each saved frontier's device length, a row of _ROW counters (the views' ``length``)
         self._lengths = None
         self._offsets = [0]
+        #: the offsets on the device (for operators over many stored frontiers) and
+        #: whether they match ``_offsets``
+        self._offsets_dev = None
+        self._offsets_synced = True
 
     _ROW = 4
 
     def clear(self):
         self._offsets = [0]
+        self._offsets_synced = False
 
     def __len__(self):
         return len(self._offsets) - 1
@@ -308,7 +313,63 @@ class FrontierStore:
             self._lengths = lengths = grown
         self.backend.copy(frontier.length, lengths[row * i:], 1)
         self._offsets.append(used + n)
+        self._offsets_synced = False
         return i
+
+    def _grow_lengths(self, count):
+        lengths, row = self._lengths, self._ROW
+        if lengths is None or lengths.shape[0] < row * count:
+            self._lengths = self.backend.zeros(row * max(2 * count, 8), np.int64)
+        return self._lengths
+
+    # -- filled at once (gunpy.operators.reverse_levels.group) ------------------------
+    def layout(self, n, count, dtype):
+        """``(ids, offsets, lengths, row)``: arrays an operator fills with ``count``
+        frontiers of ``n`` ids in all at once, in place of the store's (grown only
+        past the largest so far; the old contents are dropped): frontier ``i`` is
+        ``ids[offsets[i]:offsets[i + 1]]``, its device length ``lengths[row * i]``
+        (the rest of its row zero). Then :meth:`set_offsets`."""
+        store = self._store
+        if store is None or store.shape[0] < n or store.dtype != np.dtype(dtype):
+            self._store = self.backend.empty(max(n, self.num_vertices, 1), dtype)
+        dev = self._offsets_dev
+        if dev is None or dev.shape[0] < count + 1:
+            self._offsets_dev = self.backend.empty(max(2 * (count + 1), 16), np.int64)
+        return self._store, self._offsets_dev, self._grow_lengths(count), self._ROW
+
+    def set_offsets(self, offsets):
+        """The frontiers an operator wrote through :meth:`layout` (``offsets``: host
+        ints, ``count + 1`` of them, also in the device offsets)."""
+        self._offsets = offsets.tolist() if hasattr(offsets, "tolist") else list(offsets)
+        self._offsets_synced = True
+
+    @property
+    def ids(self):
+        """Every stored id, frontier after frontier (see :meth:`offsets_array`)."""
+        return self._store
+
+    @property
+    def offsets(self):
+        """The host offsets: frontier ``i`` is ``ids[offsets[i]:offsets[i + 1]]``."""
+        return self._offsets
+
+    @property
+    def sizes(self):
+        """The stored frontiers' sizes (host ints), indexable by frontier."""
+        return _Sizes(self._offsets)
+
+    def offsets_array(self):
+        """The ``len(self) + 1`` offsets on the device: frontier ``i`` is
+        ``ids[offsets[i]:offsets[i + 1]]`` (uploaded when frontiers were saved since)."""
+        count = len(self)
+        if not self._offsets_synced:
+            dev = self._offsets_dev
+            if dev is None or dev.shape[0] < count + 1:
+                self._offsets_dev = dev = self.backend.empty(max(2 * (count + 1), 16),
+                                                             np.int64)
+            self.backend.copy_in(dev, 0, np.asarray(self._offsets, dtype=np.int64))
+            self._offsets_synced = True
+        return self._offsets_dev
 
     def get(self, i):
         """The ``i``-th saved frontier (a view on the storage, not a copy)."""
@@ -317,6 +378,21 @@ class FrontierStore:
         return Frontier.view(self.backend, self._store[lo:max(hi, lo + 1)], hi - lo,
                              name=f"saved{i}", num_vertices=self.num_vertices,
                              length=self._lengths[row * i:row * (i + 1)])
+
+
+class _Sizes:
+    """``sizes[i]``: the ``i``-th stored frontier's size, read off the host offsets."""
+
+    __slots__ = ("offsets",)
+
+    def __init__(self, offsets):
+        self.offsets = offsets
+
+    def __getitem__(self, i):
+        return self.offsets[i + 1] - self.offsets[i]
+
+    def __len__(self):
+        return len(self.offsets) - 1
 
 
 class FrontierPool:

@@ -18,6 +18,8 @@ from collections import namedtuple
 import numpy as np
 
 from gunpy import INVALID, Enactor, Functor, Problem, atomics
+from gunpy.frontier import FrontierStore
+from gunpy.operators import reverse_levels
 from gunpy.registry import Option, Primitive, register_primitive, top_vertices
 from gunpy.result import Result
 
@@ -74,6 +76,12 @@ class BCProblem(Problem):
 class BCEnactor(Enactor):
     """Brandes's two phases from the problem's source, adding to its ``centrality``.
 
+    The forward phase is :meth:`~gunpy.Enactor.advance_filter` (thin levels run
+    fused, many to a call); then the vertices are grouped by depth, one stored
+    frontier per level (:func:`gunpy.operators.reverse_levels.group`), and the
+    backward phase walks those levels deepest first, many to a call
+    (:func:`gunpy.operators.reverse_levels`).
+
     Parameters
     ----------
     problem : BCProblem
@@ -88,19 +96,31 @@ class BCEnactor(Enactor):
 
     def __init__(self, problem, *, direction="auto", load_balance="auto", **kw):
         super().__init__(problem, direction=direction, load_balance=load_balance, **kw)
+        #: the forward phase's levels, one stored frontier per depth (kept for later runs)
+        self.levels = self.context.kept(
+            "bc.levels", lambda: FrontierStore(self.backend, self.num_vertices))
 
     def prepare_frontier(self, frontier):
         frontier.push(self.problem.source)
-        self.forward = True
+        self.phase = "forward"
+
+    def advance(self, frontier, functor, **kw):
+        # an unvisited vertex gathers the path counts of *all* its parents: a pull never
+        # stops at the first
+        return super().advance(frontier, functor, **dict(kw, early_exit=False))
 
     def loop(self, frontier):
-        if self.forward:
-            self.save_frontier(frontier)
-            return self.advance(frontier, BCForwardFunctor, early_exit=False)
-        level = self.saved_frontier(self.level)
-        self.neighbor_reduce(level, BCBackwardFunctor, self.problem.delta, edges="out")
-        self.level -= 1
-        return level
+        if self.phase == "forward":
+            return self.advance_filter(frontier, BCForwardFunctor)
+        if self.phase == "group":  # every depth of the forward phase, a frontier each
+            reverse_levels.run_group(self.context, self.problem.depth, self.depths, self.levels)
+            self.context.log(strategy="group")
+            self.phase = "backward"
+            return frontier
+        self.level -= reverse_levels.run(
+            self.context, self.levels, *self._operands(BCBackwardFunctor), self.problem.delta,
+            self.level, 1, "out", "sum")
+        return frontier
 
     def finalize(self):
         # every dependency is final now (0 where no level wrote one): one pass adds them
@@ -108,12 +128,13 @@ class BCEnactor(Enactor):
         self.compute(None, BCBackwardFunctor)
 
     def is_converged(self, frontier):
-        if self.forward and super().is_converged(frontier):
-            # the deepest level has no successors: start one above it
-            self.forward = False
-            self.level = self.num_saved_frontiers - 2
-        return not self.forward and self.level < 1
-
+        if self.phase == "forward" and super().is_converged(frontier):
+            # depths 0..iteration-1 were reached; the deepest has no successors: the
+            # backward phase starts one above it
+            self.depths = self.iteration
+            self.level = self.depths - 2
+            self.phase = "group"
+        return self.phase != "forward" and self.level < 1
 
 class BCResult(Result):
     """``centrality`` (float64), as networkx's betweenness_centrality."""

@@ -1,0 +1,271 @@
+"""reverse_levels: a neighbor-reduce over a traversal's levels, deepest first, many to a call.
+
+Brandes's backward phase (Gunrock section 5.1.3) walks the BFS levels from the
+deepest up: every vertex of a level gathers over its out-edges from the level
+below, which is final by then. On a road network that is a thousand levels
+of a few dozen vertices, and per level the host work around a
+:mod:`~gunpy.operators.neighbor_reduce` call costs far more than its edges.
+Two steps make the walk cheap:
+
+1. :func:`group`: the vertices grouped by level (a counting sort of a level
+   array such as BFS depths) into a :class:`~gunpy.frontier.FrontierStore`,
+   one frontier per level, as if each level had been saved (Gunrock 4.4.3's
+   output-frontier storage) but with no work per level during the
+   traversal, so the forward phase may run its thin levels fused
+   (:mod:`gunpy.operators.levels`). A store filled level by level with
+   :meth:`~gunpy.Enactor.save_frontier` serves as well.
+2. :func:`reverse_levels`: ``out[v] = op of gather_edge over v's edges`` for
+   the vertices of the stored levels ``start, start - 1, ...`` down to
+   ``stop``, as many levels to a call as the backend runs fused: one writer
+   per vertex, no atomics, each level's values final before the level above
+   reads them. Every level gets its own ``stats.per_iteration`` record
+   (strategy ``"neighbor_reduce"``, its edges read), the first the caller's,
+   the later ones in ``ctx.record["then"]``, as :mod:`~gunpy.operators.levels`
+   does.
+
+CPU: one core runs every level under ``serial_below`` vertices in one call (a
+level that large runs the parallel neighbor-reduce kernel alone); with
+``fuse_below`` 0 (fusion off) one level a call. CUDA: thin levels (under
+``fuse_below`` edges, estimated from the graph's average degree) run in one
+thread block with a barrier between levels, one launch and one read for all of
+them; a fat level is a grid-wide neighbor-reduce over its stored frontier (one
+launch, its edges counted in the kernel, no sync).
+"""
+
+import functools
+
+import numpy as np
+from numba import cuda  # a module global: the simulator swaps it for its fake module
+
+from gunpy.backends.cpu import run_thin, serial_kernel
+from gunpy.functor import compile_functor, hooks_cache
+from gunpy.operators import neighbor_reduce as nr
+from gunpy.operators.advance.common import cpu_weight, cuda_weight
+from gunpy.operators.common import problem_data
+from gunpy.operators.context import callable_module, context_for
+
+__all__ = ["reverse_levels", "group", "run", "cpu_group", "cuda_group", "cpu_reverse_reduce",
+           "cuda_reverse_reduce"]
+
+
+# ----------------------------------------------------------------------------- group
+def _group_source(levels, n, num_levels, ids, offsets, lengths, row):
+    # 1. count each level's vertices (offsets[l + 1]), 2. their starts, 3. scatter in id
+    # order (offsets[l] runs to the level's end), 4. shift the starts back
+    for i in range(num_levels + 1):
+        offsets[i] = 0
+    for v in range(n):
+        lv = levels[v]
+        if lv >= 0 and lv < num_levels:
+            offsets[lv + 1] += 1
+    for i in range(num_levels):
+        lengths[row * i] = offsets[i + 1]  # each level's device length, as save() copies it
+        for j in range(1, row):
+            lengths[row * i + j] = 0
+        offsets[i + 1] += offsets[i]
+    for v in range(n):
+        lv = levels[v]
+        if lv >= 0 and lv < num_levels:
+            ids[offsets[lv]] = v
+            offsets[lv] += 1
+    for i in range(num_levels, 0, -1):
+        offsets[i] = offsets[i - 1]
+    offsets[0] = 0
+
+
+@functools.cache
+def _cpu_group_kernel():
+    return serial_kernel(_group_source, nrt=False)
+
+
+def cpu_group(ctx, levels, num_levels, ids, offsets, lengths, row):
+    """Group ``0..n-1`` by ``levels`` into ``ids`` (one core, in id order); returns the
+    ``num_levels + 1`` offsets as a host array."""
+    _cpu_group_kernel()(levels, ctx.num_vertices, num_levels, ids, offsets, lengths, row)
+    return offsets[:num_levels + 1]
+
+
+def _cuda_count(levels, n, num_levels, lengths, row):
+    for v in range(cuda.grid(1), n, cuda.gridsize(1)):
+        lv = levels[v]
+        if lv >= 0 and lv < num_levels:
+            cuda.atomic.add(lengths, row * lv, 1)
+
+
+def _cuda_scatter(levels, n, num_levels, ids, cursor):
+    for v in range(cuda.grid(1), n, cuda.gridsize(1)):
+        lv = levels[v]
+        if lv >= 0 and lv < num_levels:
+            ids[cuda.atomic.add(cursor, lv, 1)] = v  # the order within a level is free
+
+
+@functools.cache
+def _cuda_group_kernels():
+    from gunpy.backends.cuda import kernel
+    return kernel(_cuda_count), kernel(_cuda_scatter)
+
+
+def cuda_group(ctx, levels, num_levels, ids, offsets, lengths, row):
+    """Group by level on the device: count (atomics into the length rows), one read of the
+    counts, their starts uploaded, scatter (atomics on a cursor per level)."""
+    backend, n = ctx.backend, ctx.num_vertices
+    count, scatter = _cuda_group_kernels()
+    backend.fill(lengths[:row * num_levels], 0)
+    backend.run(count, n, levels, np.int64(n), np.int64(num_levels), lengths, np.int64(row))
+    sizes = backend.read_head(lengths, row * num_levels)[::row]  # the one sync
+    host = np.zeros(num_levels + 1, dtype=np.int64)
+    np.cumsum(sizes, out=host[1:])
+    backend.copy_in(offsets, 0, host)
+    cursor = ctx.scratch("reverse_levels.cursor", num_levels, np.int64)
+    backend.copy_in(cursor, 0, host[:num_levels])
+    backend.run(scatter, n, levels, np.int64(n), np.int64(num_levels), ids, cursor)
+    return host
+
+
+def group(graph, levels, num_levels, store, *, context=None):
+    """Fill ``store`` (a :class:`~gunpy.frontier.FrontierStore`) with one frontier per level:
+    frontier ``l`` holds the vertices ``v`` with ``levels[v] == l``, for ``l`` in
+    ``0..num_levels-1`` (others are left out). ``levels``: an int device array with
+    a slot per vertex (BFS depths, -1 unreachable). Returns ``store``."""
+    ctx = context_for(graph, None, context)
+    return run_group(ctx, levels, int(num_levels), store)
+
+
+def run_group(ctx, levels, num_levels, store):
+    """:func:`group` once its arguments are checked."""
+    ids, offsets, lengths, row = store.layout(ctx.num_vertices, num_levels, ctx.index_dtype)
+    host = ctx.backend.operator("levels.group")(ctx, levels, num_levels, ids, offsets,
+                                                lengths, row)
+    store.set_offsets(host)
+    return store
+
+
+# ----------------------------------------------------------------------------- reduce
+def _cpu_source(hooks, weighted, incoming, op):
+    gather_edge = hooks.gather_edge
+    weight = cpu_weight(weighted)
+    from numba import njit
+    combine, ident = nr._combiner(op, njit(inline="always"))
+
+    def walk(ids, offsets, start, stop, offs, nbrs, edge_ids, values, out, data, info):
+        # levels start, start - 1, ..., stop; info[k]: the k-th level's edges read
+        k = 0
+        for lv in range(start, stop - 1, -1):
+            read = 0
+            for i in range(offsets[lv], offsets[lv + 1]):
+                v = np.int64(ids[i])
+                read += offs[v + 1] - offs[v]
+                acc = ident
+                for p in range(offs[v], offs[v + 1]):
+                    u = nbrs[p]
+                    e = edge_ids[p] if incoming else p
+                    if incoming:
+                        acc = combine(acc, gather_edge(u, v, e, weight(values, e), data))
+                    else:
+                        acc = combine(acc, gather_edge(v, u, e, weight(values, e), data))
+                out[v] = acc
+            info[k] = read
+            k += 1
+
+    return walk
+
+
+def cpu_reverse_reduce(ctx, dg, hooks, data, out, store, start, stop, incoming, op):
+    """The levels from ``start`` down: every one under ``serial_below`` vertices on one core
+    in one call (one level a call with ``fuse_below`` 0); a larger level alone, through
+    neighbor_reduce's parallel kernel. Returns each level's edges read."""
+    backend = ctx.backend
+    sizes = store.sizes
+    if sizes[start] >= backend.serial_below:
+        nr.run(ctx, store.get(start), hooks, data, out, "in" if incoming else "out", "auto", op)
+        return [None]  # on neighbor_reduce's tally
+    last = start
+    if backend.fuse_below > 0:
+        while last > stop and sizes[last - 1] < backend.serial_below:
+            last -= 1
+    offs, nbrs, edge_ids = nr._arrays(dg, incoming)
+    info = ctx.scratch("reverse_levels.info", start - last + 1, np.int64)
+    ids, offsets = store.ids, store.offsets_array()
+    ctx.log(build=run_thin(backend, _cpu_source, hooks, (dg.weighted, incoming, op),
+                           lambda k: k(ids, offsets, start, last, offs, nbrs, edge_ids, dg.values,
+                                       out, data, info)))
+    return info[:start - last + 1].tolist()
+
+
+def cuda_reverse_reduce(ctx, dg, hooks, data, out, store, start, stop, incoming, op):
+    """One level a call: neighbor_reduce's grid-wide kernel over its stored frontier (its
+    length copied on the device when the store was filled; edges on a tally)."""
+    nr.run(ctx, store.get(start), hooks, data, out, "in" if incoming else "out", "auto", op)
+    return [None]
+
+
+def run(ctx, store, hooks, data, out, start, stop, edges, op):
+    """:func:`reverse_levels` once its arguments are checked (``hooks``: the compiled
+    functor); returns the number of levels run."""
+    if start < stop:
+        return 0
+    incoming = edges == "in"
+    dg = ctx.backend.graph(ctx.graph, csc=incoming)
+    read = ctx.backend.operator("levels.reverse_reduce")(ctx, dg, hooks, data, out, store,
+                                                         start, stop, incoming, op)
+    if read[0] is not None:
+        ctx.log(edges=read[0], direction="pull", strategy="neighbor_reduce")
+    else:  # neighbor_reduce logged it
+        ctx.log(direction="pull", strategy="neighbor_reduce")
+    if len(read) > 1:
+        # the later levels' (size, edges) rows: an Enactor logs each as an iteration like
+        # the first (the call's time and counts are the first's)
+        offsets = store.offsets[start - len(read) + 1:start + 2]
+        rows = np.empty((len(read) - 1, 2), dtype=np.int64)
+        rows[:, 0] = np.diff(offsets)[::-1][1:]
+        rows[:, 1] = read[1:]
+        ctx.record["then"] = rows
+    return len(read)
+
+
+def reverse_levels(graph, store, functor, data, out, *, start, stop=0, edges="out", op="sum",
+                   context=None):
+    """``out[v] = op of functor.gather_edge over v's edges`` for the vertices of the
+    stored levels ``start``, ``start - 1``, ... down to ``stop``, deepest first.
+
+    ``store``: a :class:`~gunpy.frontier.FrontierStore` (from :func:`group` or saved
+    frontiers); ``edges``: ``"out"`` or ``"in"`` (the reverse graph); ``op``:
+    ``"sum"``, ``"min"`` or ``"max"``, as :func:`~gunpy.operators.neighbor_reduce`.
+    The backend runs as many levels to a call as it fuses; returns how many ran
+    (at least one when ``start >= stop``): call again from ``start - ran``. Each
+    level's work is logged in the context's record (the later levels' in
+    ``ctx.record["then"]``).
+    """
+    if edges not in ("in", "out"):
+        raise ValueError(f"reverse_levels edges must be 'in' or 'out', got {edges!r}")
+    if op not in nr.OPS:
+        raise ValueError(f"unknown reverse_levels op {op!r}; valid: {nr.OPS}")
+    if stop < 0 or start >= len(store):
+        raise IndexError(f"levels {start} down to {stop}: the store holds {len(store)}")
+    ctx = context_for(graph, None, context)
+    ran = run(ctx, store, compile_functor(functor, ctx.backend), problem_data(data), out,
+              int(start), int(stop), edges, op)
+    ctx.flush()
+    return ran
+
+
+callable_module(__name__, reverse_levels)
+
+
+def _register():
+    # until gunpy.backends.base.OPERATORS lists these two (then gunpy's backends' tables
+    # name them, and this goes)
+    from gunpy.backends.base import OPERATORS, OperatorSpec, implement
+    impls = {"levels.group": ("ctx, levels, num_levels, ids, offsets, lengths, row",
+                              cpu_group, cuda_group),
+             "levels.reverse_reduce": (
+                 "ctx, dg, hooks, data, out, store, start, stop, incoming, op",
+                 cpu_reverse_reduce, cuda_reverse_reduce)}
+    for name, (args, on_cpu, on_cuda) in impls.items():
+        if name not in OPERATORS:
+            OPERATORS[name] = OperatorSpec(None, args)
+            implement("cpu", name, on_cpu)
+            implement("cuda", name, on_cuda)
+
+
+_register()

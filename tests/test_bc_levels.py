@@ -1,0 +1,214 @@
+"""BC's levels: grouped by depth, walked deepest first many to a call (gunpy.operators.reverse_levels),
+and its forward phase run as fused levels."""
+
+import networkx as nx
+import numpy as np
+import pytest
+
+import gunpy
+from gunpy import Functor, operators as ops
+from gunpy.frontier import FrontierStore
+from gunpy.operators import reverse_levels as rl
+from gunpy.primitives.bc import BCEnactor, BCProblem
+from gunpy.testing import nasty_graphs, to_nx
+
+GRAPHS = nasty_graphs(hub=40, random_n=40)
+
+
+def _depths(G, source):
+    d = nx.single_source_shortest_path_length(to_nx(G), source)
+    return np.array([d.get(v, -1) for v in range(G.num_vertices)], dtype=np.int32)
+
+
+def _store(G, depth, backend):
+    ctx = ops.Context(G, backend)
+    store = FrontierStore(ctx.backend, G.num_vertices)
+    levels = ctx.backend.asarray(depth)
+    rl.group(G, levels, int(depth.max()) + 1, store, context=ctx)
+    return ctx, store
+
+
+@pytest.mark.parametrize("name", ["grid", "disconnected", "random_directed", "star_hub"])
+def test_group_makes_one_frontier_per_depth(name, backend):
+    G = GRAPHS[name]
+    depth = _depths(G, 0)
+    ctx, store = _store(G, depth, backend)
+    assert len(store) == depth.max() + 1
+    for lv in range(len(store)):
+        want = np.flatnonzero(depth == lv)
+        f = store.get(lv)
+        assert f.size == store.sizes[lv] == want.size
+        assert sorted(f.to_numpy().tolist()) == want.tolist()  # the unreachable left out
+        assert ctx.backend.read(f.length, 0) == want.size  # the device length too
+
+
+def test_group_keeps_only_levels_below_the_count():
+    G = GRAPHS["path_undirected"]
+    depth = _depths(G, 0)
+    ctx = ops.Context(G, "cpu")
+    store = FrontierStore(ctx.backend, G.num_vertices)
+    rl.group(G, depth, 3, store, context=ctx)
+    assert [store.get(i).to_numpy().tolist() for i in range(3)] == [[0], [1], [2]]
+    rl.group(G, depth, 2, store, context=ctx)  # a second fill replaces the first
+    assert len(store) == 2 and store.get(1).to_numpy().tolist() == [1]
+
+
+class Height(Functor):
+    """out[v] = sum over v's successors w one level down of (1 + out[w]): each vertex's
+    number of shortest paths to deeper vertices, weighted by their count (a BC-shaped
+    gather whose values depend on the level below being final)."""
+
+    @staticmethod
+    def gather_edge(src, dst, edge, weight, data):
+        if data.depth[dst] == data.depth[src] + 1:
+            return 1.0 + data.out[dst]
+        return 0.0
+
+
+def _height_reference(G, depth):
+    out = np.zeros(G.num_vertices)
+    for lv in range(depth.max() - 1, -1, -1):
+        for v in np.flatnonzero(depth == lv):
+            nbrs = G.column_indices[G.row_offsets[v]:G.row_offsets[v + 1]]
+            out[v] = sum(1.0 + out[w] for w in nbrs if depth[w] == lv + 1)
+    return out
+
+
+def _walk(G, depth, backend, stop=0):
+    from collections import namedtuple
+    ctx, store = _store(G, depth, backend)
+    Data = namedtuple("Data", "depth out")
+    data = Data(ctx.backend.asarray(depth), ctx.backend.zeros(G.num_vertices, np.float64))
+    level, calls, records = int(depth.max()) - 1, 0, []
+    while level >= stop:
+        ctx.record = {"edges": 0}
+        ran = rl.reverse_levels(G, store, Height, data, data.out, start=level, stop=stop,
+                                context=ctx)
+        assert 1 <= ran <= level - stop + 1
+        records.append((ctx.record["edges"], ctx.record.get("then")))
+        level -= ran
+        calls += 1
+    return ctx.backend.to_host(data.out), calls, records
+
+
+@pytest.mark.parametrize("name", ["grid", "random_directed", "random_undirected", "star_hub",
+                                  "preferential_hubs", "self_loops_duplicates"])
+def test_reverse_levels_reads_each_level_after_the_one_below(name, backend):
+    G = GRAPHS[name]
+    depth = _depths(G, 0)
+    got, calls, _ = _walk(G, depth, backend)
+    want = _height_reference(G, depth)
+    assert want.max() > 0
+    np.testing.assert_array_equal(got, want)
+
+
+def test_cpu_runs_the_thin_levels_in_one_call_with_each_level_logged():
+    G = gunpy.Graph.from_edges(np.arange(29), np.arange(1, 30), directed=False)  # a path
+    depth = _depths(G, 0)
+    got, calls, records = _walk(G, depth, "cpu")
+    assert calls == 1
+    first, then = records[0]
+    # levels 28 down to 0: level 28's vertex reads 2 edges, ..., level 0's (the end) 1
+    assert first == 2 and then[:, 0].tolist() == [1] * 28
+    assert then[:, 1].tolist() == [2] * 27 + [1]
+    np.testing.assert_array_equal(got, _height_reference(G, depth))
+
+
+def test_cpu_one_level_a_call_without_fusion(monkeypatch):
+    from gunpy.backends.cpu import CpuBackend
+    monkeypatch.setattr(CpuBackend, "fuse_below", 0)
+    G = GRAPHS["grid"]
+    depth = _depths(G, 0)
+    got, calls, records = _walk(G, depth, "cpu", stop=1)
+    assert calls == depth.max() - 1  # levels max-1 .. 1, one a call
+    assert all(then is None for _, then in records)
+    want = _height_reference(G, depth)
+    np.testing.assert_array_equal(got[depth >= 1], want[depth >= 1])
+    assert got[0] == 0.0  # level 0 is below stop: not written
+
+
+def test_cpu_a_level_past_serial_below_runs_the_parallel_kernel(monkeypatch):
+    from gunpy.backends.cpu import CpuBackend
+    monkeypatch.setattr(CpuBackend, "serial_below", 3)  # levels of 3+ vertices: parallel
+    monkeypatch.setattr(CpuBackend, "force_min_chunk", 1)
+    G = GRAPHS["grid"]
+    depth = _depths(G, 0)
+    got, calls, records = _walk(G, depth, "cpu")
+    fat = [lv for lv in range(depth.max()) if (depth == lv).sum() >= 3]
+    assert fat and calls >= len(fat) + 1
+    np.testing.assert_array_equal(got, _height_reference(G, depth))
+
+
+def test_reverse_levels_over_saved_frontiers(backend):
+    # a store filled frontier by frontier (Enactor.save_frontier's way) serves too
+    G = GRAPHS["grid"]
+    depth = _depths(G, 0)
+    ctx = ops.Context(G, backend)
+    store = FrontierStore(ctx.backend, G.num_vertices)
+    for lv in range(depth.max() + 1):
+        store.save(ctx.frontier(np.flatnonzero(depth == lv).tolist()), ctx.scratch)
+    from collections import namedtuple
+    data = namedtuple("Data", "depth out")(ctx.backend.asarray(depth),
+                                           ctx.backend.zeros(G.num_vertices, np.float64))
+    level = int(depth.max()) - 1
+    while level >= 0:
+        level -= rl.reverse_levels(G, store, Height, data, data.out, start=level, context=ctx)
+    np.testing.assert_array_equal(ctx.backend.to_host(data.out), _height_reference(G, depth))
+
+
+def test_reverse_levels_rejects_bad_arguments():
+    G = GRAPHS["grid"]
+    depth = _depths(G, 0)
+    ctx, store = _store(G, depth, "cpu")
+    out = np.zeros(G.num_vertices)
+    with pytest.raises(IndexError):
+        rl.reverse_levels(G, store, Height, (), out, start=len(store), context=ctx)
+    with pytest.raises(ValueError, match="edges"):
+        rl.reverse_levels(G, store, Height, (), out, start=1, edges="both", context=ctx)
+    with pytest.raises(ValueError, match="op"):
+        rl.reverse_levels(G, store, Height, (), out, start=1, op="mean", context=ctx)
+
+
+# ----------------------------------------------------------------------------- BC itself
+def _bc_once(G, source, backend, **kw):
+    problem = BCProblem(G, backend=backend)
+    enactor = BCEnactor(problem, **kw)
+    problem.reset(source)
+    stats = enactor.enact()
+    return problem.extract(), stats
+
+
+def test_bc_forward_levels_run_fused_on_the_cpu():
+    G = gunpy.Graph.from_edges(np.arange(49), np.arange(1, 50), directed=False)
+    raw, stats = _bc_once(G, 10, "cpu")
+    strategies = [it["strategy"] for it in stats.per_iteration]
+    assert strategies[:40].count("fused") == 40  # depths 0..39: the forward levels
+    assert "group" in strategies
+    ref = nx.betweenness_centrality_subset(to_nx(G), [10], list(range(50)), normalized=False)
+    np.testing.assert_allclose(raw / 2, [ref[v] for v in range(50)], rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("name", ["preferential_hubs", "random_undirected", "grid"])
+def test_bc_pull_levels_gather_every_parent(name, backend):
+    # pull without early exit: a vertex adds the path counts of all its parents
+    G = GRAPHS[name]
+    raw, stats = _bc_once(G, 0, backend, direction="pull")
+    assert any(str(it["direction"]) == "pull" and it["strategy"] != "neighbor_reduce"
+               for it in stats.per_iteration)
+    ref = nx.betweenness_centrality_subset(to_nx(G), [0], list(to_nx(G)), normalized=False)
+    scale = 1.0 if G.directed else 2.0
+    np.testing.assert_allclose(raw / scale, [ref[v] for v in range(G.num_vertices)],
+                               rtol=1e-10, atol=1e-12)
+
+
+def test_bc_repeated_runs_allocate_nothing(backend):
+    G = GRAPHS["grid"]
+    problem = BCProblem(G, backend=backend)
+    enactor = BCEnactor(problem)
+    problem.reset(0)
+    enactor.enact()
+    before = problem.backend.counts().allocs
+    problem.reset(5)
+    stats = enactor.enact()
+    assert problem.backend.counts().allocs == before
+    assert stats.edges_visited > 0
