@@ -1,23 +1,26 @@
-"""Connected components: Soman's hooking and pointer jumping until nothing changes.
+"""Connected components: union-find hooking over the edges, then flattening the trees.
 
-Gunrock section 5.1.4. Every vertex starts as its own tree (``label[v] = v``).
-*Hooking* is a filter over an edge frontier: each end walks to its tree's root
-(halving the path on the way); an edge whose roots differ links one root under
-the other and stays in the frontier, an edge inside one tree leaves it for
-good. The hook direction alternates between iterations (larger root under
-smaller, then the reverse), which speeds convergence. *Pointer jumping* is a filter over vertices that
-replaces each label by its label's label until every tree is a star. The loop
-ends when no edge is left. Directed graphs give weakly connected components
-(edges are followed either way). Finally each label becomes the smallest vertex
-id of its component.
+Every vertex starts as its own tree (``label[v] = v``). *Hooking* is an
+advance that emits nothing: for each edge, both ends walk to their roots
+(halving the paths on the way) and, when the roots differ, the larger root is
+linked under the smaller with a compare-and-swap; a CAS that fails (another
+edge linked that root first) climbs to the root's new parent and tries again
+(Jaiganesh and Burtscher's ECL-CC, 2018). So one pass over the edges joins
+every component, on one core or many, and since a root only ever goes under a
+smaller id, every root is the smallest vertex id of its tree. *Flattening*
+(a compute over the vertices) points each vertex straight at its root, which
+is then its label. Directed graphs give weakly connected components (edges
+are followed either way).
 
 Afforest's sampling (Sutton, Ben-Nun and Barak, 2018) orders the work: the
-first pass hooks only the first ``sample`` edges of every vertex, which already
-joins most of a scale-free graph's giant component; after compressing, the
-second pass skips the edges of vertices in the (sampled) largest component,
-whose other ends reach it from their own side on an undirected graph. Later
-passes retry the edges whose hooks may have raced. ``sample=0`` is Soman's
-plain hooking from the first pass.
+first pass hooks only the first ``sample`` edges of every vertex (those to a
+smaller id), which already joins most of a large component; after flattening,
+a filter keeps the vertices outside the largest component (its label taken
+from 1,024 sampled vertices), and the second pass hooks all their edges: on an
+undirected graph an edge from the largest component is also stored the other
+way, from a vertex the filter kept (or both ends are already joined).
+``sample=0`` hooks every edge in one pass (on an undirected graph, the copy
+whose source is the larger id).
 """
 
 from collections import namedtuple
@@ -30,19 +33,22 @@ from gunpy.result import Result
 
 __all__ = ["cc", "CCResult", "CCProblem", "CCEnactor"]
 
-CCData = namedtuple("CCData", "labels smallest upward phase sample skip row_offsets")
+CCData = namedtuple("CCData", "labels phase sample skip undirected row_offsets")
 
 SAMPLE, REST, ALL = 0, 1, 2
 
 
 class Hook(Functor):
+    """Join the trees of an edge's two ends (ECL-CC's hook); keeps no edge."""
+
     @staticmethod
     def cond_edge(src, dst, edge, weight, data):
+        # (the edge's rank first: most edges fail it, and predictably)
+        if data.phase == SAMPLE and (edge - data.row_offsets[src] >= data.sample or dst > src):
+            return False  # not a sampled edge: a later pass sees it
+        if data.phase == ALL and data.undirected and dst > src:
+            return False  # the edge's other copy, (dst, src), does the work
         labels = data.labels
-        if data.phase == SAMPLE and edge - data.row_offsets[src] >= data.sample:
-            return False  # not among src's first edges: the next pass sees it
-        if data.phase == REST and labels[src] == data.skip:
-            return False  # src is in the largest component: dst reaches it from its side
         # walk both ends to their roots, halving the paths (racy writes are benign:
         # a label only ever moves to an ancestor)
         a = src
@@ -55,40 +61,36 @@ class Hook(Functor):
             up = labels[labels[b]]
             labels[b] = up
             b = up
-        if a == b:
-            return False  # both ends in one tree: done with this edge
-        if data.upward:
-            atomics.max(labels, min(a, b), max(a, b))
-        else:
-            atomics.min(labels, max(a, b), min(a, b))
-        return True
+        # link the larger root under the smaller, so every root is its tree's smallest
+        # id; the CAS fails when another edge linked that root first: climb and retry
+        while a != b:
+            if a > b:
+                a, b = b, a
+            seen = atomics.cas(labels, b, b, a)
+            if seen == b:
+                break
+            b = seen
+        return False
 
 
-class Jump(Functor):
+class Outside(Functor):
+    """The vertices outside the component Afforest's sample found largest."""
+
     @staticmethod
     def cond_vertex(v, data):
-        parent = data.labels[v]
-        grand = data.labels[parent]
-        if parent == grand:
-            return False  # v points at a root: its tree is a star here
-        data.labels[v] = grand
-        return True
+        return data.labels[v] != data.skip
 
 
-class SmallestId(Functor):
+class Flatten(Functor):
+    """Point every vertex straight at its root (no hook runs meanwhile)."""
+
     @staticmethod
     def apply_vertex(v, data):
-        label = data.labels[v]
-        # read first: in an ascending pass only a component's first vertex lowers it,
-        # the others skip the atomic (a locked instruction even when it changes nothing)
-        if v < data.smallest[label]:
-            atomics.min(data.smallest, label, v)
-
-
-class Relabel(Functor):
-    @staticmethod
-    def apply_vertex(v, data):
-        data.labels[v] = data.smallest[data.labels[v]]
+        labels = data.labels
+        root = labels[v]
+        while labels[root] != root:
+            root = labels[root]
+        labels[v] = root
 
 
 class CCProblem(Problem):
@@ -96,8 +98,8 @@ class CCProblem(Problem):
 
     def init(self):
         self.labels = self.vertex_array(self.index_dtype)
-        self.smallest = self.vertex_array(self.index_dtype)
         self.row_offsets = self.backend.graph(self.graph).row_offsets
+        self.undirected = 0 if self.graph.directed else 1
 
     def reset(self, sample=2):
         """Every vertex its own tree; Afforest hooks the first ``sample`` edges first (0: all)."""
@@ -105,8 +107,6 @@ class CCProblem(Problem):
             raise ValueError(f"sample must be a non-negative integer, got {sample!r}")
         from gunpy.operators.reduce import iota
         iota(self.backend, self.labels, self.num_vertices)
-        self.backend.fill(self.smallest, self.num_vertices)
-        self.upward = 0
         self.sample = int(sample)
         self.phase = SAMPLE if self.sample > 0 else ALL
         self.skip = -1
@@ -116,14 +116,14 @@ class CCProblem(Problem):
 
 
 class CCEnactor(Enactor):
-    """The CC loop: hook the edges that remain, jump pointers, until no edge is left.
+    """The CC loop: hook the sampled edges, flatten, then hook the rest and flatten.
 
     Parameters
     ----------
     problem : CCProblem
         Reset (with its Afforest ``sample``) before :meth:`enact`.
     load_balance : {"auto", "thread_mapped", "twc", "merge_path"}, default "auto"
-        Accepted for symmetry with the traversals (hooking filters an edge frontier).
+        How the hooking advance maps edge lists to threads.
     **kw
         Other :class:`gunpy.Enactor` options (``max_iterations``, ``auto_threshold``).
     """
@@ -132,21 +132,21 @@ class CCEnactor(Enactor):
         super().__init__(problem, load_balance=load_balance, **kw)
 
     def prepare_frontier(self, frontier):
-        self.edges = self.full_frontier("edge")
         self.vertices = self.full_frontier("vertex")
+        self.vertices.known_edges = self.graph.num_edges  # no degree sum to make
 
     def loop(self, frontier):
         p = self.problem
-        p.upward = self.iteration % 2
-        if p.phase == SAMPLE:
-            self.filter(self.edges, Hook)           # hooks the sampled edges, keeps none
-            self.filter_until_empty(self.vertices, Jump)
-            p.phase, p.skip = REST, self.largest_component()
-            return self.edges
-        self.edges = self.filter(self.edges, Hook)  # keeps the edges that hooked
-        p.phase, p.skip = ALL, -1
-        self.filter_until_empty(self.vertices, Jump)
-        return self.edges
+        todo = self.vertices
+        if p.phase == REST:
+            todo = self.filter(self.vertices, Outside)
+        done = self.advance(todo, Hook, output="none")  # links trees, emits nothing
+        self.compute(None, Flatten)
+        if p.phase != SAMPLE:
+            return done  # empty: every edge has been hooked
+        p.skip = self.largest_component()
+        p.phase = REST if p.skip >= 0 else ALL
+        return self.vertices
 
     def largest_component(self):
         """The label most common among 1024 sampled vertices (undirected graphs only)."""
@@ -159,13 +159,7 @@ class CCEnactor(Enactor):
         return int(values[np.argmax(counts)])
 
     def is_converged(self, frontier):
-        if self.iteration == 0:
-            return False
-        return super().is_converged(self.edges)
-
-    def finalize(self):
-        self.compute(self.vertices, SmallestId)
-        self.compute(self.vertices, Relabel)
+        return self.iteration > 0 and super().is_converged(frontier)
 
 
 class CCResult(Result):
@@ -184,9 +178,9 @@ def cc(G, *, sample=2, load_balance="auto", backend="auto"):
     G : gunpy.Graph
     sample : int, default 2
         Afforest sampling: hook the first ``sample`` edges of every vertex first
-        (0: plain Soman hooking over all edges from the start).
+        (0: hook every edge in one pass).
     load_balance : str, default "auto"
-        Accepted for symmetry with the traversals (hooking filters an edge frontier).
+        How the hooking advance maps edge lists to threads (as :func:`gunpy.bfs`'s).
     backend : {"auto", "cuda", "cpu"}, default "auto"
 
     Returns
@@ -228,5 +222,5 @@ def _summary(r, G, source):
 register_primitive(Primitive(
     "cc", cc, fields=CCResult._fields, summary=_summary,
     options=(Option("sample", 2, "Afforest: neighbours hooked first (0: none)"),
-             Option("load_balance", "auto", "accepted for symmetry with the traversals")),
+             Option("load_balance", "auto", "how the hooking advance maps edge lists to threads")),
     networkx=("connected_components", "weakly_connected_components"), dist="gunpy.dist:cc"))

@@ -86,8 +86,10 @@ def test_cc_dict_and_scipy_agree():
 @pytest.mark.ptx
 def test_cc_compiles_to_ptx(ptx_backend):
     gunpy.cc(GRAPHS["random_directed"], backend=ptx_backend)
+    gunpy.cc(GRAPHS["random_undirected"], backend=ptx_backend)  # + the Afforest filter
     names = " ".join(ptx_backend.kernel_names())
-    assert "flag" in names and "compute" in names and "_iota" in names
+    for kernel in ("advance", "compute", "flag", "_iota"):
+        assert kernel in names, kernel
 
 
 # --------------------------------------------------------------------- the enactor built directly
