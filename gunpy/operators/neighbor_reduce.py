@@ -8,6 +8,14 @@ out-edges ``v -> dst`` (``edges="out"``). It is a gather: one writer per
 vertex, no atomics, which is why PageRank's pull variant uses it.
 ``op="min"`` / ``"max"`` reduce with min or max instead (identity: +-inf).
 
+Fused with a compute (a vertex program's gather and apply in one pass):
+``apply=True`` runs the functor's ``apply_vertex(v, data)`` on each vertex
+right after ``out[v]`` is written, by the thread that wrote it; with
+``aggregates=k`` (1 to 4) ``apply_vertex`` returns a tuple of ``k`` floats
+and the call returns their sums over the vertices (Pregel's aggregators:
+PageRank's L1 change and next dangling mass), accumulated per thread and
+combined per block: no per-vertex array, no extra pass, one read.
+
 CUDA mappings: a thread per vertex, or a warp per vertex with a shuffle
 reduction for long lists (chosen by average degree, or ``mapping=``).
 CPU: a ``prange`` over vertices.
@@ -23,10 +31,13 @@ from gunpy.operators.common import degree_sum, problem_data
 from gunpy.operators.context import callable_module, context_for
 from gunpy.operators.reduce import combiner
 
-__all__ = ["neighbor_reduce", "run", "execute", "cuda_execute", "cpu_execute", "MAPPINGS", "OPS"]
+__all__ = ["neighbor_reduce", "run", "execute", "cuda_execute", "cpu_execute", "MAPPINGS", "OPS",
+           "MAX_AGGREGATES"]
 
 MAPPINGS = ("thread", "warp", "auto")
 OPS = ("sum", "min", "max")
+#: the most sums one call returns (``aggregates=``)
+MAX_AGGREGATES = 4
 
 
 def _combiner(op, jit):
@@ -35,15 +46,39 @@ def _combiner(op, jit):
     return combiner(op, jit), ident
 
 
+def _finisher(hooks, apply, aggregates, jit):
+    """``finish(v, data)``: the hook's apply step as four floats (zeros past ``aggregates``;
+    the kernels keep four accumulators and add only the first ``aggregates``)."""
+    apply_vertex = hooks.apply_vertex
+    if not aggregates:
+        @jit
+        def finish(v, data):
+            if apply:
+                apply_vertex(v, data)
+            return 0.0, 0.0, 0.0, 0.0
+        return finish
+    # a hook's tuple is at least `aggregates` long: read past it only as a repeat
+    i1, i2, i3 = (min(i, aggregates - 1) for i in (1, 2, 3))
+
+    @jit
+    def finish(v, data):
+        r = apply_vertex(v, data)
+        return float(r[0]), float(r[i1]), float(r[i2]), float(r[i3])
+    return finish
+
+
 _FULL = 0xFFFFFFFF
 
 
 @hooks_cache
-def cuda_kernel(hooks, weighted, incoming, mapping, op="sum"):
+def cuda_kernel(hooks, weighted, incoming, mapping, op="sum", apply=False, aggregates=0):
     from gunpy.backends.cuda import kernel
     gather_edge = hooks.gather_edge
     weight = cuda_weight(weighted)
-    combine, ident = _combiner(op, cuda.jit(device=True, inline="always"))
+    device = cuda.jit(device=True, inline="always")
+    combine, ident = _combiner(op, device)
+    finish = _finisher(hooks, apply, aggregates, device)
+    add_up = _cuda_add_up(aggregates, device)
 
     @cuda.jit(device=True, inline="always")
     def edge_value(v, p, offsets_nbrs, edge_ids, values, data):
@@ -55,25 +90,31 @@ def cuda_kernel(hooks, weighted, incoming, mapping, op="sum"):
         return gather_edge(v, u, e, w, data)
 
     def by_thread(queue, length, all_vertices, offsets, nbrs, edge_ids, values, out, data,
-                  tally, slot):
+                  tally, slot, sums):
         n = length[0]
         read = np.int64(0)
+        s0 = s1 = s2 = s3 = 0.0
         for i in range(cuda.grid(1), n, cuda.gridsize(1)):
             v = i if all_vertices else queue[i]
             acc = ident
             for p in range(offsets[v], offsets[v + 1]):
                 acc = combine(acc, edge_value(v, p, nbrs, edge_ids, values, data))
             out[v] = acc
+            a = finish(v, data)
+            s0, s1, s2, s3 = s0 + a[0], s1 + a[1], s2 + a[2], s3 + a[3]
             read += offsets[v + 1] - offsets[v]
         # the edges read (a statistic): counted here, not by a degree scan and a read
         if read and not all_vertices:
             cuda.atomic.add(tally, slot, read)
+        if aggregates:
+            add_up(sums, s0, s1, s2, s3)
 
     def by_warp(queue, length, all_vertices, offsets, nbrs, edge_ids, values, out, data,
-                tally, slot):
+                tally, slot, sums):
         n = length[0]
         lane = cuda.laneid
         read = np.int64(0)
+        s0 = s1 = s2 = s3 = 0.0
         for i in range(cuda.grid(1) // 32, n, cuda.gridsize(1) // 32):
             v = i if all_vertices else queue[i]
             acc = ident
@@ -86,28 +127,75 @@ def cuda_kernel(hooks, weighted, incoming, mapping, op="sum"):
                 off //= 2
             if lane == 0:
                 out[v] = acc
+                a = finish(v, data)
+                s0, s1, s2, s3 = s0 + a[0], s1 + a[1], s2 + a[2], s3 + a[3]
                 read += offsets[v + 1] - offsets[v]
         if read and not all_vertices:  # lane 0 of each warp: the edges read
             cuda.atomic.add(tally, slot, read)
+        if aggregates:
+            add_up(sums, s0, s1, s2, s3)
 
     return kernel(by_warp if mapping == "warp" else by_thread)
 
 
-def cpu_kernel(hooks, weighted, incoming, op="sum"):
+def _cuda_add_up(aggregates, device):
+    """``add_up(sums, s0, s1, s2, s3)``: every thread's sums into ``sums[:aggregates]``.
+
+    Every thread of the block calls it: 1. a butterfly reduction in each warp;
+    2. lane 0 of each warp adds to the block's shared sums; 3. thread 0 adds
+    those to ``sums``: one global atomic per block and aggregate."""
+    k = max(aggregates, 1)
+
+    @device
+    def add_up(sums, s0, s1, s2, s3):
+        sh = cuda.shared.array(4, np.float64)
+        if cuda.threadIdx.x < 4:
+            sh[cuda.threadIdx.x] = 0.0
+        cuda.syncthreads()
+        off = 16
+        while off > 0:
+            s0 += cuda.shfl_xor_sync(_FULL, s0, off)
+            if k > 1:
+                s1 += cuda.shfl_xor_sync(_FULL, s1, off)
+            if k > 2:
+                s2 += cuda.shfl_xor_sync(_FULL, s2, off)
+            if k > 3:
+                s3 += cuda.shfl_xor_sync(_FULL, s3, off)
+            off //= 2
+        if cuda.laneid == 0:
+            cuda.atomic.add(sh, 0, s0)
+            if k > 1:
+                cuda.atomic.add(sh, 1, s1)
+            if k > 2:
+                cuda.atomic.add(sh, 2, s2)
+            if k > 3:
+                cuda.atomic.add(sh, 3, s3)
+        cuda.syncthreads()
+        if cuda.threadIdx.x < k:
+            cuda.atomic.add(sums, cuda.threadIdx.x, sh[cuda.threadIdx.x])
+
+    return add_up
+
+
+def cpu_kernel(hooks, weighted, incoming, op="sum", apply=False, aggregates=0):
     """``(parallel, serial)`` builds of the CPU kernel."""
-    return functor_pair(cpu_source, hooks, (weighted, incoming, op))
+    return functor_pair(cpu_source, hooks, (weighted, incoming, op, apply, aggregates))
 
 
-def cpu_source(hooks, weighted, incoming, op):
-    """The CPU kernel's Python source for ``hooks`` (compiled by the callers)."""
+def cpu_source(hooks, weighted, incoming, op, apply=False, aggregates=0):
+    """The CPU kernel's Python source for ``hooks`` (compiled by the callers): it returns
+    ``(edges read, s0, s1, s2, s3)``, the sums of the apply step's aggregates."""
     from numba import njit, prange
 
     gather_edge = hooks.gather_edge
     weight = cpu_weight(weighted)
     combine, ident = _combiner(op, njit(inline="always"))
+    finish = _finisher(hooks, apply, aggregates, njit(inline="always"))
+    k = aggregates
 
     def reduce_(queue, n, all_vertices, offsets, nbrs, edge_ids, values, out, data):
         read = 0  # the edges read (a statistic, counted here rather than by a degree pass)
+        s0 = s1 = s2 = s3 = 0.0  # per-thread sums in a parallel build (prange reductions)
         for i in prange(n):
             v = np.int64(i) if all_vertices else np.int64(queue[i])
             read += offsets[v + 1] - offsets[v]
@@ -121,15 +209,29 @@ def cpu_source(hooks, weighted, incoming, op):
                 else:
                     acc = combine(acc, gather_edge(v, u, e, w, data))
             out[v] = acc
-        return read
+            a = finish(v, data)
+            if k > 0:
+                s0 += a[0]
+            if k > 1:
+                s1 += a[1]
+            if k > 2:
+                s2 += a[2]
+            if k > 3:
+                s3 += a[3]
+        return read, s0, s1, s2, s3
 
     return reduce_
 
 
-def execute(ctx, frontier, hooks, data, out, *, edges="in", mapping="auto", op="sum"):
+def execute(ctx, frontier, hooks, data, out, *, edges="in", mapping="auto", op="sum",
+            apply=False, sums=None):
     """``out[v] = op of gather_edge over v's edges`` for the frontier's vertices; returns the
     edges read, or None where the kernel left that count on a context tally
-    (:meth:`~gunpy.operators.Context.tally`: no degree scan, no sync for a statistic)."""
+    (:meth:`~gunpy.operators.Context.tally`: no degree scan, no sync for a statistic).
+
+    ``apply``: run ``apply_vertex`` after each ``out[v]``; ``sums``: None, or a float64
+    device array whose ``k`` slots receive the sums of the ``k`` aggregates ``apply_vertex``
+    returns (written by the implementation, zeros when there is no vertex)."""
     if op not in OPS:
         raise ValueError(f"unknown neighbor_reduce op {op!r}; valid: {OPS}")
     if edges not in ("in", "out"):
@@ -146,9 +248,14 @@ def execute(ctx, frontier, hooks, data, out, *, edges="in", mapping="auto", op="
     else:
         queue, length, n = frontier.queue, frontier.length, frontier.size
     if n == 0:
+        if sums is not None:
+            backend.fill(sums, 0.0)
         return 0
-    tallied = backend.operator("neighbor_reduce")(ctx, dg, hooks, data, out, queue, length, n,
-                                                  all_vertices, incoming, mapping, op)
+    impl = backend.operator("neighbor_reduce")
+    args = (ctx, dg, hooks, data, out, queue, length, n, all_vertices, incoming, mapping, op)
+    # the fused apply and its sums only when asked: implementations that predate them
+    # keep working for everything else
+    tallied = impl(*args, apply=apply, sums=sums) if apply or sums is not None else impl(*args)
     if all_vertices:
         return dg.num_edges
     if tallied:
@@ -164,61 +271,107 @@ def _arrays(dg, incoming):
 
 
 def cuda_execute(ctx, dg, hooks, data, out, queue, length, n, all_vertices, incoming, mapping,
-                 op):
+                 op, *, apply=False, sums=None):
     offsets, nbrs, edge_ids = _arrays(dg, incoming)
     if mapping == "auto":
         mapping = "warp" if dg.num_edges >= 16 * max(dg.num_vertices, 1) else "thread"
-    k = cuda_kernel(hooks, dg.weighted, incoming, mapping, op)
+    k = 0 if sums is None else sums.shape[0]
+    kern = cuda_kernel(hooks, dg.weighted, incoming, mapping, op, apply, k)
     items = n * 32 if mapping == "warp" else n
     tally, slot = ctx.tally("edges") if not all_vertices else (ctx.vertex_count, 0)
-    ctx.backend.run(k, items, queue, length, all_vertices, offsets, nbrs, edge_ids, dg.values,
-                    out, data, tally, np.int64(slot))
+    if sums is None:
+        sums = ctx.kept("neighbor_reduce.no_sums", lambda: ctx.backend.zeros(1, np.float64))
+    else:
+        ctx.backend.fill(sums, 0.0)  # the blocks add theirs
+    ctx.backend.run(kern, items, queue, length, all_vertices, offsets, nbrs, edge_ids,
+                    dg.values, out, data, tally, np.int64(slot), sums)
     return True  # the kernel counted the edges it read
 
 
 def cpu_execute(ctx, dg, hooks, data, out, queue, length, n, all_vertices, incoming, mapping,
-                op):
+                op, *, apply=False, sums=None):
     backend = ctx.backend
     offsets, nbrs, edge_ids = _arrays(dg, incoming)
     args = (queue, n, all_vertices, offsets, nbrs, edge_ids, dg.values, out, data)
-    read = [0]
+    key = (dg.weighted, incoming, op, bool(apply), 0 if sums is None else sums.shape[0])
+    got = [None]
     # the work is the edges: over every vertex, the graph's (a frontier's: its size)
     if (dg.num_edges if all_vertices else n) < backend.serial_below:
         def call(k):
-            read[0] = k(*args)
-        ctx.log(build=run_thin(backend, cpu_source, hooks, (dg.weighted, incoming, op), call))
+            got[0] = k(*args)
+        ctx.log(build=run_thin(backend, cpu_source, hooks, key, call))
     else:
-        read[0] = cpu_kernel(hooks, dg.weighted, incoming, op)[0](*args)
+        got[0] = cpu_kernel(hooks, *key)[0](*args)
+    read = got[0][0]
+    if sums is not None:
+        sums[:] = got[0][1:1 + sums.shape[0]]
     if all_vertices:
         return False  # execute logs the graph's edges
     # the kernel's count of a frontier's edges, on the tally a GPU's kernel adds to
     tally, slot = ctx.tally("edges")
-    tally[slot] += read[0]
+    tally[slot] += read
     return True
 
 
 def neighbor_reduce(graph, frontier, functor, data, out, *, edges="in", mapping="auto", op="sum",
-                    context=None):
+                    apply=False, aggregates=0, context=None):
     """``out[v] = op of functor.gather_edge`` over ``v``'s in- (or out-) edges.
 
     For the vertices of ``frontier`` (``None``: every vertex); ``out`` is a
     float64 device array with a slot per vertex; the others keep their values.
     Returns ``out``; the edges read are logged in the context's record.
+
+    ``apply=True`` runs ``functor.apply_vertex(v, data)`` on each vertex right
+    after its ``out[v]`` is written, in the same pass (a fused :func:`compute`:
+    it may read ``out[v]`` and overwrite it). ``aggregates=k`` (1 to
+    :data:`MAX_AGGREGATES`; implies ``apply``): ``apply_vertex`` returns a tuple
+    of ``k`` floats, and the call returns their sums over the vertices, a tuple
+    of ``k`` floats (one read), instead of ``out``.
+
+    Examples
+    --------
+    >>> import numpy as np, gunpy
+    >>> from gunpy import Functor, operators as ops
+    >>> class Degree(Functor):
+    ...     @staticmethod
+    ...     def gather_edge(src, dst, edge, weight, data):
+    ...         return weight
+    ...     @staticmethod
+    ...     def apply_vertex(v, data):      # after out[v]: the in-degree, and its square
+    ...         return (data[0][v], data[0][v] ** 2)
+    >>> G = gunpy.Graph.from_edges([0, 0, 1], [1, 2, 2], num_vertices=3)
+    >>> ctx = ops.Context(G, backend="cpu")
+    >>> out = np.zeros(3)
+    >>> ops.neighbor_reduce(G, None, Degree, (out,), out, aggregates=2, context=ctx)
+    (3.0, 5.0)
+    >>> out.tolist()
+    [0.0, 1.0, 2.0]
     """
     ctx = context_for(graph, frontier, context)
-    run(ctx, frontier, compile_functor(functor, ctx.backend), problem_data(data), out,
-        edges, mapping, op)
+    result = run(ctx, frontier, compile_functor(functor, ctx.backend), problem_data(data), out,
+                 edges, mapping, op, apply, aggregates)
     ctx.flush()  # a standalone call's edges are in ctx.record when it returns
-    return out
+    return result
 
 
-def run(ctx, frontier, hooks, data, out, edges, mapping, op):
-    """:func:`neighbor_reduce` once its arguments are checked (``hooks``: the compiled functor)."""
+def run(ctx, frontier, hooks, data, out, edges, mapping, op, apply=False, aggregates=0):
+    """:func:`neighbor_reduce` once its arguments are checked (``hooks``: the compiled functor);
+    returns ``out``, or the sums of the ``aggregates``."""
+    if isinstance(aggregates, bool) or aggregates not in range(MAX_AGGREGATES + 1):
+        raise ValueError(f"neighbor_reduce aggregates must be an integer from 0 to "
+                         f"{MAX_AGGREGATES}, got {aggregates!r}")
     if frontier is not None:
         frontier.ensure_queue(ctx.scratch)
-    read = execute(ctx, frontier, hooks, data, out, edges=edges, mapping=mapping, op=op)
+    sums = None
+    if aggregates:
+        # the backend's sums, one per aggregate count (no allocation per call)
+        sums = ctx.backend.workspace(f"neighbor_reduce.sums{aggregates}", aggregates, np.float64)
+    read = execute(ctx, frontier, hooks, data, out, edges=edges, mapping=mapping, op=op,
+                   apply=apply or bool(aggregates), sums=sums)
     ctx.log(edges=read or 0, direction="pull", strategy="neighbor_reduce")
-    return out
+    if sums is None:
+        return out
+    return tuple(ctx.backend.read_head(sums, aggregates).tolist())
 
 
 callable_module(__name__, neighbor_reduce)
