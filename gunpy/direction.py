@@ -107,10 +107,10 @@ class PushPull:
         """Levels that ran as pushes without asking (fused: each one :meth:`decide`
         would have pushed, the levels having asked the same rule themselves):
         ``(frontier size, out-edges)`` rows, accounted as :meth:`decide` would have."""
-        for n_f, m_f in levels:
-            self.account(int(m_f))
         if len(levels):
-            self.prev_size, self.prev_edges = int(levels[-1][0]), int(levels[-1][1])
+            # one subtraction for them all: the estimate only falls, and stops at zero
+            self.account(int(levels[:, 1].sum()))
+            self.prev_size, self.prev_edges = int(levels[-1, 0]), int(levels[-1, 1])
 
     def pulled(self, examined, push_edges):
         """A pull examined ``examined`` in-edges where push would visit ``push_edges``.

@@ -140,18 +140,22 @@ class Enactor:
         return self.stats
 
     def _log(self, record, before):
-        # every iteration's way to the stats, a fused call's later ones ("then") included
+        # every iteration's way to the stats; a fused call's later levels ("then": their
+        # (size, edges) rows) go as one block, with no counts of their own
         counts = self.backend.counts()
-        for rec in (record, *record.pop("then", ())):
-            rec["iteration"] = self.iteration
-            if counts.launches is not None:
-                rec["launches"], rec["syncs"], rec["uploads"] = (
-                    counts[0] - before[0], counts[1] - before[1], counts[2] - before[2])
-            rec["allocs"] = counts.allocs - before.allocs
-            before = counts  # the next records: none of their own
-            self.stats.per_iteration.append(rec)
-            self.stats.edges_visited += rec["edges"]
-            self.iteration += 1
+        levels = record.pop("then", None)
+        record["iteration"] = self.iteration
+        if counts.launches is not None:
+            record["launches"], record["syncs"], record["uploads"] = (
+                counts[0] - before[0], counts[1] - before[1], counts[2] - before[2])
+        record["allocs"] = counts.allocs - before.allocs
+        self.stats.log(record)
+        self.stats.edges_visited += record["edges"]
+        self.iteration += 1
+        if levels is not None and len(levels):
+            self.stats.log_levels(self.iteration, levels, counts.launches is not None)
+            self.stats.edges_visited += int(levels[:, 1].sum())
+            self.iteration += len(levels)
 
     # -- operators (the free functions of gunpy.operators, on the enactor's state) ----
     def advance(self, frontier, functor, *, load_balance=None, direction=None, output="vertex",

@@ -16,6 +16,11 @@ class Stats:
     ``frontier`` (input frontier size), ``edges`` (edges the operators visited),
     ``direction`` and ``strategy``: the data to plot when asking why a run was
     fast or slow.
+
+    Levels that ran fused, many to a call (:mod:`gunpy.operators.levels`), are
+    kept as one block of (size, edges) rows until ``per_iteration`` is first
+    read: a road network's thousand levels would otherwise cost a thousand
+    dicts in every run, read or not.
     """
 
     backend: str = ""
@@ -24,8 +29,42 @@ class Stats:
     elapsed_ms: float = 0.0
     load_balance: str = ""
     direction: str = ""
-    per_iteration: list = field(default_factory=list)
     extra: dict = field(default_factory=dict)
+    #: the records, with :class:`_FusedLevels` blocks not yet expanded (``_blocks`` of them)
+    _records: list = field(default_factory=list, repr=False)
+    _blocks: int = field(default=0, repr=False)
+
+    def __init__(self, backend="", iterations=0, edges_visited=0, elapsed_ms=0.0,
+                 load_balance="", direction="", per_iteration=(), extra=None):
+        self.backend, self.iterations, self.edges_visited = backend, iterations, edges_visited
+        self.elapsed_ms, self.load_balance, self.direction = elapsed_ms, load_balance, direction
+        self.extra = {} if extra is None else extra
+        self._records, self._blocks = list(per_iteration), 0
+
+    @property
+    def per_iteration(self):
+        """The list of per-iteration records (a list: append to it, index it)."""
+        if self._blocks:
+            self._records = [rec for item in self._records
+                             for rec in (item.expand() if isinstance(item, _FusedLevels)
+                                         else (item,))]
+            self._blocks = 0
+        return self._records
+
+    @per_iteration.setter
+    def per_iteration(self, records):
+        self._records, self._blocks = list(records), 0
+
+    def log(self, record):
+        """Append one iteration's record (the enactors' way in: no block is expanded)."""
+        self._records.append(record)
+
+    def log_levels(self, first, levels, counted):
+        """Append fused levels ``first, first+1, ...``: ``levels`` holds their (frontier
+        size, out-edges) rows; ``counted``: the records carry launch/sync/upload counts
+        (none of their own: their call's are in the record before them)."""
+        self._records.append(_FusedLevels(first, levels, counted))
+        self._blocks += 1
 
     @property
     def mteps(self):
@@ -49,6 +88,21 @@ class Stats:
 
     def __repr__(self):
         return f"Stats({self.summary()})"
+
+
+class _FusedLevels:
+    """Levels a fused call ran after its first: each one's record, made when read."""
+
+    __slots__ = ("first", "levels", "counted")
+
+    def __init__(self, first, levels, counted):
+        self.first, self.levels, self.counted = first, levels, counted
+
+    def expand(self):
+        counts = {"launches": 0, "syncs": 0, "uploads": 0} if self.counted else {}
+        return [{"frontier": n, "edges": m, "direction": "push", "strategy": "fused", "ms": 0.0,
+                 "iteration": self.first + i, **counts, "allocs": 0}
+                for i, (n, m) in enumerate(self.levels.tolist())]
 
 
 class Result:

@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 import gunpy
+from gunpy.result import Stats
 from gunpy.testing import ON_CUDASIM, check_bfs_tree, nasty_graphs, reference_depths, graph_names
 
 GRAPHS = nasty_graphs()
@@ -38,6 +39,26 @@ def test_bfs_stats(backend):
     assert st.edges_visited == G.num_edges
     assert [it["frontier"] for it in st.per_iteration] == [1] * G.num_vertices
     assert r.to_dict() == {v: v for v in range(G.num_vertices)}
+
+
+def test_fused_level_records_are_made_when_read(backend):
+    # a long path's levels run fused: their records wait as one block until read, then
+    # read as ordinary dicts, numbered on, with the fused call's counts in its first
+    G = gunpy.Graph.from_edges(np.arange(99), np.arange(1, 100), directed=False)
+    r = gunpy.bfs(G, 0, backend=backend, direction="push")
+    st = r.stats
+    assert st._blocks >= 1
+    its = st.per_iteration
+    assert st._blocks == 0 and st.per_iteration is its
+    assert [it["iteration"] for it in its] == list(range(100)) == list(range(st.iterations))
+    assert [it["frontier"] for it in its] == [1] * 100
+    assert sum(it["edges"] for it in its) == st.edges_visited == G.num_edges
+    assert {it["strategy"] for it in its[1:99]} == {"fused"}
+    assert all(it["allocs"] == 0 for it in its[1:])
+    counted = backend == "cuda"
+    assert all(("launches" in it) == counted for it in its)
+    st.per_iteration = its[:2]
+    assert len(st.per_iteration) == 2 and Stats(per_iteration=its[:3]).per_iteration == its[:3]
 
 
 def test_bfs_to_dict_leaves_out_unreachable(backend):

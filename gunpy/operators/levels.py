@@ -250,9 +250,7 @@ def cpu_levels(ctx, dg, frontier, out, hooks, data, *, edges, limit, max_levels,
         lambda k: k(dg.row_offsets, dg.column_indices, dg.values, frontier.queue,
                     frontier.size, edges, a, b, out.queue, ctx.visited_words(), limit,
                     max_levels, info, data, *_rule_args(rule, limit))))
-    # [size, edges] pairs as Python ints: the records and the push-pull accounting read
-    # them one level at a time (a NumPy row and its scalars cost ~1 us a level)
-    return _finish(frontier, out, info, lambda n: out.set_size(n)).tolist()
+    return _finish(frontier, out, info, lambda n: out.set_size(n))
 
 
 def _finish(frontier, out, info, set_size):
@@ -262,7 +260,7 @@ def _finish(frontier, out, info, set_size):
     else:
         set_size(int(info[1]))
         out.known_edges = int(info[2])
-    return np.asarray(info[3:3 + 2 * k]).reshape(k, 2)
+    return info[3:3 + 2 * k].reshape(k, 2).copy()  # the scratch is the next call's
 
 
 def cuda_levels(ctx, dg, frontier, out, hooks, data, *, edges, limit, max_levels, spec,
@@ -295,8 +293,8 @@ def run(ctx, frontier, out, hooks, data, *, limit, edges=None, max_levels=MAX_LE
     (a :data:`PushRule`), the levels also stop before one that rule would pull.
 
     The first level's edges go to ``ctx.record`` (``strategy`` ``"fused"``); each
-    level after it gets a record of its own in ``ctx.record["then"]``, which an
-    :class:`~gunpy.Enactor` logs as iterations.
+    level after it is a row of ``ctx.record["then"]``, which an
+    :class:`~gunpy.Enactor` logs as iterations (records made when read).
     """
     max_levels = int(min(max_levels, MAX_LEVELS))
     if (edges is not None and edges >= limit) or frontier.size == 0 or max_levels <= 0:
@@ -308,11 +306,10 @@ def run(ctx, frontier, out, hooks, data, *, limit, edges=None, max_levels=MAX_LE
         ctx, dg, frontier, out, hooks, data, edges=-1 if edges is None else int(edges),
         limit=int(limit), max_levels=max_levels, spec=spec, rule=rule)
     if len(levels):
-        # the first level is the caller's iteration; the others are logged as their own
-        ctx.log(edges=int(levels[0][1]), direction="push", strategy="fused")
-        ctx.record.setdefault("then", []).extend(
-            {"frontier": int(n), "edges": int(m), "direction": "push", "strategy": "fused",
-             "ms": 0.0} for n, m in levels[1:])  # (the call's time is the first level's)
+        # the first level is the caller's iteration; the others are logged as their own,
+        # from their (size, edges) rows (the call's time is the first level's)
+        ctx.log(edges=int(levels[0, 1]), direction="push", strategy="fused")
+        ctx.record["then"] = levels[1:]
     return levels
 
 
