@@ -277,12 +277,14 @@ class FrontierStore:
         #: whether they match ``_offsets``
         self._offsets_dev = None
         self._offsets_synced = True
+        self._rows = None
 
     _ROW = 4
 
     def clear(self):
         self._offsets = [0]
         self._offsets_synced = False
+        self._rows = None
 
     def __len__(self):
         return len(self._offsets) - 1
@@ -314,6 +316,7 @@ class FrontierStore:
         self.backend.copy(frontier.length, lengths[row * i:], 1)
         self._offsets.append(used + n)
         self._offsets_synced = False
+        self._rows = None
         return i
 
     def _grow_lengths(self, count):
@@ -337,11 +340,21 @@ class FrontierStore:
             self._offsets_dev = self.backend.empty(max(2 * (count + 1), 16), np.int64)
         return self._store, self._offsets_dev, self._grow_lengths(count), self._ROW
 
-    def set_offsets(self, offsets):
+    def set_offsets(self, offsets, *, rows=None):
         """The frontiers an operator wrote through :meth:`layout` (``offsets``: host
-        ints, ``count + 1`` of them, also in the device offsets)."""
+        ints, ``count + 1`` of them, also in the device offsets). ``rows``: their
+        length rows on the host (size, out-degree sum, largest out-degree), when the
+        operator counted them (see :attr:`level_rows`)."""
         self._offsets = offsets.tolist() if hasattr(offsets, "tolist") else list(offsets)
         self._offsets_synced = True
+        self._rows = rows
+
+    @property
+    def level_rows(self):
+        """A host ``(count, row)`` array of the frontiers' (size, out-degree sum, largest
+        out-degree) when the store was filled at once with them counted, else None
+        (frontiers saved one by one)."""
+        return self._rows
 
     @property
     def ids(self):

@@ -212,3 +212,64 @@ def test_bc_repeated_runs_allocate_nothing(backend):
     stats = enactor.enact()
     assert problem.backend.counts().allocs == before
     assert stats.edges_visited > 0
+
+
+# ----------------------------------------------------------------------------- CUDA launches
+def _launches(ctx):
+    c = ctx.backend.counts()
+    return c.launches, c.syncs
+
+
+@pytest.mark.sim
+def test_cuda_thin_levels_are_one_launch_and_no_sync(backend):
+    G = GRAPHS["grid"]
+    depth = _depths(G, 0)
+    ctx, store = _store(G, depth, backend)
+    rows = store.level_rows
+    assert rows[:, 0].tolist() == [int((depth == lv).sum()) for lv in range(len(store))]
+    deg = np.diff(G.row_offsets)
+    assert rows[:, 1].tolist() == [int(deg[depth == lv].sum()) for lv in range(len(store))]
+    assert rows[:, 2].tolist() == [int(deg[depth == lv].max()) for lv in range(len(store))]
+    from collections import namedtuple
+    data = namedtuple("Data", "depth out")(ctx.backend.asarray(depth),
+                                           ctx.backend.zeros(G.num_vertices, np.float64))
+    ctx.record = {"edges": 0}
+    before = _launches(ctx)
+    ran = rl.reverse_levels(G, store, Height, data, data.out, start=len(store) - 2, context=ctx)
+    launches, syncs = (a - b for a, b in zip(_launches(ctx), before))
+    assert ran == len(store) - 1 and (launches, syncs) == (1, 0)
+    then = ctx.record["then"]
+    levels = range(len(store) - 2, -1, -1)
+    assert [ctx.record["edges"], *then[:, 1].tolist()] == [int(deg[depth == lv].sum())
+                                                           for lv in levels]
+    np.testing.assert_array_equal(ctx.backend.to_host(data.out), _height_reference(G, depth))
+
+
+@pytest.mark.sim
+def test_cuda_a_hub_level_runs_grid_wide(backend):
+    G = GRAPHS["star_hub"]  # the hub (level 0) has 40 leaves, over CUDA_HUB when lowered
+    depth = _depths(G, 0)
+    import gunpy.operators.reverse_levels as mod
+    old = mod.CUDA_HUB
+    mod.CUDA_HUB = 8
+    try:
+        got, calls, records = _walk(G, depth, backend)
+    finally:
+        mod.CUDA_HUB = old
+    assert calls == 1 and records[0] == (40, None)  # level 0 alone, by neighbor_reduce
+    np.testing.assert_array_equal(got, _height_reference(G, depth))
+
+
+@pytest.mark.ptx
+def test_reverse_levels_compile_to_ptx(ptx_backend):
+    G = GRAPHS["grid"]
+    ctx = ops.Context(G, ptx_backend)
+    store = FrontierStore(ptx_backend, G.num_vertices)
+    levels = ptx_backend.asarray(_depths(G, 0))
+    rl.group(G, levels, 11, store, context=ctx)
+    from collections import namedtuple
+    data = namedtuple("Data", "depth out")(levels, ptx_backend.zeros(G.num_vertices, np.float64))
+    store.set_offsets(np.arange(12), rows=np.ones((11, 4), dtype=np.int64))  # as if counted
+    rl.reverse_levels(G, store, Height, data, data.out, start=9, context=ctx)
+    names = " ".join(ptx_backend.kernel_names())
+    assert "_cuda_count" in names and "_cuda_scatter" in names and "walk" in names

@@ -26,10 +26,12 @@ Two steps make the walk cheap:
 CPU: one core runs every level under ``serial_below`` vertices in one call (a
 level that large runs the parallel neighbor-reduce kernel alone); with
 ``fuse_below`` 0 (fusion off) one level a call. CUDA: thin levels (under
-``fuse_below`` edges, estimated from the graph's average degree) run in one
-thread block with a barrier between levels, one launch and one read for all of
-them; a fat level is a grid-wide neighbor-reduce over its stored frontier (one
-launch, its edges counted in the kernel, no sync).
+``fuse_below`` out-edges and no list of :data:`CUDA_HUB` or more, which
+:func:`group` counts into each level's length row) run in one thread block, a
+thread per vertex and a barrier between levels: one launch and no sync for all
+of them (over in-edges, one read of their edges); any other level, or a store
+of frontiers saved one by one, is a grid-wide neighbor-reduce over its stored
+frontier (one launch, its edges counted in the kernel, no sync).
 """
 
 import functools
@@ -49,19 +51,23 @@ __all__ = ["reverse_levels", "group", "run", "cpu_group", "cuda_group", "cpu_rev
 
 
 # ----------------------------------------------------------------------------- group
-def _group_source(levels, n, num_levels, ids, offsets, lengths, row):
-    # 1. count each level's vertices (offsets[l + 1]), 2. their starts, 3. scatter in id
-    # order (offsets[l] runs to the level's end), 4. shift the starts back
+def _group_source(levels, n, num_levels, ids, offsets, lengths, row, row_offsets):
+    # 1. count each level's vertices (offsets[l + 1]), out-edges and largest out-degree
+    # (its length row, as a frontier's length holds them), 2. the levels' starts,
+    # 3. scatter in id order (offsets[l] runs to the level's end), 4. shift the starts back
     for i in range(num_levels + 1):
         offsets[i] = 0
+    for i in range(row * num_levels):
+        lengths[i] = 0
     for v in range(n):
         lv = levels[v]
         if lv >= 0 and lv < num_levels:
             offsets[lv + 1] += 1
+            d = row_offsets[v + 1] - row_offsets[v]
+            lengths[row * lv + 1] += d
+            lengths[row * lv + 2] = max(lengths[row * lv + 2], d)
     for i in range(num_levels):
         lengths[row * i] = offsets[i + 1]  # each level's device length, as save() copies it
-        for j in range(1, row):
-            lengths[row * i + j] = 0
         offsets[i + 1] += offsets[i]
     for v in range(n):
         lv = levels[v]
@@ -80,16 +86,21 @@ def _cpu_group_kernel():
 
 def cpu_group(ctx, levels, num_levels, ids, offsets, lengths, row):
     """Group ``0..n-1`` by ``levels`` into ``ids`` (one core, in id order); returns the
-    ``num_levels + 1`` offsets as a host array."""
-    _cpu_group_kernel()(levels, ctx.num_vertices, num_levels, ids, offsets, lengths, row)
-    return offsets[:num_levels + 1]
+    ``num_levels + 1`` offsets and the levels' length rows as host arrays."""
+    row_offsets = ctx.backend.graph(ctx.graph).row_offsets
+    _cpu_group_kernel()(levels, ctx.num_vertices, num_levels, ids, offsets, lengths, row,
+                        row_offsets)
+    return offsets[:num_levels + 1], lengths[:row * num_levels].reshape(num_levels, row)
 
 
-def _cuda_count(levels, n, num_levels, lengths, row):
+def _cuda_count(levels, n, num_levels, lengths, row, row_offsets):
     for v in range(cuda.grid(1), n, cuda.gridsize(1)):
         lv = levels[v]
         if lv >= 0 and lv < num_levels:
+            d = row_offsets[v + 1] - row_offsets[v]
             cuda.atomic.add(lengths, row * lv, 1)
+            cuda.atomic.add(lengths, row * lv + 1, d)
+            cuda.atomic.max(lengths, row * lv + 2, d)
 
 
 def _cuda_scatter(levels, n, num_levels, ids, cursor):
@@ -111,15 +122,16 @@ def cuda_group(ctx, levels, num_levels, ids, offsets, lengths, row):
     backend, n = ctx.backend, ctx.num_vertices
     count, scatter = _cuda_group_kernels()
     backend.fill(lengths[:row * num_levels], 0)
-    backend.run(count, n, levels, np.int64(n), np.int64(num_levels), lengths, np.int64(row))
-    sizes = backend.read_head(lengths, row * num_levels)[::row]  # the one sync
+    backend.run(count, n, levels, np.int64(n), np.int64(num_levels), lengths, np.int64(row),
+                backend.graph(ctx.graph).row_offsets)
+    rows = backend.read_head(lengths, row * num_levels).reshape(num_levels, row)  # the sync
     host = np.zeros(num_levels + 1, dtype=np.int64)
-    np.cumsum(sizes, out=host[1:])
+    np.cumsum(rows[:, 0], out=host[1:])
     backend.copy_in(offsets, 0, host)
     cursor = ctx.scratch("reverse_levels.cursor", num_levels, np.int64)
     backend.copy_in(cursor, 0, host[:num_levels])
     backend.run(scatter, n, levels, np.int64(n), np.int64(num_levels), ids, cursor)
-    return host
+    return host, rows
 
 
 def group(graph, levels, num_levels, store, *, context=None):
@@ -134,9 +146,9 @@ def group(graph, levels, num_levels, store, *, context=None):
 def run_group(ctx, levels, num_levels, store):
     """:func:`group` once its arguments are checked."""
     ids, offsets, lengths, row = store.layout(ctx.num_vertices, num_levels, ctx.index_dtype)
-    host = ctx.backend.operator("levels.group")(ctx, levels, num_levels, ids, offsets,
-                                                lengths, row)
-    store.set_offsets(host)
+    host, rows = ctx.backend.operator("levels.group")(ctx, levels, num_levels, ids, offsets,
+                                                      lengths, row)
+    store.set_offsets(host, rows=rows)
     return store
 
 
@@ -192,11 +204,77 @@ def cpu_reverse_reduce(ctx, dg, hooks, data, out, store, start, stop, incoming, 
     return info[:start - last + 1].tolist()
 
 
+@hooks_cache
+def _cuda_kernel(hooks, weighted, incoming, op, block):
+    from gunpy.backends.cuda import kernel
+    gather_edge = hooks.gather_edge
+    weight = cuda_weight(weighted)
+    combine, ident = nr._combiner(op, cuda.jit(device=True, inline="always"))
+
+    def walk(ids, offsets, start, stop, offs, nbrs, edge_ids, values, out, data, info):
+        # one block: a thread per vertex of a level, a barrier before the level above
+        read = cuda.shared.array(1, np.int64)
+        tid = cuda.threadIdx.x
+        k = 0
+        for lv in range(start, stop - 1, -1):
+            if tid == 0:
+                read[0] = 0
+            cuda.syncthreads()
+            mine = np.int64(0)
+            for i in range(offsets[lv] + tid, offsets[lv + 1], cuda.blockDim.x):
+                v = ids[i]
+                acc = ident
+                for p in range(offs[v], offs[v + 1]):
+                    u = nbrs[p]
+                    e = edge_ids[p] if incoming else p
+                    if incoming:
+                        acc = combine(acc, gather_edge(u, v, e, weight(values, e), data))
+                    else:
+                        acc = combine(acc, gather_edge(v, u, e, weight(values, e), data))
+                out[v] = acc
+                mine += offs[v + 1] - offs[v]
+            if mine:
+                cuda.atomic.add(read, 0, mine)
+            cuda.syncthreads()  # the level's values are written: the level above may read
+            if tid == 0:
+                info[k] = read[0]
+            k += 1
+
+    return kernel(walk, launch_bounds=block)  # one block: at most `block` threads
+
+
+#: a level whose largest list is longer runs grid-wide (one thread would walk it all)
+CUDA_HUB = 256
+
+
+def _cuda_thin(rows, lv, limit):
+    return rows[lv, 1] < limit and rows[lv, 2] < CUDA_HUB
+
+
 def cuda_reverse_reduce(ctx, dg, hooks, data, out, store, start, stop, incoming, op):
-    """One level a call: neighbor_reduce's grid-wide kernel over its stored frontier (its
-    length copied on the device when the store was filled; edges on a tally)."""
-    nr.run(ctx, store.get(start), hooks, data, out, "in" if incoming else "out", "auto", op)
-    return [None]
+    """Thin levels (under ``fuse_below`` out-edges, no list of :data:`CUDA_HUB` or more,
+    as counted by :func:`group`) in one block, one launch for all of them (their edges
+    read back in one copy only for in-edges; the out-edges were counted by the group).
+    Any other level alone: neighbor_reduce's grid-wide kernel over its stored frontier
+    (its device length written by the group or the save; edges on a tally, no sync)."""
+    backend, rows = ctx.backend, store.level_rows
+    limit = backend.fuse_below
+    if rows is None or not _cuda_thin(rows, start, limit):
+        nr.run(ctx, store.get(start), hooks, data, out, "in" if incoming else "out", "auto", op)
+        return [None]
+    last = start
+    while last > stop and _cuda_thin(rows, last - 1, limit):
+        last -= 1
+    count = start - last + 1
+    block = backend.one_block_size()
+    info = ctx.scratch("reverse_levels.info", count, np.int64)
+    offs, nbrs, edge_ids = nr._arrays(dg, incoming)
+    backend.run(_cuda_kernel(hooks, dg.weighted, incoming, op, block), block, store.ids,
+                store.offsets_array(), np.int64(start), np.int64(last), offs, nbrs, edge_ids,
+                dg.values, out, data, info, blocks=1, block_size=block)
+    if incoming:
+        return backend.read_head(info, count).tolist()  # the one sync
+    return rows[last:start + 1, 1][::-1].tolist()
 
 
 def run(ctx, store, hooks, data, out, start, stop, edges, op):
