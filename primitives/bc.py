@@ -5,14 +5,18 @@ paths: when ``src`` reaches ``dst`` one level down, ``sigma[dst] += sigma[src]``
 (atomic add: many parents). It is direction-optimised like BFS, but pulls
 without early exit: an unvisited vertex adds the path counts of *all* its
 visited in-neighbours, which (operand reuse) are exactly its parents one level
-up. Each level's frontier is saved (the output-frontier storage of section
-4.4.3), so the backward phase walks the levels deepest first without a filter:
-a neighbor-reduce over each level's out-edges gathers
-``delta[v] = sum of sigma[v] / sigma[w] * (1 + delta[w])`` over the successors
-``w`` one level down (one writer per vertex, no atomics); at the end one pass
-over every vertex adds ``bc[v] += delta[v]`` for every ``v`` but the source.
+up. Its thin push levels run fused, many to a call, as BFS's do
+(:meth:`~gunpy.Enactor.advance_filter`), so no level is saved on the way down;
+instead the vertices are then grouped by depth, one stored frontier per level
+(the output-frontier storage of section 4.4.3, filled by one counting sort:
+:func:`gunpy.operators.reverse_levels.group`). The backward phase walks those
+levels deepest first without a filter, many to a call
+(:func:`gunpy.operators.reverse_levels`): a neighbor-reduce over each level's
+out-edges gathers ``delta[v] = sum of sigma[v] / sigma[w] * (1 + delta[w])``
+over the successors ``w`` one level down (one writer per vertex, no atomics); at
+the end one pass over every vertex adds ``bc[v] += delta[v]`` for every ``v``
+but the source.
 """
-
 from collections import namedtuple
 
 import numpy as np

@@ -1,5 +1,5 @@
-"""BC's levels: grouped by depth, walked deepest first many to a call (gunpy.operators.reverse_levels),
-and its forward phase run as fused levels."""
+"""BC's levels: grouped by depth and walked deepest first, many to a call
+(gunpy.operators.reverse_levels); its forward phase run as fused levels."""
 
 import networkx as nx
 import numpy as np

@@ -313,6 +313,34 @@ def reverse_levels(graph, store, functor, data, out, *, start, stop=0, edges="ou
     (at least one when ``start >= stop``): call again from ``start - ran``. Each
     level's work is logged in the context's record (the later levels' in
     ``ctx.record["then"]``).
+
+    Examples
+    --------
+    Each vertex sums ``1 + paths[w]`` over its successors ``w`` one level down:
+
+    >>> from collections import namedtuple
+    >>> import numpy as np
+    >>> import gunpy
+    >>> from gunpy import Functor, operators as ops
+    >>> from gunpy.frontier import FrontierStore
+    >>> from gunpy.operators import reverse_levels as rl
+    >>> class Paths(Functor):
+    ...     @staticmethod
+    ...     def gather_edge(src, dst, edge, weight, data):
+    ...         if data.depth[dst] == data.depth[src] + 1:
+    ...             return 1.0 + data.paths[dst]
+    ...         return 0.0
+    >>> G = gunpy.Graph.from_edges([0, 0, 1, 2], [1, 2, 3, 3], directed=True)
+    >>> ctx = ops.Context(G, "cpu")
+    >>> depth = np.array([0, 1, 1, 2], dtype=np.int32)
+    >>> store = rl.group(G, depth, 3, FrontierStore(ctx.backend, 4), context=ctx)
+    >>> [store.get(i).to_numpy().tolist() for i in range(len(store))]
+    [[0], [1, 2], [3]]
+    >>> data = namedtuple("Data", "depth paths")(depth, np.zeros(4))
+    >>> rl.reverse_levels(G, store, Paths, data, data.paths, start=1, context=ctx)
+    2
+    >>> data.paths.tolist()
+    [4.0, 1.0, 1.0, 0.0]
     """
     if edges not in ("in", "out"):
         raise ValueError(f"reverse_levels edges must be 'in' or 'out', got {edges!r}")
