@@ -43,12 +43,18 @@ class Hook(Functor):
 
     @staticmethod
     def cond_edge(src, dst, edge, weight, data):
-        # (the edge's rank first: most edges fail it, and predictably)
-        if data.phase == SAMPLE and (edge - data.row_offsets[src] >= data.sample or dst > src):
-            return False  # not a sampled edge: a later pass sees it
-        if data.phase == ALL and data.undirected and dst > src:
-            return False  # the edge's other copy, (dst, src), does the work
         labels = data.labels
+        # one early return, on a flag: numba prunes the reference counts of such a body
+        # (a parallel build pays none per edge) but not of one with several exits
+        skip = False
+        if data.phase == SAMPLE:
+            # not a sampled edge, a later pass sees it (the rank first: most fail it,
+            # and predictably)
+            skip = edge - data.row_offsets[src] >= data.sample or dst > src
+        elif data.phase == ALL:
+            skip = data.undirected != 0 and dst > src  # the copy (dst, src) does the work
+        if skip:
+            return False
         # walk both ends to their roots, halving the paths (racy writes are benign:
         # a label only ever moves to an ancestor)
         a = src
@@ -63,13 +69,12 @@ class Hook(Functor):
             b = up
         # link the larger root under the smaller, so every root is its tree's smallest
         # id; the CAS fails when another edge linked that root first: climb and retry
+        # (no break, for the pruning too)
         while a != b:
             if a > b:
                 a, b = b, a
             seen = atomics.cas(labels, b, b, a)
-            if seen == b:
-                break
-            b = seen
+            b = a if seen == b else seen
         return False
 
 
