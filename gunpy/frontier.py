@@ -278,6 +278,7 @@ class FrontierStore:
         self._offsets_dev = None
         self._offsets_synced = True
         self._rows = None
+        self._filled = False  # the last frontiers came from set_offsets, not save
 
     _ROW = 4
 
@@ -295,6 +296,10 @@ class FrontierStore:
         Its ids and its device length are copied on the device (no host read
         beyond its size); the arrays grow only past the largest run so far."""
         frontier.ensure_queue(scratch)
+        if self._filled and self._lengths is not None:
+            # a fill's rows hold degree counts past the size: back to zeros, as saves expect
+            self.backend.fill(self._lengths, 0)
+        self._filled = False
         n = frontier.size
         used = self._offsets[-1]
         store = self._store
@@ -348,6 +353,7 @@ class FrontierStore:
         self._offsets = offsets.tolist() if hasattr(offsets, "tolist") else list(offsets)
         self._offsets_synced = True
         self._rows = rows
+        self._filled = True
 
     @property
     def level_rows(self):

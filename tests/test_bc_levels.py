@@ -273,3 +273,17 @@ def test_reverse_levels_compile_to_ptx(ptx_backend):
     rl.reverse_levels(G, store, Height, data, data.out, start=9, context=ctx)
     names = " ".join(ptx_backend.kernel_names())
     assert "_cuda_count" in names and "_cuda_scatter" in names and "walk" in names
+
+
+def test_a_save_after_a_fill_starts_from_clean_length_rows(backend):
+    G = GRAPHS["grid"]
+    depth = _depths(G, 0)
+    ctx, store = _store(G, depth, backend)
+    assert store.level_rows is not None and store.level_rows[:, 1].max() > 0
+    store.clear()
+    f = ctx.frontier([3, 4, 5])
+    assert store.save(f, ctx.scratch) == 0
+    assert store.level_rows is None
+    view = store.get(0)
+    assert view.to_numpy().tolist() == [3, 4, 5]
+    assert ctx.backend.to_host(view.length).tolist() == [3, 0, 0, 0]
