@@ -336,7 +336,8 @@ class FrontierStore:
         frontiers of ``n`` ids in all at once, in place of the store's (grown only
         past the largest so far; the old contents are dropped): frontier ``i`` is
         ``ids[offsets[i]:offsets[i + 1]]``, its device length ``lengths[row * i]``
-        (the rest of its row zero). Then :meth:`set_offsets`."""
+        (then its out-degree sum and largest out-degree, the last slot free for the
+        operator's use). Then :meth:`set_offsets`."""
         store = self._store
         if store is None or store.shape[0] < n or store.dtype != np.dtype(dtype):
             self._store = self.backend.empty(max(n, self.num_vertices, 1), dtype)

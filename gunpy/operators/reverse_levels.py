@@ -103,11 +103,13 @@ def _cuda_count(levels, n, num_levels, lengths, row, row_offsets):
             cuda.atomic.max(lengths, row * lv + 2, d)
 
 
-def _cuda_scatter(levels, n, num_levels, ids, cursor):
+def _cuda_scatter(levels, n, num_levels, ids, offsets, lengths, row):
     for v in range(cuda.grid(1), n, cuda.gridsize(1)):
         lv = levels[v]
         if lv >= 0 and lv < num_levels:
-            ids[cuda.atomic.add(cursor, lv, 1)] = v  # the order within a level is free
+            # the row's last slot (zeroed by the fill) is the level's cursor; the order
+            # within a level is free
+            ids[offsets[lv] + cuda.atomic.add(lengths, row * lv + row - 1, 1)] = v
 
 
 @functools.cache
@@ -118,7 +120,7 @@ def _cuda_group_kernels():
 
 def cuda_group(ctx, levels, num_levels, ids, offsets, lengths, row):
     """Group by level on the device: count (atomics into the length rows), one read of the
-    counts, their starts uploaded, scatter (atomics on a cursor per level)."""
+    rows, the levels' starts uploaded, scatter (an atomic cursor per level, in its row)."""
     backend, n = ctx.backend, ctx.num_vertices
     count, scatter = _cuda_group_kernels()
     backend.fill(lengths[:row * num_levels], 0)
@@ -128,9 +130,8 @@ def cuda_group(ctx, levels, num_levels, ids, offsets, lengths, row):
     host = np.zeros(num_levels + 1, dtype=np.int64)
     np.cumsum(rows[:, 0], out=host[1:])
     backend.copy_in(offsets, 0, host)
-    cursor = ctx.scratch("reverse_levels.cursor", num_levels, np.int64)
-    backend.copy_in(cursor, 0, host[:num_levels])
-    backend.run(scatter, n, levels, np.int64(n), np.int64(num_levels), ids, cursor)
+    backend.run(scatter, n, levels, np.int64(n), np.int64(num_levels), ids, offsets, lengths,
+                np.int64(row))
     return host, rows
 
 
