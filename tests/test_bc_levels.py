@@ -287,3 +287,25 @@ def test_a_save_after_a_fill_starts_from_clean_length_rows(backend):
     view = store.get(0)
     assert view.to_numpy().tolist() == [3, 4, 5]
     assert ctx.backend.to_host(view.length).tolist() == [3, 0, 0, 0]
+
+
+@pytest.mark.sim
+def test_bc_launches_do_not_grow_with_depth(backend):
+    # forward levels fused, one group, backward levels fused: a path twice as deep costs the
+    # same launches and syncs per run (it was two launches a level and more)
+    def counts(n):
+        G = gunpy.Graph.from_edges(np.arange(n - 1), np.arange(1, n), directed=False)
+        problem = BCProblem(G, backend=backend)
+        enactor = BCEnactor(problem)
+        for _ in range(2):
+            problem.reset(0)
+            before = problem.backend.counts()
+            enactor.enact()
+            after = problem.backend.counts()
+        return after.launches - before.launches, after.syncs - before.syncs, \
+            problem.extract()
+    l30, s30, raw30 = counts(30)
+    l60, s60, raw60 = counts(60)
+    assert (l30, s30) == (l60, s60) and l30 <= 8 and s30 <= 4, (l30, s30)
+    # two runs from 0 added up, unscaled: each v lies on the paths to the 59 - v beyond it
+    assert raw60[1:59].tolist() == [float(2 * (59 - v)) for v in range(1, 59)]
