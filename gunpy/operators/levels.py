@@ -93,25 +93,29 @@ def _cpu_source(hooks, spec):
                 break
             prev = mcur
             nxt = buf_a if k % 2 == 0 else buf_b
+            cur = in_queue if k == 0 else (buf_b if k % 2 == 0 else buf_a)
             nn = 0
             mm = 0
-            for i in range(ncur):
+            # indices unsigned: no wrap-around test on each (see cpu_visit)
+            for i in range(np.uint64(ncur)):
                 # 1. the push advance's edge visit (one core: plain visited marks)
-                src = in_queue[i] if k == 0 else (buf_b[i] if k % 2 == 0 else buf_a[i])
+                src = cur[i]
+                at = np.uint64(src)
                 start = nn
-                nn = visit(src, row_offsets[src], row_offsets[src + 1], column_indices, values,
-                           nxt, nn, visited, data, False)
+                nn = visit(src, row_offsets[at], row_offsets[at + np.uint64(1)], column_indices,
+                           values, nxt, nn, visited, data, False)
                 # 2. the predicated filter on what src's edges accepted; their out-edges
                 keep = start
-                for j in range(start, nn):
+                for j in range(np.uint64(start), np.uint64(nn)):
                     dst = nxt[j]
                     if filtered:
                         if not cond_vertex(dst, data):
                             continue
                         apply_vertex(dst, data)
-                    nxt[keep] = dst
+                        nxt[np.uint64(keep)] = dst
                     keep += 1
-                    mm += row_offsets[dst + 1] - row_offsets[dst]
+                    at = np.uint64(dst)
+                    mm += row_offsets[at + np.uint64(1)] - row_offsets[at]
                 nn = keep
             info[3 + 2 * k] = ncur
             info[4 + 2 * k] = mcur

@@ -280,10 +280,10 @@ def cpu_emit(output):
     @njit(inline="always")
     def emit(tmp, pos, dst, e):
         if as_vertex:
-            tmp[pos] = dst
+            tmp[np.uint64(pos)] = dst
             return pos + 1
         if as_edge:
-            tmp[pos] = e
+            tmp[np.uint64(pos)] = e
             return pos + 1
         return pos
 
@@ -311,24 +311,29 @@ def cpu_visit(hooks, spec):
 
     @njit(inline="always")
     def visit(src, lo, hi, column_indices, values, tmp, pos, visited, data, atomic):
-        for e in range(lo, hi):
-            dst = column_indices[e]
+        # the kernel's own indexing is unsigned: numba checks every signed index for
+        # wrap-around (road network BFS levels, one core: 2.7 -> 2.3 ms); the hooks get
+        # the signed values they always had
+        for ue in range(np.uint64(lo), np.uint64(hi)):
+            dst = column_indices[ue]
+            word_at = np.uint64(dst) >> np.uint64(5)
             bit = np.uint32(1) << np.uint32(dst & 31)
             word = np.uint32(0)
             if skip:
-                word = visited[dst >> 5]
+                word = visited[word_at]
                 if word & bit:
                     continue
-            w = weight(values, e)
+            e = np.int64(ue)
+            w = weight(values, ue)
             if cond_edge(src, dst, e, w, data):
                 apply_edge(src, dst, e, w, data)
                 if mark:
                     if atomic:
-                        atomics.or_(visited, dst >> 5, bit)
+                        atomics.or_(visited, word_at, bit)
                     elif skip:
-                        visited[dst >> 5] = word | bit
+                        visited[word_at] = word | bit
                     else:
-                        visited[dst >> 5] |= bit
+                        visited[word_at] |= bit
                 pos = emit(tmp, pos, dst, e)
         return pos
 
