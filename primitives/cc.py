@@ -28,12 +28,14 @@ from collections import namedtuple
 import numpy as np
 
 from gunpy import Enactor, Functor, Problem, atomics
+from gunpy.functor import compile_functor
+from gunpy.operators import sample as sample_op
 from gunpy.registry import Option, Primitive, register_primitive
 from gunpy.result import Result
 
 __all__ = ["cc", "CCResult", "CCProblem", "CCEnactor"]
 
-CCData = namedtuple("CCData", "labels phase sample skip undirected row_offsets")
+CCData = namedtuple("CCData", "labels lower_only skip")
 
 SAMPLE, REST, ALL = 0, 1, 2
 
@@ -44,17 +46,10 @@ class Hook(Functor):
     @staticmethod
     def cond_edge(src, dst, edge, weight, data):
         labels = data.labels
-        # one early return, on a flag: numba prunes the reference counts of such a body
-        # (a parallel build pays none per edge) but not of one with several exits
-        skip = False
-        if data.phase == SAMPLE:
-            # not a sampled edge, a later pass sees it (the rank first: most fail it,
-            # and predictably)
-            skip = edge - data.row_offsets[src] >= data.sample or dst > src
-        elif data.phase == ALL:
-            skip = data.undirected != 0 and dst > src  # the copy (dst, src) does the work
-        if skip:
-            return False
+        # one early return: numba prunes the reference counts of such a body (a parallel
+        # build pays none per edge), not of one with several exits
+        if data.lower_only and dst > src:
+            return False  # the pass hooks the copy (dst, src), or needs only some edges
         # walk both ends to their roots, halving the paths (racy writes are benign:
         # a label only ever moves to an ancestor)
         a = src
@@ -103,8 +98,6 @@ class CCProblem(Problem):
 
     def init(self):
         self.labels = self.vertex_array(self.index_dtype)
-        self.row_offsets = self.backend.graph(self.graph).row_offsets
-        self.undirected = 0 if self.graph.directed else 1
 
     def reset(self, sample=2):
         """Every vertex its own tree; Afforest hooks the first ``sample`` edges first (0: all)."""
@@ -115,6 +108,12 @@ class CCProblem(Problem):
         self.sample = int(sample)
         self.phase = SAMPLE if self.sample > 0 else ALL
         self.skip = -1
+
+    @property
+    def lower_only(self):
+        """Whether this pass's hooks take only edges to a smaller id: the sampled ones (any
+        subset will do), and on an undirected graph all of them (each is stored twice)."""
+        return self.phase == SAMPLE or (self.phase == ALL and not self.graph.directed)
 
     def extract(self):
         return self.to_host(self.labels)
@@ -142,16 +141,17 @@ class CCEnactor(Enactor):
 
     def loop(self, frontier):
         p = self.problem
-        todo = self.vertices
-        if p.phase == REST:
-            todo = self.filter(self.vertices, Outside)
+        if p.phase == SAMPLE:  # each vertex's first edges (Afforest)
+            sample_op.run(self.context, None, compile_functor(Hook, self.backend), p.data(),
+                       p.sample)
+            self.compute(None, Flatten)
+            p.skip = self.largest_component()
+            p.phase = REST if p.skip >= 0 else ALL
+            return self.vertices
+        todo = self.filter(self.vertices, Outside) if p.phase == REST else self.vertices
         done = self.advance(todo, Hook, output="none")  # links trees, emits nothing
         self.compute(None, Flatten)
-        if p.phase != SAMPLE:
-            return done  # empty: every edge has been hooked
-        p.skip = self.largest_component()
-        p.phase = REST if p.skip >= 0 else ALL
-        return self.vertices
+        return done  # empty: every edge has been hooked
 
     def largest_component(self):
         """The label most common among 1024 sampled vertices (undirected graphs only)."""

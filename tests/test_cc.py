@@ -124,9 +124,9 @@ def test_hook_keeps_no_reference_counts_in_parallel_builds():
     import re
     from gunpy.backends import get_backend
     from gunpy.functor import compile_functor
-    from gunpy.primitives.cc import ALL, CCData, Flatten, Hook
+    from gunpy.primitives.cc import CCData, Flatten, Hook
     labels = np.array([0, 0, 1, 3, 3, 4], dtype=np.int32)  # trees 2->1->0 and 5->4->3
-    data = CCData(labels, ALL, 2, -1, 1, np.arange(7, dtype=np.int64))
+    data = CCData(labels, True, -1)
     hooks = compile_functor(Hook, get_backend("cpu"))
     assert hooks.cond_edge(5, 2, 5, 1.0, data) is False
     assert labels.tolist() == [0, 0, 0, 0, 3, 3]  # paths halved, root 3 under root 0

@@ -49,6 +49,8 @@ OPERATORS = {
                                 "ctx, frontier, out, hooks, data, visited"),
     "compute": OperatorSpec("gunpy.operators.compute:{}_execute",
                             "ctx, hooks, data, queue, length, n, all_vertices"),
+    "sample": OperatorSpec("gunpy.operators.sample:{}_execute",
+                           "ctx, dg, hooks, data, queue, length, n, all_vertices, k"),
     "neighbor_reduce": OperatorSpec(
         "gunpy.operators.neighbor_reduce:{}_execute",
         "ctx, dg, hooks, data, out, queue, length, n, all_vertices, incoming, mapping, op"),
