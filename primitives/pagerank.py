@@ -3,17 +3,25 @@
 Gunrock section 5.1.5 and GraphBLAST's SpMV formulation. Each iteration:
 
 1. every vertex splits its rank over its out-edges (``contrib = rank / out-weight``);
-   vertices with no out-weight are *dangling* and their rank is summed (the
-   first split before the loop, the next ones in step 3's pass);
+   vertices with no out-weight are *dangling* and their rank is summed;
 2. the contributions travel along the edges, either **push** (advance over all
    vertices, ``atomic add`` into each destination) or **pull** (a
    neighbor-reduce over in-edges: one writer per vertex, no atomics);
 3. ``rank = alpha * received + (alpha * dangling + 1 - alpha) / n``: networkx's
-   uniform redistribution of dangling mass and teleportation; the same pass
-   splits the new rank for the next iteration (one pass over the vertices
-   fewer an iteration);
+   uniform redistribution of dangling mass and teleportation;
 4. stop when the L1 change is below ``n * tol`` (networkx's test) or after
    ``max_iter`` iterations; ``tol=0`` runs exactly ``max_iter``. Never raises.
+
+**Pull** makes one pass over the vertices an iteration: the neighbor-reduce
+runs step 3 as its apply step (``PullUpdate``), which also splits the new rank
+for the next iteration (step 1, as networkx: ``rank * (1 / out-weight)``) and
+returns the L1 change and the next dangling mass as the pass's two sums
+(``aggregates=2``: no per-vertex array, no reduction pass). Ranks and
+contributions are double-buffered (the pass reads the last iteration's). What
+depends on the graph alone (the inverse out-weights, the uniform first rank
+and its split, its dangling mass: ``Split``) is computed on a graph's first
+call and kept with its scratch (new weights make it anew). **Push** splits
+before its loop and in its update pass, and sums with two reductions.
 """
 
 from collections import namedtuple
@@ -21,10 +29,12 @@ from collections import namedtuple
 import numpy as np
 
 from gunpy import Enactor, Functor, Problem, atomics
+from gunpy import operators as ops
 from gunpy.registry import Option, Primitive, register_primitive, top_vertices
 from gunpy.result import Result
 
-__all__ = ["pagerank", "PageRankResult", "PageRankProblem", "PageRankEnactor", "DIRECTIONS"]
+__all__ = ["pagerank", "PageRankResult", "PageRankProblem", "PageRankEnactor", "DIRECTIONS",
+           "PullUpdate", "Split"]
 
 DIRECTIONS = ("pull", "push")
 
@@ -32,6 +42,49 @@ DIRECTIONS = ("pull", "push")
 #: other functors only (gunpy.dist's PageRank builds its own PRData)
 PRData = namedtuple("PRData", "rank received contrib dangling change out_weight alpha base "
                                "row_offsets", defaults=(None,))
+
+
+#: the pull iteration's data: last iteration's ``rank`` and ``contrib`` in, ``next`` and
+#: ``next_contrib`` out
+PullData = namedtuple("PullData", "rank next contrib next_contrib inv_weight alpha base")
+#: the graph's split: ``inv_weight`` (1 / out-weight, 0 if dangling), the uniform first
+#: rank ``uniform`` (``first``: 1 / n) and its contributions ``contrib``
+SplitData = namedtuple("SplitData", "inv_weight uniform contrib first")
+
+
+class Split(Functor):
+    """Over out-edges, once per graph: ``out[v]`` (= ``inv_weight[v]``) gets the out-weight,
+    then becomes its inverse; returns the uniform rank's dangling mass."""
+
+    @staticmethod
+    def gather_edge(src, dst, edge, weight, data):
+        return weight
+
+    @staticmethod
+    def apply_vertex(v, data):
+        w = data.inv_weight[v]
+        inv = 1.0 / w if w != 0.0 else 0.0
+        data.inv_weight[v] = inv
+        data.uniform[v] = data.first
+        data.contrib[v] = data.first * inv
+        return (data.first if w == 0.0 else 0.0,)
+
+
+class PullUpdate(Functor):
+    """Gather the contributions over in-edges into ``next[v]``, then, in the same pass,
+    update the rank, split it and return (its L1 change, its dangling mass)."""
+
+    @staticmethod
+    def gather_edge(src, dst, edge, weight, data):
+        return data.contrib[src] * weight
+
+    @staticmethod
+    def apply_vertex(v, data):
+        new = data.alpha * data.next[v] + data.base
+        data.next[v] = new
+        inv = data.inv_weight[v]
+        data.next_contrib[v] = new * inv
+        return (abs(new - data.rank[v]), new if inv == 0.0 else 0.0)
 
 
 class OutWeight(Functor):
@@ -100,27 +153,43 @@ class Update(Functor):
 
 
 class PageRankProblem(Problem):
+    """The ranks and contributions (two of each: pull reads one, writes the other), lent
+    by the graph's free arrays (:meth:`gunpy.operators.Context.recycled`: no allocation
+    once warm; back when the problem goes). Push's own arrays come with
+    :meth:`push_arrays`."""
+
     Data = PRData
+    _PULL = ("rank", "next", "contrib", "next_contrib")
+    _PUSH = ("received", "dangling", "change", "out_weight")
 
     def init(self):
-        # every array is written before it is read (rank and received by reset)
-        for name in ("rank", "received", "contrib", "dangling", "change", "out_weight"):
-            setattr(self, name, self.vertex_array(np.float64))
+        # every array is written before it is read (the enactor starts each run)
+        self._lender = ops.Context(self.graph, self.backend)
+        self._lend(self._PULL)
+        self.received = self.dangling = self.change = self.out_weight = None
         dg = self.backend.graph(self.graph)
         self.weighted, self.row_offsets = dg.weighted, dg.row_offsets
+        self.alpha, self.base = 0.85, 0.0
+
+    def _lend(self, names):
+        # the lent arrays may be longer than n (never sliced: a slice would not hold them)
+        for name in names:
+            setattr(self, name, self._lender.recycled(self.num_vertices, np.float64))
+
+    def push_arrays(self):
+        """Lend the arrays the push iteration uses besides the ranks (once)."""
+        if self.received is None:
+            self._lend(self._PUSH)
 
     def reset(self, alpha=0.85):
         """Start from the uniform rank with damping factor ``alpha`` (in [0, 1])."""
         if not 0.0 <= alpha <= 1.0:
             raise ValueError(f"alpha must be in [0, 1], got {alpha!r}")
-        n = max(self.num_vertices, 1)
         self.alpha = float(alpha)
         self.base = 0.0
-        self.backend.fill(self.rank, 1.0 / n)
-        self.backend.fill(self.received, 0.0)
 
     def extract(self):
-        return self.to_host(self.rank)
+        return self.backend.head_to_host(self.rank, self.num_vertices)
 
 
 class PageRankEnactor(Enactor):
@@ -165,24 +234,47 @@ class PageRankEnactor(Enactor):
 
     def prepare_frontier(self, frontier):
         self.vertices = self.full_frontier("vertex")
+        self.error = np.inf
+        if self.pagerank_direction == "pull":
+            # the graph's split, kept with its scratch (made on its first call)
+            self.split = self.context.kept("pagerank.split", _SplitStore)
+            self.dangling = self.split.made(self)
+            return
+        p = self.problem
+        p.push_arrays()
+        self.backend.fill(p.rank, 1.0 / max(p.num_vertices, 1))
+        self.backend.fill(p.received, 0.0)
         # the first split (Update makes the next ones)
-        if self.problem.weighted:
-            self.neighbor_reduce(None, OutWeight, self.problem.out_weight, edges="out")
+        if p.weighted:
+            self.neighbor_reduce(None, OutWeight, p.out_weight, edges="out")
             self.compute(None, Contribute)
         else:
             self.compute(None, FirstSplit)
-        self.error = np.inf
 
     def loop(self, frontier):
+        if self.pagerank_direction == "pull":
+            return self._pull()
         p = self.problem
         dangling = self.reduce(p.dangling)
-        if self.pagerank_direction == "push":
-            self.advance(self.vertices, Push, output="none")
-        else:
-            self.neighbor_reduce(None, Pull, p.received, edges="in")
+        self.advance(self.vertices, Push, output="none")
         p.base = (p.alpha * dangling + 1.0 - p.alpha) / p.num_vertices
         self.compute(None, Update)
         self.error = self.reduce(p.change)
+        return self.vertices
+
+    def _pull(self):
+        # one pass: gather, update, split, and the two sums (L1 change, dangling mass)
+        p, split = self.problem, self.split
+        first = self.iteration == 0  # the first iteration reads the graph's split
+        data = PullData(split.uniform if first else p.rank, p.next,
+                        split.contrib if first else p.contrib, p.next_contrib,
+                        split.inv_weight, p.alpha,
+                        (p.alpha * self.dangling + 1.0 - p.alpha) / p.num_vertices)
+        self.error, self.dangling = ops.neighbor_reduce(
+            self.graph, None, PullUpdate, data, p.next, edges="in", aggregates=2,
+            context=self.context)
+        p.rank, p.next = p.next, p.rank
+        p.contrib, p.next_contrib = p.next_contrib, p.contrib
         return self.vertices
 
     def is_converged(self, frontier):
@@ -192,6 +284,27 @@ class PageRankEnactor(Enactor):
 
     def finalize(self):
         self.stats.direction = self.pagerank_direction
+        if self.iteration == 0 and self.pagerank_direction == "pull":  # max_iter=0
+            self.backend.copy(self.split.uniform, self.problem.rank, self.num_vertices)
+
+
+class _SplitStore:
+    """A graph's pull split (:class:`Split`), kept with its scratch arrays."""
+
+    def __init__(self):
+        self.inv_weight = None
+
+    def made(self, enactor):
+        """Make the split on first use; returns the uniform rank's dangling mass."""
+        if self.inv_weight is None:
+            backend, n = enactor.backend, enactor.num_vertices
+            self.inv_weight, self.uniform, self.contrib = (
+                backend.empty(max(n, 1), np.float64) for _ in range(3))
+            data = SplitData(self.inv_weight, self.uniform, self.contrib, 1.0 / max(n, 1))
+            self.dangling, = ops.neighbor_reduce(enactor.graph, None, Split, data,
+                                                 self.inv_weight, edges="out", aggregates=1,
+                                                 context=enactor.context)
+        return self.dangling
 
 
 class PageRankResult(Result):
