@@ -14,13 +14,14 @@ are followed either way).
 
 Afforest's sampling (Sutton, Ben-Nun and Barak, 2018) orders the work: the
 first pass hooks only the first ``sample`` edges of every vertex (those to a
-smaller id), which already joins most of a large component; after flattening,
-a filter keeps the vertices outside the largest component (its label taken
-from 1,024 sampled vertices), and the second pass hooks all their edges: on an
-undirected graph an edge from the largest component is also stored the other
-way, from a vertex the filter kept (or both ends are already joined).
-``sample=0`` hooks every edge in one pass (on an undirected graph, the copy
-whose source is the larger id).
+smaller id; :mod:`gunpy.operators.sample` visits no other edge), which already
+joins most of a large component. The largest component's root is taken from
+1,024 sampled vertices; a filter that flattens the trees as it goes keeps the
+vertices outside that component, and the second pass hooks all their edges:
+on an undirected graph an edge from the largest component is also stored the
+other way, from a vertex the filter kept (or both ends are already joined).
+``sample=0``, and a directed graph's second pass, hook every edge (on an
+undirected graph, the copy whose source is the larger id).
 """
 
 from collections import namedtuple
@@ -74,11 +75,16 @@ class Hook(Functor):
 
 
 class Outside(Functor):
-    """The vertices outside the component Afforest's sample found largest."""
+    """Flatten each vertex's path; keep those outside the largest component."""
 
     @staticmethod
     def cond_vertex(v, data):
-        return data.labels[v] != data.skip
+        labels = data.labels
+        root = labels[v]
+        while labels[root] != root:
+            root = labels[root]
+        labels[v] = root
+        return root != data.skip
 
 
 class Flatten(Functor):
@@ -143,24 +149,31 @@ class CCEnactor(Enactor):
         p = self.problem
         if p.phase == SAMPLE:  # each vertex's first edges (Afforest)
             sample_op.run(self.context, None, compile_functor(Hook, self.backend), p.data(),
-                       p.sample)
-            self.compute(None, Flatten)
+                          p.sample)
             p.skip = self.largest_component()
             p.phase = REST if p.skip >= 0 else ALL
             return self.vertices
+        # flattening the trees as it goes, a filter keeps the vertices whose edges are left
         todo = self.filter(self.vertices, Outside) if p.phase == REST else self.vertices
         done = self.advance(todo, Hook, output="none")  # links trees, emits nothing
         self.compute(None, Flatten)
         return done  # empty: every edge has been hooked
 
     def largest_component(self):
-        """The label most common among 1024 sampled vertices (undirected graphs only)."""
-        if self.graph.directed or self.num_vertices == 0:
+        """The root most common among 1024 sampled vertices (undirected graphs only)."""
+        n = self.num_vertices
+        if self.graph.directed or n == 0:
             return -1
-        rng = np.random.default_rng(0)
+        picks = self.context.kept(  # the same vertices every run on this graph
+            "cc.picks", lambda: np.random.default_rng(0).integers(0, n, min(1024, n)))
         labels = self.problem.to_host(self.problem.labels)
-        picks = labels[rng.integers(0, self.num_vertices, min(1024, self.num_vertices))]
-        values, counts = np.unique(picks, return_counts=True)
+        roots = labels[picks]
+        while True:  # up the trees (not flattened yet), every pick a step at a time
+            up = labels[roots]
+            if np.array_equal(up, roots):
+                break
+            roots = up
+        values, counts = np.unique(roots, return_counts=True)
         return int(values[np.argmax(counts)])
 
     def is_converged(self, frontier):
@@ -212,7 +225,7 @@ def cc(G, *, sample=2, load_balance="auto", backend="auto"):
     enactor = CCEnactor(problem, load_balance=load_balance)
     stats = enactor.enact()
     labels = problem.extract()
-    num = int(np.count_nonzero(labels == np.arange(G.num_vertices)))
+    num = int(np.count_nonzero(labels == np.arange(G.num_vertices, dtype=labels.dtype)))
     stats.extra["components"] = num
     result = CCResult(G, stats, labels=labels)
     result.num_components = num
