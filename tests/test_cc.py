@@ -67,6 +67,26 @@ def test_cc_afforest_on_rmat_with_many_components():
         assert np.array_equal(r.labels, expected_labels(G)), sample
 
 
+@pytest.mark.large
+@pytest.mark.parametrize("directed", [False, True])
+def test_cc_racing_hooks_in_parallel_chunks(directed, monkeypatch):
+    # every pass in the smallest chunks: both cores hook at once, their CAS links race on
+    # the shared roots and the losers climb and retry
+    from gunpy.backends.cpu import CpuBackend
+    monkeypatch.setattr(CpuBackend, "serial_below", 0)
+    monkeypatch.setattr(CpuBackend, "force_min_chunk", 1)
+    rng = np.random.default_rng(11)
+    src, dst = rng.integers(0, 3000, 2500), rng.integers(0, 3000, 2500)
+    src = np.r_[src, rng.permutation(3000)[:1500]]  # a long path through the rest
+    dst = np.r_[dst, np.roll(src[-1500:], 1)]
+    G = gunpy.Graph.from_edges(src, dst, num_vertices=3100, directed=directed)
+    expect = expected_labels(G)
+    assert 1 < len(np.unique(expect)) < 3100
+    for sample in (0, 1, 2):
+        for _ in range(3):
+            assert np.array_equal(gunpy.cc(G, sample=sample, backend="cpu").labels, expect)
+
+
 def test_cc_bad_sample():
     with pytest.raises(ValueError, match="sample"):
         gunpy.cc(GRAPHS["path_directed"], sample=-1, backend="cpu")
