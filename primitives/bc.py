@@ -13,9 +13,9 @@ instead the vertices are then grouped by depth, one stored frontier per level
 levels deepest first without a filter, many to a call
 (:func:`gunpy.operators.reverse_levels`): a neighbor-reduce over each level's
 out-edges gathers ``delta[v] = sum of sigma[v] / sigma[w] * (1 + delta[w])``
-over the successors ``w`` one level down (one writer per vertex, no atomics); at
-the end one pass over every vertex adds ``bc[v] += delta[v]`` for every ``v``
-but the source.
+over the successors ``w`` one level down (one writer per vertex, no atomics), and
+in the same pass, once ``delta[v]`` is final, adds it to ``bc[v]`` (``apply_vertex``;
+the source, on level 0, is never walked).
 """
 from collections import namedtuple
 
@@ -121,15 +121,11 @@ class BCEnactor(Enactor):
             self.context.log(strategy="group")
             self.phase = "backward"
             return frontier
+        # each vertex's dependency, then (apply_vertex, in the same pass) its centrality
         self.level -= reverse_levels.run(
             self.context, self.levels, *self._operands(BCBackwardFunctor), self.problem.delta,
-            self.level, 1, "out", "sum")
+            self.level, 1, "out", "sum", True)
         return frontier
-
-    def finalize(self):
-        # every dependency is final now (0 where no level wrote one): one pass adds them
-        # all to the centralities, rather than one operator call a level
-        self.compute(None, BCBackwardFunctor)
 
     def is_converged(self, frontier):
         if self.phase == "forward" and super().is_converged(frontier):

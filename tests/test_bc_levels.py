@@ -309,3 +309,31 @@ def test_bc_launches_do_not_grow_with_depth(backend):
     assert (l30, s30) == (l60, s60) and l30 <= 8 and s30 <= 4, (l30, s30)
     # two runs from 0 added up, unscaled: each v lies on the paths to the 59 - v beyond it
     assert raw60[1:59].tolist() == [float(2 * (59 - v)) for v in range(1, 59)]
+
+
+class HeightTotal(Height):
+    """Height, and each vertex's value added to ``total`` once final (the apply step)."""
+
+    @staticmethod
+    def apply_vertex(v, data):
+        data.total[v] += 2.0 * data.out[v]
+
+
+def test_reverse_levels_applies_each_vertex_once_its_value_is_final(backend, cpu_split):
+    from collections import namedtuple
+    G = GRAPHS["random_undirected"]
+    depth = _depths(G, 0)
+    ctx, store = _store(G, depth, backend)
+    b = ctx.backend
+    data = namedtuple("Data", "depth out total")(b.asarray(depth), b.zeros(G.num_vertices,
+                                                                           np.float64),
+                                                 b.full(G.num_vertices, 1.0, np.float64))
+    level = int(depth.max()) - 1
+    while level >= 1:
+        level -= rl.reverse_levels(G, store, HeightTotal, data, data.out, start=level, stop=1,
+                                   apply=True, context=ctx)
+    want = _height_reference(G, depth)
+    walked = (depth >= 1) & (depth < depth.max())
+    total = b.to_host(data.total)
+    np.testing.assert_array_equal(total[walked], 1.0 + 2.0 * want[walked])
+    assert (total[~walked] == 1.0).all() and walked.sum() > 5

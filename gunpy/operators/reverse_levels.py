@@ -154,8 +154,8 @@ def run_group(ctx, levels, num_levels, store):
 
 
 # ----------------------------------------------------------------------------- reduce
-def _cpu_source(hooks, weighted, incoming, op):
-    gather_edge = hooks.gather_edge
+def _cpu_source(hooks, weighted, incoming, op, apply):
+    gather_edge, apply_vertex = hooks.gather_edge, hooks.apply_vertex
     weight = cpu_weight(weighted)
     from numba import njit
     combine, ident = nr._combiner(op, njit(inline="always"))
@@ -177,20 +177,23 @@ def _cpu_source(hooks, weighted, incoming, op):
                     else:
                         acc = combine(acc, gather_edge(v, u, e, weight(values, e), data))
                 out[v] = acc
+                if apply:
+                    apply_vertex(v, data)
             info[k] = read
             k += 1
 
     return walk
 
 
-def cpu_reverse_reduce(ctx, dg, hooks, data, out, store, start, stop, incoming, op):
+def cpu_reverse_reduce(ctx, dg, hooks, data, out, store, start, stop, incoming, op, apply):
     """The levels from ``start`` down: every one under ``serial_below`` vertices on one core
     in one call (one level a call with ``fuse_below`` 0); a larger level alone, through
     neighbor_reduce's parallel kernel. Returns each level's edges read."""
     backend = ctx.backend
     sizes = store.sizes
     if sizes[start] >= backend.serial_below:
-        nr.run(ctx, store.get(start), hooks, data, out, "in" if incoming else "out", "auto", op)
+        nr.run(ctx, store.get(start), hooks, data, out, "in" if incoming else "out", "auto", op,
+               apply)
         return [None]  # on neighbor_reduce's tally
     last = start
     if backend.fuse_below > 0:
@@ -199,16 +202,16 @@ def cpu_reverse_reduce(ctx, dg, hooks, data, out, store, start, stop, incoming, 
     offs, nbrs, edge_ids = nr._arrays(dg, incoming)
     info = ctx.scratch("reverse_levels.info", start - last + 1, np.int64)
     ids, offsets = store.ids, store.offsets_array()
-    ctx.log(build=run_thin(backend, _cpu_source, hooks, (dg.weighted, incoming, op),
+    ctx.log(build=run_thin(backend, _cpu_source, hooks, (dg.weighted, incoming, op, apply),
                            lambda k: k(ids, offsets, start, last, offs, nbrs, edge_ids, dg.values,
                                        out, data, info)))
     return info[:start - last + 1].tolist()
 
 
 @hooks_cache
-def _cuda_kernel(hooks, weighted, incoming, op, block):
+def _cuda_kernel(hooks, weighted, incoming, op, apply, block):
     from gunpy.backends.cuda import kernel
-    gather_edge = hooks.gather_edge
+    gather_edge, apply_vertex = hooks.gather_edge, hooks.apply_vertex
     weight = cuda_weight(weighted)
     combine, ident = nr._combiner(op, cuda.jit(device=True, inline="always"))
 
@@ -233,6 +236,8 @@ def _cuda_kernel(hooks, weighted, incoming, op, block):
                     else:
                         acc = combine(acc, gather_edge(v, u, e, weight(values, e), data))
                 out[v] = acc
+                if apply:
+                    apply_vertex(v, data)
                 mine += offs[v + 1] - offs[v]
             if mine:
                 cuda.atomic.add(read, 0, mine)
@@ -252,7 +257,7 @@ def _cuda_thin(rows, lv, limit):
     return rows[lv, 1] < limit and rows[lv, 2] < CUDA_HUB
 
 
-def cuda_reverse_reduce(ctx, dg, hooks, data, out, store, start, stop, incoming, op):
+def cuda_reverse_reduce(ctx, dg, hooks, data, out, store, start, stop, incoming, op, apply):
     """Thin levels (under ``fuse_below`` out-edges, no list of :data:`CUDA_HUB` or more,
     as counted by :func:`group`) in one block, one launch for all of them (their edges
     read back in one copy only for in-edges; the out-edges were counted by the group).
@@ -261,7 +266,8 @@ def cuda_reverse_reduce(ctx, dg, hooks, data, out, store, start, stop, incoming,
     backend, rows = ctx.backend, store.level_rows
     limit = backend.fuse_below
     if rows is None or not _cuda_thin(rows, start, limit):
-        nr.run(ctx, store.get(start), hooks, data, out, "in" if incoming else "out", "auto", op)
+        nr.run(ctx, store.get(start), hooks, data, out, "in" if incoming else "out", "auto", op,
+               apply)
         return [None]
     last = start
     while last > stop and _cuda_thin(rows, last - 1, limit):
@@ -270,7 +276,7 @@ def cuda_reverse_reduce(ctx, dg, hooks, data, out, store, start, stop, incoming,
     block = backend.one_block_size()
     info = ctx.scratch("reverse_levels.info", count, np.int64)
     offs, nbrs, edge_ids = nr._arrays(dg, incoming)
-    backend.run(_cuda_kernel(hooks, dg.weighted, incoming, op, block), block, store.ids,
+    backend.run(_cuda_kernel(hooks, dg.weighted, incoming, op, apply, block), block, store.ids,
                 store.offsets_array(), np.int64(start), np.int64(last), offs, nbrs, edge_ids,
                 dg.values, out, data, info, blocks=1, block_size=block)
     if incoming:
@@ -278,7 +284,7 @@ def cuda_reverse_reduce(ctx, dg, hooks, data, out, store, start, stop, incoming,
     return rows[last:start + 1, 1][::-1].tolist()
 
 
-def run(ctx, store, hooks, data, out, start, stop, edges, op):
+def run(ctx, store, hooks, data, out, start, stop, edges, op, apply=False):
     """:func:`reverse_levels` once its arguments are checked (``hooks``: the compiled
     functor); returns the number of levels run."""
     if start < stop:
@@ -286,7 +292,7 @@ def run(ctx, store, hooks, data, out, start, stop, edges, op):
     incoming = edges == "in"
     dg = ctx.backend.graph(ctx.graph, csc=incoming)
     read = ctx.backend.operator("levels.reverse_reduce")(ctx, dg, hooks, data, out, store,
-                                                         start, stop, incoming, op)
+                                                         start, stop, incoming, op, apply)
     if read[0] is not None:
         ctx.log(edges=read[0], direction="pull", strategy="neighbor_reduce")
     else:  # neighbor_reduce logged it
@@ -303,13 +309,15 @@ def run(ctx, store, hooks, data, out, start, stop, edges, op):
 
 
 def reverse_levels(graph, store, functor, data, out, *, start, stop=0, edges="out", op="sum",
-                   context=None):
+                   apply=False, context=None):
     """``out[v] = op of functor.gather_edge over v's edges`` for the vertices of the
     stored levels ``start``, ``start - 1``, ... down to ``stop``, deepest first.
 
     ``store``: a :class:`~gunpy.frontier.FrontierStore` (from :func:`group` or saved
     frontiers); ``edges``: ``"out"`` or ``"in"`` (the reverse graph); ``op``:
-    ``"sum"``, ``"min"`` or ``"max"``, as :func:`~gunpy.operators.neighbor_reduce`.
+    ``"sum"``, ``"min"`` or ``"max"``; ``apply``: also run ``functor.apply_vertex`` on
+    each vertex once its ``out[v]`` is written (as
+    :func:`~gunpy.operators.neighbor_reduce`'s ``apply``).
     The backend runs as many levels to a call as it fuses; returns how many ran
     (at least one when ``start >= stop``): call again from ``start - ran``. Each
     level's work is logged in the context's record (the later levels' in
@@ -351,7 +359,7 @@ def reverse_levels(graph, store, functor, data, out, *, start, stop=0, edges="ou
         raise IndexError(f"levels {start} down to {stop}: the store holds {len(store)}")
     ctx = context_for(graph, None, context)
     ran = run(ctx, store, compile_functor(functor, ctx.backend), problem_data(data), out,
-              int(start), int(stop), edges, op)
+              int(start), int(stop), edges, op, bool(apply))
     ctx.flush()
     return ran
 
@@ -366,7 +374,7 @@ def _register():
     impls = {"levels.group": ("ctx, levels, num_levels, ids, offsets, lengths, row",
                               cpu_group, cuda_group),
              "levels.reverse_reduce": (
-                 "ctx, dg, hooks, data, out, store, start, stop, incoming, op",
+                 "ctx, dg, hooks, data, out, store, start, stop, incoming, op, apply",
                  cpu_reverse_reduce, cuda_reverse_reduce)}
     for name, (args, on_cpu, on_cuda) in impls.items():
         if name not in OPERATORS:
