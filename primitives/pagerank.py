@@ -18,9 +18,10 @@ for the next iteration (step 1, as networkx: ``rank * (1 / out-weight)``) and
 returns the L1 change and the next dangling mass as the pass's two sums
 (``aggregates=2``: no per-vertex array, no reduction pass). Ranks and
 contributions are double-buffered (the pass reads the last iteration's). What
-depends on the graph alone (the inverse out-weights, the uniform first rank
-and its split, its dangling mass: ``Split``) is computed on a graph's first
-call and kept with its scratch (new weights make it anew). **Push** splits
+depends on the graph alone (the inverse out-weights, the uniform first rank's
+split and dangling mass: ``Split``) is computed on a graph's first call and
+kept with its scratch (new weights make it anew); the first iteration
+(``FirstUpdate``) reads it and the uniform rank as a number. **Push** splits
 before its loop and in its update pass, and sums with two reductions.
 """
 
@@ -34,7 +35,7 @@ from gunpy.registry import Option, Primitive, register_primitive, top_vertices
 from gunpy.result import Result
 
 __all__ = ["pagerank", "PageRankResult", "PageRankProblem", "PageRankEnactor", "DIRECTIONS",
-           "PullUpdate", "Split"]
+           "PullUpdate", "FirstUpdate", "Split"]
 
 DIRECTIONS = ("pull", "push")
 
@@ -46,10 +47,10 @@ PRData = namedtuple("PRData", "rank received contrib dangling change out_weight 
 
 #: the pull iteration's data: last iteration's ``rank`` and ``contrib`` in, ``next`` and
 #: ``next_contrib`` out
-PullData = namedtuple("PullData", "rank next contrib next_contrib inv_weight alpha base")
-#: the graph's split: ``inv_weight`` (1 / out-weight, 0 if dangling), the uniform first
-#: rank ``uniform`` (``first``: 1 / n) and its contributions ``contrib``
-SplitData = namedtuple("SplitData", "inv_weight uniform contrib first")
+PullData = namedtuple("PullData", "rank next contrib next_contrib inv_weight alpha base first")
+#: the graph's split: ``inv_weight`` (1 / out-weight, 0 if dangling) and the contributions
+#: ``contrib`` of the uniform first rank ``first`` (1 / n)
+SplitData = namedtuple("SplitData", "inv_weight contrib first")
 
 
 class Split(Functor):
@@ -65,7 +66,6 @@ class Split(Functor):
         w = data.inv_weight[v]
         inv = 1.0 / w if w != 0.0 else 0.0
         data.inv_weight[v] = inv
-        data.uniform[v] = data.first
         data.contrib[v] = data.first * inv
         return (data.first if w == 0.0 else 0.0,)
 
@@ -85,6 +85,18 @@ class PullUpdate(Functor):
         inv = data.inv_weight[v]
         data.next_contrib[v] = new * inv
         return (abs(new - data.rank[v]), new if inv == 0.0 else 0.0)
+
+
+class FirstUpdate(PullUpdate):
+    """:class:`PullUpdate` from the uniform rank ``first`` (no rank array read)."""
+
+    @staticmethod
+    def apply_vertex(v, data):
+        new = data.alpha * data.next[v] + data.base
+        data.next[v] = new
+        inv = data.inv_weight[v]
+        data.next_contrib[v] = new * inv
+        return (abs(new - data.first), new if inv == 0.0 else 0.0)
 
 
 class OutWeight(Functor):
@@ -153,33 +165,28 @@ class Update(Functor):
 
 
 class PageRankProblem(Problem):
-    """The ranks and contributions (two of each: pull reads one, writes the other), lent
-    by the graph's free arrays (:meth:`gunpy.operators.Context.recycled`: no allocation
-    once warm; back when the problem goes). Push's own arrays come with
-    :meth:`push_arrays`."""
+    """The ranks and contributions (pull: two of each, it reads one and writes the other;
+    push: its sums too), lent by the graph's free arrays when an enactor is made for the
+    problem (:meth:`lend`: no allocation once warm; back when the problem goes)."""
 
     Data = PRData
-    _PULL = ("rank", "next", "contrib", "next_contrib")
-    _PUSH = ("received", "dangling", "change", "out_weight")
+    _ARRAYS = {"pull": ("rank", "contrib", "next", "next_contrib"),
+               "push": ("rank", "contrib", "received", "dangling", "change", "out_weight")}
 
     def init(self):
-        # every array is written before it is read (the enactor starts each run)
-        self._lender = ops.Context(self.graph, self.backend)
-        self._lend(self._PULL)
-        self.received = self.dangling = self.change = self.out_weight = None
+        for name in {*self._ARRAYS["pull"], *self._ARRAYS["push"]}:
+            setattr(self, name, None)
         dg = self.backend.graph(self.graph)
         self.weighted, self.row_offsets = dg.weighted, dg.row_offsets
         self.alpha, self.base = 0.85, 0.0
 
-    def _lend(self, names):
-        # the lent arrays may be longer than n (never sliced: a slice would not hold them)
-        for name in names:
-            setattr(self, name, self._lender.recycled(self.num_vertices, np.float64))
-
-    def push_arrays(self):
-        """Lend the arrays the push iteration uses besides the ranks (once)."""
-        if self.received is None:
-            self._lend(self._PUSH)
+    def lend(self, context, direction="pull"):
+        """Take the arrays ``direction``'s iteration uses from ``context``
+        (:meth:`gunpy.operators.Context.recycled`; every one is written before it is read)."""
+        for name in self._ARRAYS[direction]:
+            if getattr(self, name) is None:
+                # possibly longer than n; never sliced (a slice would not hold it)
+                setattr(self, name, context.recycled(self.num_vertices, np.float64))
 
     def reset(self, alpha=0.85):
         """Start from the uniform rank with damping factor ``alpha`` (in [0, 1])."""
@@ -222,6 +229,7 @@ class PageRankEnactor(Enactor):
         # the push variant advances over every vertex: a push traversal for the base class
         super().__init__(problem, load_balance=load_balance, direction="push", **kw)
         self.pagerank_direction = direction
+        problem.lend(self.context, direction)
         self.tol = float(tol)
         self.max_iter = int(max_iter)
         #: the last iteration's L1 change of the ranks
@@ -241,7 +249,6 @@ class PageRankEnactor(Enactor):
             self.dangling = self.split.made(self)
             return
         p = self.problem
-        p.push_arrays()
         self.backend.fill(p.rank, 1.0 / max(p.num_vertices, 1))
         self.backend.fill(p.received, 0.0)
         # the first split (Update makes the next ones)
@@ -266,13 +273,12 @@ class PageRankEnactor(Enactor):
         # one pass: gather, update, split, and the two sums (L1 change, dangling mass)
         p, split = self.problem, self.split
         first = self.iteration == 0  # the first iteration reads the graph's split
-        data = PullData(split.uniform if first else p.rank, p.next,
-                        split.contrib if first else p.contrib, p.next_contrib,
+        data = PullData(p.rank, p.next, split.contrib if first else p.contrib, p.next_contrib,
                         split.inv_weight, p.alpha,
-                        (p.alpha * self.dangling + 1.0 - p.alpha) / p.num_vertices)
+                        (p.alpha * self.dangling + 1.0 - p.alpha) / p.num_vertices, split.first)
         self.error, self.dangling = ops.neighbor_reduce(
-            self.graph, None, PullUpdate, data, p.next, edges="in", aggregates=2,
-            context=self.context)
+            self.graph, None, FirstUpdate if first else PullUpdate, data, p.next, edges="in",
+            aggregates=2, context=self.context)
         p.rank, p.next = p.next, p.rank
         p.contrib, p.next_contrib = p.next_contrib, p.contrib
         return self.vertices
@@ -285,7 +291,7 @@ class PageRankEnactor(Enactor):
     def finalize(self):
         self.stats.direction = self.pagerank_direction
         if self.iteration == 0 and self.pagerank_direction == "pull":  # max_iter=0
-            self.backend.copy(self.split.uniform, self.problem.rank, self.num_vertices)
+            self.backend.fill(self.problem.rank, self.split.first)
 
 
 class _SplitStore:
@@ -298,9 +304,10 @@ class _SplitStore:
         """Make the split on first use; returns the uniform rank's dangling mass."""
         if self.inv_weight is None:
             backend, n = enactor.backend, enactor.num_vertices
-            self.inv_weight, self.uniform, self.contrib = (
-                backend.empty(max(n, 1), np.float64) for _ in range(3))
-            data = SplitData(self.inv_weight, self.uniform, self.contrib, 1.0 / max(n, 1))
+            self.first = 1.0 / max(n, 1)
+            self.inv_weight, self.contrib = (backend.empty(max(n, 1), np.float64)
+                                             for _ in range(2))
+            data = SplitData(self.inv_weight, self.contrib, self.first)
             self.dangling, = ops.neighbor_reduce(enactor.graph, None, Split, data,
                                                  self.inv_weight, edges="out", aggregates=1,
                                                  context=enactor.context)

@@ -22,7 +22,9 @@ CPU: a ``prange`` over vertices.
 """
 
 import numpy as np
+from llvmlite import ir as llvm_ir
 from numba import cuda  # a module global: the simulator swaps it for its fake module
+from numba.extending import intrinsic
 
 from gunpy.backends.cpu import functor_pair, run_thin
 from gunpy.functor import compile_functor, hooks_cache
@@ -177,6 +179,20 @@ def _cuda_add_up(aggregates, device):
     return add_up
 
 
+@intrinsic
+def _index(typingctx, i):
+    """``i`` itself, with LLVM told that it is not negative (``llvm.assume``): a graph's
+    vertex and edge ids are not, and numba would otherwise fix a negative index on every
+    array the hooks index with them (road network: an edge's gather 15 % faster)."""
+    def codegen(context, builder, signature, args):
+        value, = args
+        assume = builder.module.declare_intrinsic(
+            "llvm.assume", fnty=llvm_ir.FunctionType(llvm_ir.VoidType(), [llvm_ir.IntType(1)]))
+        builder.call(assume, [builder.icmp_signed(">=", value, llvm_ir.Constant(value.type, 0))])
+        return value
+    return i(i), codegen
+
+
 def cpu_kernel(hooks, weighted, incoming, op="sum", apply=False, aggregates=0,
                all_vertices=False):
     """``(parallel, serial)`` builds of the CPU kernel."""
@@ -191,7 +207,7 @@ def cpu_source(hooks, weighted, incoming, op, apply=False, aggregates=0, all_ver
     ``all_vertices`` is compiled in (the kernel's argument of that name is not read): a
     vertex id that is the loop's index needs no negative-index fix on each array it
     indexes, nor edge positions taken as unsigned (road network PageRank: 0.87 -> 0.64 ms
-    a pass)."""
+    a pass); neighbour and edge ids are known not negative (:func:`_index`)."""
     from numba import njit, prange
 
     gather_edge = hooks.gather_edge
@@ -204,13 +220,13 @@ def cpu_source(hooks, weighted, incoming, op, apply=False, aggregates=0, all_ver
         read = 0  # the edges read (a statistic, counted here rather than by a degree pass)
         s0 = s1 = s2 = s3 = 0.0  # per-thread sums in a parallel build (prange reductions)
         for i in prange(n):
-            v = np.int64(i) if every else np.int64(queue[i])
+            v = np.int64(i) if every else _index(np.int64(queue[i]))
             start, stop = offsets[v], offsets[v + 1]
             read += stop - start
             acc = ident
             for p in range(np.uint64(start), np.uint64(stop)):
-                u = nbrs[p]
-                e = edge_ids[p] if incoming else np.int64(p)
+                u = _index(nbrs[p])
+                e = _index(edge_ids[p]) if incoming else np.int64(p)
                 w = weight(values, e)
                 if incoming:
                     acc = combine(acc, gather_edge(u, v, e, w, data))
