@@ -159,19 +159,23 @@ def _cpu_source(hooks, weighted, incoming, op, apply):
     weight = cpu_weight(weighted)
     from numba import njit
     combine, ident = nr._combiner(op, njit(inline="always"))
+    _index = nr._index
 
     def walk(ids, offsets, start, stop, offs, nbrs, edge_ids, values, out, data, info):
-        # levels start, start - 1, ..., stop; info[k]: the k-th level's edges read
+        # levels start, start - 1, ..., stop; info[k]: the k-th level's edges read. Ids and
+        # positions are known not negative (unsigned, or _index's llvm.assume): numba then
+        # fixes no negative index on the arrays the hooks index with them
         k = 0
         for lv in range(start, stop - 1, -1):
             read = 0
-            for i in range(offsets[lv], offsets[lv + 1]):
-                v = np.int64(ids[i])
-                read += offs[v + 1] - offs[v]
+            for i in range(np.uint64(offsets[lv]), np.uint64(offsets[lv + 1])):
+                v = _index(np.int64(ids[i]))
+                first, last = offs[v], offs[v + 1]
+                read += last - first
                 acc = ident
-                for p in range(offs[v], offs[v + 1]):
-                    u = nbrs[p]
-                    e = edge_ids[p] if incoming else p
+                for p in range(np.uint64(first), np.uint64(last)):
+                    u = _index(nbrs[p])
+                    e = _index(edge_ids[p]) if incoming else np.int64(p)
                     if incoming:
                         acc = combine(acc, gather_edge(u, v, e, weight(values, e), data))
                     else:
