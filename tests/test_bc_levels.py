@@ -337,3 +337,14 @@ def test_reverse_levels_applies_each_vertex_once_its_value_is_final(backend, cpu
     total = b.to_host(data.total)
     np.testing.assert_array_equal(total[walked], 1.0 + 2.0 * want[walked])
     assert (total[~walked] == 1.0).all() and walked.sum() > 5
+
+
+def test_bc_pulls_later_than_bfs():
+    # no early exit: BC's pull reads every in-edge of every unvisited vertex, so its rule
+    # asks for a frontier with a larger share of those edges than BFS's
+    from gunpy.direction import DirectionPolicy
+    from gunpy.primitives.bc import PULL_ALPHA
+    problem = BCProblem(GRAPHS["grid"], backend="cpu")
+    assert BCEnactor(problem).policy.alpha == PULL_ALPHA < DirectionPolicy().alpha
+    mine = DirectionPolicy(alpha=30.0, pull_mapping="thread")
+    assert BCEnactor(problem, direction_policy=mine).policy is mine
