@@ -225,7 +225,9 @@ def cc(G, *, sample=2, load_balance="auto", backend="auto"):
     enactor = CCEnactor(problem, load_balance=load_balance)
     stats = enactor.enact()
     labels = problem.extract()
-    num = int(np.count_nonzero(labels == np.arange(G.num_vertices, dtype=labels.dtype)))
+    # the roots, each its component's smallest id (host ids kept with the graph's context)
+    ids = enactor.context.kept("cc.ids", lambda: np.arange(G.num_vertices, dtype=labels.dtype))
+    num = int(np.count_nonzero(labels == ids))
     stats.extra["components"] = num
     result = CCResult(G, stats, labels=labels)
     result.num_components = num
