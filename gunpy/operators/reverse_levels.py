@@ -46,8 +46,8 @@ from gunpy.operators.advance.common import cpu_weight, cuda_weight
 from gunpy.operators.common import problem_data
 from gunpy.operators.context import callable_module, context_for
 
-__all__ = ["reverse_levels", "group", "run", "cpu_group", "cuda_group", "cpu_reverse_reduce",
-           "cuda_reverse_reduce"]
+__all__ = ["reverse_levels", "group", "run", "run_group", "cpu_group", "cuda_group",
+           "cpu_reverse_reduce", "cuda_reverse_reduce", "CUDA_HUB"]
 
 
 # ----------------------------------------------------------------------------- group
