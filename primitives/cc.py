@@ -40,7 +40,8 @@ CCData = namedtuple("CCData", "labels lower_only skip")
 
 SAMPLE, REST, ALL = 0, 1, 2
 
-u = np.uint64  # a vertex id as an index (see Hook)
+#: a vertex id as an array index: unsigned, so numba emits no fix-up for negative indices
+u = np.uint64
 
 
 class Hook(Functor):
@@ -130,7 +131,7 @@ class CCProblem(Problem):
 
 
 class CCEnactor(Enactor):
-    """The CC loop: hook the sampled edges, flatten, then hook the rest and flatten.
+    """The CC loop: hook the sampled edges; then flatten, hook the rest and flatten again.
 
     Parameters
     ----------
@@ -211,10 +212,29 @@ def cc(G, *, sample=2, load_balance="auto", backend="auto"):
         ``labels`` (each vertex's component, named by its smallest vertex id),
         ``num_components`` and ``stats``.
 
+    Raises
+    ------
+    ValueError
+        ``sample`` is not a non-negative integer; an unknown ``load_balance``.
+
     See Also
     --------
     networkx.connected_components, networkx.weakly_connected_components,
     scipy.sparse.csgraph.connected_components
+
+    Notes
+    -----
+    Two iterations: the sampled edges, then every edge of the vertices outside
+    the largest component (one, over every edge, with ``sample=0``), each a
+    single pass (compare-and-swap hooks that retry when they lose a race), then
+    a pass that points every vertex at its root (the module docstring).
+
+    References
+    ----------
+    .. [1] J. Jaiganesh and M. Burtscher, "A high-performance connected components
+       implementation for GPUs", HPDC 2018 (ECL-CC).
+    .. [2] M. Sutton, T. Ben-Nun and A. Barak, "Optimizing parallel graph connectivity
+       computation via subgraph sampling", IPDPS 2018 (Afforest).
 
     Examples
     --------
