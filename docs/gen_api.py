@@ -21,6 +21,7 @@ from gunpy.operators.advance import advance, register_strategy, unregister_strat
 from gunpy.operators.compute import compute
 from gunpy.operators.filter import filter as filter_
 from gunpy.operators.intersect import intersect
+from gunpy.operators.neighbor_mode import neighbor_mode
 from gunpy.operators.neighbor_reduce import neighbor_reduce
 from gunpy.operators.reduce import reduce
 from gunpy import blas
@@ -37,14 +38,15 @@ SECTIONS = [
     ("Generators", [generators.rmat, generators.kronecker_edges, generators.grid_2d,
                     generators.path, generators.star]),
     ("Primitives", [gunpy.bfs, gunpy.sssp, gunpy.bc, gunpy.cc, gunpy.pagerank, gunpy.triangles,
-                    gunpy.triangle_count, gunpy.lcc]),
+                    gunpy.triangle_count, gunpy.lcc, gunpy.cdlp]),
     ("Results", [gunpy.Result.to_dict, gunpy.Result.to_dataframe, gunpy.Result.to_networkx,
                  gunpy.Stats]),
     ("Writing primitives", [gunpy.Functor, gunpy.Problem, gunpy.Problem.data,
                             gunpy.Problem.vertex_array, gunpy.Problem.edge_array,
                             gunpy.Enactor, gunpy.Enactor.enact, gunpy.Enactor.advance,
                             gunpy.Enactor.filter, gunpy.Enactor.compute,
-                            gunpy.Enactor.neighbor_reduce, gunpy.Enactor.near_far,
+                            gunpy.Enactor.neighbor_reduce, gunpy.Enactor.neighbor_mode,
+                            gunpy.Enactor.near_far,
                             gunpy.Enactor.advance_filter, gunpy.Enactor.advance_near_far,
                             gunpy.Enactor.reduce, gunpy.Enactor.full_frontier,
                             gunpy.Enactor.save_frontier, gunpy.Enactor.saved_frontier,
@@ -61,8 +63,8 @@ SECTIONS = [
                                             toolchain.resources, toolchain.link_cubin,
                                             toolchain.assemble]),
     ("Operators on their own", [ops.Context, ops.Context.frontier, ops.Context.new_bitmap,
-                                advance, filter_, compute, neighbor_reduce, intersect,
-                                reduce, register_strategy, unregister_strategy]),
+                                advance, filter_, compute, neighbor_reduce, neighbor_mode,
+                                intersect, reduce, register_strategy, unregister_strategy]),
     ("GraphBLAS (gunpy.blas)", [blas.Matrix, blas.Matrix.from_coo, blas.Matrix.from_graph,
                                 blas.Matrix.to_coo, blas.Matrix.reduce_rowwise,
                                 blas.Matrix.reduce_scalar, blas.Matrix.select, blas.Vector,

@@ -13,8 +13,8 @@ from gunpy.direction import DIRECTIONS, DirectionPolicy, PushPull, check_directi
 from gunpy.frontier import FrontierPool, FrontierStore
 from gunpy.functor import compile_functor
 from gunpy.operators import (advance as advance_op, compute as compute_op, filter as filter_op,
-                             levels as levels_op, neighbor_reduce as neighbor_reduce_op,
-                             reduce as reduce_op)
+                             levels as levels_op, neighbor_mode as neighbor_mode_op,
+                             neighbor_reduce as neighbor_reduce_op, reduce as reduce_op)
 from gunpy.operators.context import Context
 from gunpy.operators.fusion import FusionPolicy
 from gunpy.operators.near_far import NearFarQueue
@@ -219,6 +219,14 @@ class Enactor:
         edges`` for the vertices of ``frontier`` (``None``: all): a pull-style SpMV."""
         neighbor_reduce_op.run(self.context, frontier, compile_functor(functor, self.backend),
                                self.problem.data(), out, edges, mapping, op)
+        return frontier
+
+    def neighbor_mode(self, frontier, functor, out, *, edges="both"):
+        """``out[v]`` = the most frequent ``functor.gather_edge`` key across ``v``'s ``edges``
+        (``"out"``, ``"in"``, ``"both"``; ties: the smallest) for the vertices of ``frontier``
+        (``None``: all): label propagation's step (:mod:`gunpy.operators.neighbor_mode`)."""
+        neighbor_mode_op.run(self.context, frontier, compile_functor(functor, self.backend),
+                             self.problem.data(), out, edges)
         return frontier
 
     def near_far(self, frontier, functor, *, dedupe=False):

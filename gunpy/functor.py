@@ -11,6 +11,8 @@ and three optional ones for specific operators::
 
     priority(v, data) -> float                         # near/far queue: v is "near" below the level
     gather_edge(src, dst, edge, weight, data) -> float # neighbor_reduce: the value an edge contributes
+                                                       # (neighbor_mode: an integer key, called
+                                                       # as (v, neighbour, edge, weight, data))
     apply_intersection(src, dst, edge, common, src_edge, dst_edge, data)
                                                        # intersect: per neighbour both ends share
 

@@ -54,6 +54,9 @@ OPERATORS = {
     "neighbor_reduce": OperatorSpec(
         "gunpy.operators.neighbor_reduce:{}_execute",
         "ctx, dg, hooks, data, out, queue, length, n, all_vertices, incoming, mapping, op"),
+    "neighbor_mode": OperatorSpec(
+        "gunpy.operators.neighbor_mode:{}_execute",
+        "ctx, dg, hooks, data, out, keys, queue, length, n, all_vertices, outgoing, incoming"),
     "intersect": OperatorSpec("gunpy.operators.intersect:{}_execute",
                               "ctx, hooks, data, left, right, counts"),
     "near_far.split": OperatorSpec(

@@ -1,4 +1,5 @@
-"""Operators: advance, filter, compute, neighbor_reduce, intersect, reduce, bitmaps, near/far.
+"""Operators: advance, filter, compute, neighbor_reduce, neighbor_mode, intersect, reduce,
+bitmaps, near/far.
 
 Each operator is a free function of a graph, frontiers, a functor and its data,
 with an explicit :class:`Context` (backend, scratch arrays, stats record)::
@@ -10,7 +11,7 @@ with an explicit :class:`Context` (backend, scratch arrays, stats record)::
 
 ``ops.advance`` and ``ops.filter`` are packages (one module per load-balancing
 strategy or filter algorithm), ``ops.compute``, ``ops.neighbor_reduce``,
-``ops.intersect`` and ``ops.reduce`` modules; each is also callable as its
+``ops.neighbor_mode``, ``ops.intersect`` and ``ops.reduce`` modules; each is also callable as its
 operator. ``ops.near_far`` is the near/far priority queue (a package) and
 ``ops.fusion`` the rule for fused thin steps. An :class:`~gunpy.Enactor` is the
 loop around them.
@@ -18,14 +19,14 @@ loop around them.
 
 from gunpy.operators.context import Context
 
-__all__ = ["Context", "advance", "filter", "compute", "neighbor_reduce", "intersect", "reduce",
-           "bitmap", "near_far", "fusion"]
+__all__ = ["Context", "advance", "filter", "compute", "neighbor_reduce", "neighbor_mode",
+           "intersect", "reduce", "bitmap", "near_far", "fusion"]
 
 
 def __getattr__(name):
     # the operator modules import gunpy.frontier, which imports this package: load them lazily
-    if name in ("advance", "filter", "compute", "neighbor_reduce", "intersect", "reduce",
-                "bitmap", "near_far", "fusion"):
+    if name in ("advance", "filter", "compute", "neighbor_reduce", "neighbor_mode", "intersect",
+                "reduce", "bitmap", "near_far", "fusion"):
         import importlib
         return importlib.import_module(f"gunpy.operators.{name}")
     raise AttributeError(f"module 'gunpy.operators' has no attribute {name!r}")

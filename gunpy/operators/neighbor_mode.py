@@ -1,0 +1,273 @@
+"""neighbor_mode: each vertex takes the most frequent key across its edges (ties: the smallest).
+
+A keyed neighbour reduction, the step of label propagation (LDBC Graphalytics'
+CDLP, Gunrock 1.x's LP): for every vertex ``v`` of the frontier (``None``: all
+vertices), the functor's ``gather_edge`` gives an integer key for each edge at
+``v``, and ``out[v]`` becomes the key that occurs most often, the smallest of
+those that tie. A vertex with no edges keeps ``out[v]`` as it is.
+
+``edges`` picks the edges: ``"out"`` (``v -> u``), ``"in"`` (``u -> v``, from the
+reverse graph) or ``"both"`` (each in- and each out-edge: on a directed graph a
+neighbour joined both ways is counted twice, as LDBC's CDLP counts it). The hook
+is always called from ``v``'s side, ``gather_edge(v, u, edge, weight, data)``
+with ``u`` the neighbour, whichever way the edge points (``edge`` and ``weight``
+are the stored edge's); its value is taken as an int64.
+
+How: each vertex writes its keys into its own slots of a workspace (an edge's
+slots, ``out`` positions then ``in`` positions: no two vertices share one), sorts
+them in place (insertion sort up to 16 keys, heapsort beyond: no recursion, no
+allocation) and scans the runs. CUDA: a thread per vertex in a grid-stride loop,
+the edges read counted on a context tally (no sync); a hub's keys are one
+thread's heapsort, ``O(d log d)`` steps. CPU: a ``prange`` over vertices, one
+core below ``serial_below`` edges (:func:`gunpy.backends.cpu.run_thin`).
+"""
+
+import numpy as np
+from numba import cuda  # a module global: the simulator swaps it for its fake module
+
+from gunpy.backends.cpu import functor_pair, run_thin
+from gunpy.functor import compile_functor, hooks_cache
+from gunpy.operators.advance.common import cpu_weight, cuda_weight
+from gunpy.operators.common import problem_data
+from gunpy.operators.context import callable_module, context_for
+
+__all__ = ["neighbor_mode", "run", "execute", "cuda_kernel", "cpu_source", "cuda_execute",
+           "cpu_execute", "EDGES"]
+
+EDGES = ("out", "in", "both")
+#: keys up to this many are sorted by insertion, longer runs by heapsort
+INSERTION_MAX = 16
+
+
+def _sorter(jit):
+    """``sort(a, lo, n)``: sort ``a[lo:lo + n]`` in place, compiled with ``jit``."""
+    @jit
+    def sift(a, lo, root, end):
+        while True:
+            child = 2 * root + 1
+            if child > end:
+                return
+            if child + 1 <= end and a[lo + child] < a[lo + child + 1]:
+                child += 1
+            if a[lo + root] >= a[lo + child]:
+                return
+            t = a[lo + root]
+            a[lo + root] = a[lo + child]
+            a[lo + child] = t
+            root = child
+
+    @jit
+    def sort(a, lo, n):
+        if n <= INSERTION_MAX:
+            for i in range(lo + 1, lo + n):
+                x = a[i]
+                j = i - 1
+                while j >= lo and a[j] > x:
+                    a[j + 1] = a[j]
+                    j -= 1
+                a[j + 1] = x
+            return
+        start = n // 2 - 1
+        while start >= 0:
+            sift(a, lo, start, n - 1)
+            start -= 1
+        end = n - 1
+        while end > 0:
+            t = a[lo]
+            a[lo] = a[lo + end]
+            a[lo + end] = t
+            end -= 1
+            sift(a, lo, 0, end)
+
+    return sort
+
+
+def _vertex_mode(hooks, weight, outgoing, incoming, jit):
+    """``vertex_mode(v, ...)``: ``out[v]`` = the mode of ``v``'s keys; returns its edge count."""
+    gather_edge = hooks.gather_edge
+    sort = _sorter(jit)
+
+    @jit
+    def vertex_mode(v, row_offsets, column_indices, in_offsets, in_indices, in_edge_ids, values,
+                    keys, out, data):
+        # 1. the keys across v's edges, into v's own slots (out positions, then in positions)
+        base = np.int64(0)
+        if outgoing:
+            base += np.int64(row_offsets[v])
+        if incoming:
+            base += np.int64(in_offsets[v])
+        n = np.int64(0)
+        if outgoing:
+            for p in range(np.int64(row_offsets[v]), np.int64(row_offsets[v + 1])):
+                keys[base + n] = np.int64(gather_edge(v, column_indices[p], p,
+                                                      weight(values, p), data))
+                n += 1
+        if incoming:
+            for p in range(np.int64(in_offsets[v]), np.int64(in_offsets[v + 1])):
+                e = np.int64(in_edge_ids[p])
+                keys[base + n] = np.int64(gather_edge(v, in_indices[p], e, weight(values, e),
+                                                      data))
+                n += 1
+        if n == 0:
+            return n  # no edges: out[v] stays
+        # 2. sorted, the longest run wins; the first of equally long runs is the smallest key
+        sort(keys, base, n)
+        best, best_count = keys[base], np.int64(0)
+        run_key, run_count = keys[base], np.int64(0)
+        for i in range(base, base + n):
+            if keys[i] == run_key:
+                run_count += 1
+            else:
+                if run_count > best_count:
+                    best, best_count = run_key, run_count
+                run_key, run_count = keys[i], np.int64(1)
+        if run_count > best_count:
+            best = run_key
+        out[v] = best
+        return n
+
+    return vertex_mode
+
+
+@hooks_cache
+def cuda_kernel(hooks, weighted, outgoing, incoming, all_vertices):
+    from gunpy.backends.cuda import kernel
+    vertex_mode = _vertex_mode(hooks, cuda_weight(weighted), outgoing, incoming,
+                               cuda.jit(device=True, inline="always"))
+
+    def mode(queue, length, row_offsets, column_indices, in_offsets, in_indices, in_edge_ids,
+             values, keys, out, data, tally, slot):
+        n = length[0]
+        read = np.int64(0)
+        for i in range(cuda.grid(1), n, cuda.gridsize(1)):
+            v = np.int64(i) if all_vertices else np.int64(queue[i])
+            read += vertex_mode(v, row_offsets, column_indices, in_offsets, in_indices,
+                                in_edge_ids, values, keys, out, data)
+        if read:  # the edges read (a statistic): one atomic a thread, read once per run
+            cuda.atomic.add(tally, slot, read)
+
+    return kernel(mode)
+
+
+def cpu_source(hooks, weighted, outgoing, incoming, all_vertices):
+    """The CPU kernel's Python source for ``hooks`` (compiled by the callers); the kernel
+    returns the number of edges it read."""
+    from numba import njit, prange
+    vertex_mode = _vertex_mode(hooks, cpu_weight(weighted), outgoing, incoming,
+                               njit(inline="always"))
+
+    def mode_(queue, n, row_offsets, column_indices, in_offsets, in_indices, in_edge_ids, values,
+              keys, out, data):
+        read = 0
+        for i in prange(n):
+            v = np.int64(i) if all_vertices else np.int64(queue[i])
+            read += vertex_mode(v, row_offsets, column_indices, in_offsets, in_indices,
+                                in_edge_ids, values, keys, out, data)
+        return read
+
+    return mode_
+
+
+def execute(ctx, frontier, hooks, data, out, edges):
+    """``out[v]`` = the most frequent key across ``edges`` for the frontier's vertices (``None``:
+    all); returns the edges read, or None where the kernel left that count on a context
+    tally (:meth:`~gunpy.operators.Context.tally`)."""
+    if edges not in EDGES:
+        raise ValueError(f"neighbor_mode edges must be one of {EDGES}, got {edges!r}")
+    backend = ctx.backend
+    outgoing, incoming = edges in ("out", "both"), edges in ("in", "both")
+    dg = backend.graph(ctx.graph, csc=incoming)
+    all_vertices = frontier is None
+    if all_vertices:
+        queue, length, n = ctx.dummy_queue, ctx.vertex_count, ctx.num_vertices
+    else:
+        queue, length, n = frontier.queue, frontier.length, frontier.size
+    if n == 0:
+        return 0
+    # every vertex's keys in its own slots: an edge's out and in positions
+    keys = ctx.scratch("neighbor_mode.keys", max(1, dg.num_edges * (outgoing + incoming)),
+                       np.int64)
+    return backend.operator("neighbor_mode")(ctx, dg, hooks, data, out, keys, queue, length, n,
+                                             all_vertices, outgoing, incoming)
+
+
+def _csc(dg, incoming):
+    # the reverse graph's arrays, or the forward ones as stand-ins the kernel never reads
+    if incoming:
+        return dg.in_offsets, dg.in_indices, dg.in_edge_ids
+    return dg.row_offsets, dg.column_indices, dg.row_offsets
+
+
+def cuda_execute(ctx, dg, hooks, data, out, keys, queue, length, n, all_vertices, outgoing,
+                 incoming):
+    tally, slot = ctx.tally("edges")
+    ctx.backend.run(cuda_kernel(hooks, dg.weighted, outgoing, incoming, all_vertices), n, queue,
+                    length, dg.row_offsets, dg.column_indices, *_csc(dg, incoming), dg.values,
+                    keys, out, data, tally, np.int64(slot))
+    return None  # the kernel counted the edges it read
+
+
+def cpu_execute(ctx, dg, hooks, data, out, keys, queue, length, n, all_vertices, outgoing,
+                incoming):
+    backend = ctx.backend
+    args = (queue, n, dg.row_offsets, dg.column_indices, *_csc(dg, incoming), dg.values, keys,
+            out, data)
+    build = (dg.weighted, outgoing, incoming, all_vertices)
+    read = [0]
+
+    def call(kernel):
+        read[0] = kernel(*args)
+    work = dg.num_edges * (outgoing + incoming) if all_vertices else n
+    if work < backend.serial_below:
+        ctx.log(build=run_thin(backend, cpu_source, hooks, build, call))
+    else:
+        call(functor_pair(cpu_source, hooks, build)[0])
+    return int(read[0])
+
+
+def neighbor_mode(graph, frontier, functor, data, out, *, edges="both", context=None):
+    """``out[v]`` = the most frequent ``functor.gather_edge`` key across ``v``'s ``edges``
+    (``"out"``, ``"in"`` or ``"both"``), the smallest of those that tie, for the vertices
+    of ``frontier`` (``None``: every vertex); a vertex with no edges keeps ``out[v]``.
+
+    The hook is called from ``v``'s side, ``gather_edge(v, u, edge, weight, data)`` with
+    ``u`` the neighbour, and returns an integer key. ``out`` is an int64 device array
+    with a slot per vertex. Returns ``out``; the edges read are logged in the
+    context's record. ``context``: see :func:`gunpy.operators.advance`.
+
+    Examples
+    --------
+    One round of label propagation on two triangles joined by an edge (2 - 3):
+
+    >>> from collections import namedtuple
+    >>> import numpy as np, gunpy
+    >>> from gunpy import Functor, operators as ops
+    >>> class Label(Functor):
+    ...     @staticmethod
+    ...     def gather_edge(v, u, edge, weight, data):
+    ...         return data.labels[u]
+    >>> G = gunpy.Graph.from_edges([0, 0, 1, 2, 3, 3, 4], [1, 2, 2, 3, 4, 5, 5],
+    ...                            directed=False)
+    >>> labels = np.arange(6, dtype=np.int64)
+    >>> out = labels.copy()
+    >>> _ = ops.neighbor_mode(G, None, Label, namedtuple("D", "labels")(labels), out,
+    ...                       edges="out", context=ops.Context(G, backend="cpu"))
+    >>> out.tolist()
+    [1, 0, 0, 2, 3, 3]
+    """
+    ctx = context_for(graph, frontier, context)
+    run(ctx, frontier, compile_functor(functor, ctx.backend), problem_data(data), out, edges)
+    ctx.flush()  # a standalone call's edges are in ctx.record when it returns
+    return out
+
+
+def run(ctx, frontier, hooks, data, out, edges="both"):
+    """:func:`neighbor_mode` once its arguments are checked (``hooks``: the compiled functor)."""
+    if frontier is not None:
+        frontier.ensure_queue(ctx.scratch)
+    read = execute(ctx, frontier, hooks, data, out, edges)
+    ctx.log(edges=read or 0, direction="pull", strategy="neighbor_mode")
+    return out
+
+
+callable_module(__name__, neighbor_mode)
