@@ -103,7 +103,7 @@ def test_ldbc_example_graphs(backend, directed):
 
 
 @pytest.mark.parametrize("name", sorted(nasty_graphs(small=True)))
-def test_nasty_graphs_equal_the_definition_and_networkx(backend, small, name):
+def test_nasty_graphs_equal_the_definition_and_networkx(backend, cpu_split, small, name):
     G = nasty_graphs(small=small)[name]
     r = gunpy.lcc(G, backend=backend)
     assert r.lcc.dtype == np.float64 and r.lcc.shape == (G.num_vertices,)
@@ -119,7 +119,7 @@ def test_nasty_graphs_equal_the_definition_and_networkx(backend, small, name):
         assert np.isnan(r.average)
 
 
-def test_dense_and_hub_graphs(backend, small):
+def test_dense_and_hub_graphs(backend, cpu_split, small):
     # a wheel's hub (more neighbours than a warp), a clique, and both in one graph
     k = 40 if small else 300
     g = nx.compose(nx.wheel_graph(k + 1), nx.complete_graph(range(k + 1, k + 21)))
