@@ -22,6 +22,8 @@ from gunpy.operators.compute import compute
 from gunpy.operators.filter import filter as filter_
 from gunpy.operators.intersect import intersect
 from gunpy.operators.neighbor_mode import neighbor_mode
+from gunpy.operators.reverse_levels import group as group_levels, reverse_levels
+from gunpy.operators.sample import sample
 from gunpy.operators.neighbor_reduce import neighbor_reduce
 from gunpy.operators.reduce import reduce
 from gunpy import blas
@@ -64,7 +66,8 @@ SECTIONS = [
                                             toolchain.assemble]),
     ("Operators on their own", [ops.Context, ops.Context.frontier, ops.Context.new_bitmap,
                                 advance, filter_, compute, neighbor_reduce, neighbor_mode,
-                                intersect, reduce, register_strategy, unregister_strategy]),
+                                sample, group_levels, reverse_levels, intersect, reduce,
+                                register_strategy, unregister_strategy]),
     ("GraphBLAS (gunpy.blas)", [blas.Matrix, blas.Matrix.from_coo, blas.Matrix.from_graph,
                                 blas.Matrix.to_coo, blas.Matrix.reduce_rowwise,
                                 blas.Matrix.reduce_scalar, blas.Matrix.select, blas.Vector,

@@ -153,7 +153,8 @@ class Enactor:
         self.stats.edges_visited += record["edges"]
         self.iteration += 1
         if levels is not None and len(levels):
-            self.stats.log_levels(self.iteration, levels, counts.launches is not None)
+            self.stats.log_levels(self.iteration, levels, counts.launches is not None,
+                                  record["direction"], record["strategy"])
             self.stats.edges_visited += int(levels[:, 1].sum())
             self.iteration += len(levels)
 

@@ -59,11 +59,12 @@ class Stats:
         """Append one iteration's record (the enactors' way in: no block is expanded)."""
         self._records.append(record)
 
-    def log_levels(self, first, levels, counted):
+    def log_levels(self, first, levels, counted, direction="push", strategy="fused"):
         """Append fused levels ``first, first+1, ...``: ``levels`` holds their (frontier
-        size, out-edges) rows; ``counted``: the records carry launch/sync/upload counts
-        (none of their own: their call's are in the record before them)."""
-        self._records.append(_FusedLevels(first, levels, counted))
+        size, edges) rows; ``counted``: the records carry launch/sync/upload counts
+        (none of their own: their call's are in the record before them); ``direction``
+        and ``strategy``: their call's (BC's backward levels pull)."""
+        self._records.append(_FusedLevels(first, levels, counted, direction, strategy))
         self._blocks += 1
 
     @property
@@ -93,15 +94,17 @@ class Stats:
 class _FusedLevels:
     """Levels a fused call ran after its first: each one's record, made when read."""
 
-    __slots__ = ("first", "levels", "counted")
+    __slots__ = ("first", "levels", "counted", "direction", "strategy")
 
-    def __init__(self, first, levels, counted):
+    def __init__(self, first, levels, counted, direction, strategy):
         self.first, self.levels, self.counted = first, levels, counted
+        self.direction, self.strategy = direction, strategy
 
     def expand(self):
         counts = {"launches": 0, "syncs": 0, "uploads": 0} if self.counted else {}
-        return [{"frontier": n, "edges": m, "direction": "push", "strategy": "fused", "ms": 0.0,
-                 "iteration": self.first + i, **counts, "allocs": 0}
+        return [{"frontier": n, "edges": m, "direction": self.direction,
+                 "strategy": self.strategy, "ms": 0.0, "iteration": self.first + i, **counts,
+                 "allocs": 0}
                 for i, (n, m) in enumerate(self.levels.tolist())]
 
 

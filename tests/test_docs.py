@@ -14,7 +14,8 @@ DOCS = os.path.join(ROOT, "docs")
 
 MODULES = ["gunpy.graph", "gunpy.io", "gunpy.generators", "gunpy.datasets", "gunpy.atomics",
            "gunpy.functor", "gunpy.registry", "gunpy.backends", "gunpy.operators.context",
-           "gunpy.operators.advance",
+           "gunpy.operators.advance", "gunpy.operators.reverse_levels",
+           "gunpy.operators.sample", "gunpy.operators.neighbor_mode",
            "gunpy.primitives.bfs", "gunpy.primitives.sssp",
            "gunpy.primitives.bc", "gunpy.primitives.cc", "gunpy.primitives.pagerank",
            "gunpy.blas", "gunpy.blas.ops", "gunpy.blas.algorithms.bfs",

@@ -54,6 +54,11 @@ OPERATORS = {
     "neighbor_reduce": OperatorSpec(
         "gunpy.operators.neighbor_reduce:{}_execute",
         "ctx, dg, hooks, data, out, queue, length, n, all_vertices, incoming, mapping, op"),
+    "levels.group": OperatorSpec("gunpy.operators.reverse_levels:{}_group",
+                                 "ctx, levels, num_levels, ids, offsets, lengths, row"),
+    "levels.reverse_reduce": OperatorSpec(
+        "gunpy.operators.reverse_levels:{}_reverse_reduce",
+        "ctx, dg, hooks, data, out, store, start, stop, incoming, op, apply"),
     "neighbor_mode": OperatorSpec(
         "gunpy.operators.neighbor_mode:{}_execute",
         "ctx, dg, hooks, data, out, keys, queue, length, n, all_vertices, outgoing, incoming"),

@@ -1,5 +1,5 @@
-"""Operators: advance, filter, compute, neighbor_reduce, neighbor_mode, intersect, reduce,
-bitmaps, near/far.
+"""Operators: advance, filter, compute, neighbor_reduce, neighbor_mode, reverse_levels,
+sample, intersect, reduce, bitmaps, near/far.
 
 Each operator is a free function of a graph, frontiers, a functor and its data,
 with an explicit :class:`Context` (backend, scratch arrays, stats record)::
@@ -11,7 +11,8 @@ with an explicit :class:`Context` (backend, scratch arrays, stats record)::
 
 ``ops.advance`` and ``ops.filter`` are packages (one module per load-balancing
 strategy or filter algorithm), ``ops.compute``, ``ops.neighbor_reduce``,
-``ops.neighbor_mode``, ``ops.intersect`` and ``ops.reduce`` modules; each is also callable as its
+``ops.neighbor_mode``, ``ops.reverse_levels`` (a traversal's levels walked deepest
+first, many to a call), ``ops.sample``, ``ops.intersect`` and ``ops.reduce`` modules; each is also callable as its
 operator. ``ops.near_far`` is the near/far priority queue (a package) and
 ``ops.fusion`` the rule for fused thin steps. An :class:`~gunpy.Enactor` is the
 loop around them.
@@ -20,13 +21,12 @@ loop around them.
 from gunpy.operators.context import Context
 
 __all__ = ["Context", "advance", "filter", "compute", "neighbor_reduce", "neighbor_mode",
-           "intersect", "reduce", "bitmap", "near_far", "fusion"]
+           "reverse_levels", "sample", "intersect", "reduce", "bitmap", "near_far", "fusion"]
 
 
 def __getattr__(name):
     # the operator modules import gunpy.frontier, which imports this package: load them lazily
-    if name in ("advance", "filter", "compute", "neighbor_reduce", "neighbor_mode", "intersect",
-                "reduce", "bitmap", "near_far", "fusion"):
+    if name in __all__[1:]:
         import importlib
         return importlib.import_module(f"gunpy.operators.{name}")
     raise AttributeError(f"module 'gunpy.operators' has no attribute {name!r}")

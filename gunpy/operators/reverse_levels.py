@@ -370,21 +370,3 @@ def reverse_levels(graph, store, functor, data, out, *, start, stop=0, edges="ou
 
 callable_module(__name__, reverse_levels)
 
-
-def _register():
-    # until gunpy.backends.base.OPERATORS lists these two (then gunpy's backends' tables
-    # name them, and this goes)
-    from gunpy.backends.base import OPERATORS, OperatorSpec, implement
-    impls = {"levels.group": ("ctx, levels, num_levels, ids, offsets, lengths, row",
-                              cpu_group, cuda_group),
-             "levels.reverse_reduce": (
-                 "ctx, dg, hooks, data, out, store, start, stop, incoming, op, apply",
-                 cpu_reverse_reduce, cuda_reverse_reduce)}
-    for name, (args, on_cpu, on_cuda) in impls.items():
-        if name not in OPERATORS:
-            OPERATORS[name] = OperatorSpec(None, args)
-            implement("cpu", name, on_cpu)
-            implement("cuda", name, on_cuda)
-
-
-_register()
