@@ -160,9 +160,10 @@ class CCEnactor(Enactor):
             return self.vertices
         # flattening the trees as it goes, a filter keeps the vertices whose edges are left
         todo = self.filter(self.vertices, Outside) if p.phase == REST else self.vertices
-        done = self.advance(todo, Hook, output="none")  # links trees, emits nothing
+        self.advance(todo, Hook, output="none")  # links trees, emits nothing
         self.compute(None, Flatten)
-        return done  # empty: every edge has been hooked
+        # every edge has been hooked: done (an empty frontier whose size needs no read)
+        return self.start_frontier()
 
     def largest_component(self):
         """The root most common among 1024 sampled vertices (undirected graphs only)."""
