@@ -238,21 +238,24 @@ class Enactor:
         return self._queue().next(frontier, self._pool.output_for(frontier),
                                   *self._operands(functor), dedupe=dedupe)
 
-    def advance_filter(self, frontier, functor, *, load_balance=None, fuse=True):
+    def advance_filter(self, frontier, functor, *, load_balance=None, fuse=True,
+                       early_exit=True):
         """``filter(advance(frontier, functor), functor)``, with thin push levels fused.
 
         Where :class:`~gunpy.operators.fusion.FusionPolicy` allows, the next levels run
         in the same call while each has fewer than ``fuse_below`` out-edges (the CPU:
         ``fuse_levels_below``; :mod:`gunpy.operators.levels`), each logged as an
-        iteration."""
+        iteration. ``early_exit``: as :meth:`advance`'s (False: a pull level gathers
+        from every in-neighbour, BC's path counts)."""
         left = None if self.max_iterations is None else self.max_iterations - self.iteration
         plan = self.fusion.levels(fuse=fuse, load_balance=load_balance or self.load_balance,
                                   iterations_left=left)
         out = plan and levels_op.fused(self.context, frontier, self._pool.output_for(frontier),
                                        *self._operands(functor), plan, push_pull=self.push_pull,
                                        visited=self.track_visited, skip=functor.skip_visited)
-        return out if out is not None else \
-            self.filter(self.advance(frontier, functor, load_balance=load_balance), functor)
+        return out if out is not None else self.filter(
+            self.advance(frontier, functor, load_balance=load_balance, early_exit=early_exit),
+            functor)
 
     def advance_near_far(self, frontier, functor, *, load_balance=None, fuse=True):
         """:meth:`advance` (push), then :meth:`near_far` with ``dedupe=True``.

@@ -121,14 +121,11 @@ class BCEnactor(Enactor):
         frontier.push(self.problem.source)
         self.phase = "forward"
 
-    def advance(self, frontier, functor, **kw):
-        # an unvisited vertex gathers the path counts of *all* its parents: a pull never
-        # stops at the first
-        return super().advance(frontier, functor, **dict(kw, early_exit=False))
-
     def loop(self, frontier):
         if self.phase == "forward":
-            return self.advance_filter(frontier, BCForwardFunctor)
+            # an unvisited vertex gathers the path counts of *all* its parents: a pull
+            # never stops at the first
+            return self.advance_filter(frontier, BCForwardFunctor, early_exit=False)
         if self.phase == "group":  # every depth of the forward phase, a frontier each
             reverse_levels.run_group(self.context, self.problem.depth, self.depths, self.levels)
             self.context.log(strategy="group")
