@@ -7,7 +7,7 @@ call says ``backend="gunpy"`` (or ``nx.config.backend_priority`` lists it):
 ``bfs_edges``, ``bfs_layers``, ``single_source_shortest_path_length``,
 ``single_source_dijkstra_path_length``, ``betweenness_centrality``,
 ``connected_components``, ``weakly_connected_components``, ``pagerank``,
-``triangles``, ``transitivity``.
+``triangles``, ``transitivity``, ``clustering``, ``average_clustering``.
 
 Results are exactly networkx's: the same dict / generator / list shapes, the
 original node labels, unreachable nodes left out, and the same iteration order
@@ -42,6 +42,10 @@ _FUNCTIONS = {
     "pagerank": "power iteration, push or pull (no personalization/nstart/dangling)",
     "triangles": "degree-ordered orientation + segmented intersection (nodes= supported)",
     "transitivity": "triangles over triads; directed graphs: networkx's successor-set count",
+    "clustering": "gunpy.lcc (intersections + a normalising neighbour reduction); undirected, "
+                  "unweighted",
+    "average_clustering": "the mean of clustering's values (count_zeros= supported); "
+                          "undirected, unweighted",
 }
 
 
@@ -328,6 +332,25 @@ def transitivity(G):
     return 0 if total == 0 else total / contri
 
 
+def clustering(G, nodes=None, weight=None):
+    # undirected and unweighted only (can_run): LDBC's LCC is networkx's clustering there,
+    # self-loops ignored; networkx's zero is the int 0
+    values = [0 if x == 0 else x for x in gunpy.lcc(G.graph, backend=_device()).lcc.tolist()]
+    if nodes is None:
+        return dict(zip(G.nodes, values))
+    if nodes in G:  # a single node
+        return values[G.node_index(nodes)]
+    return {v: values[G.node_index(v)] for v in G.nxg.nbunch_iter(nodes)}
+
+
+def average_clustering(G, nodes=None, weight=None, count_zeros=True):
+    # networkx's own sum, in its order, so that the float is the same
+    c = clustering(G, nodes, weight).values()
+    if not count_zeros:
+        c = [v for v in c if abs(v) > 0]
+    return sum(c) / len(c)
+
+
 # ----------------------------------------------------------------------------- dispatch
 def can_run(name, args, kwargs):
     """False (or a reason) for calls whose options gunpy does not implement."""
@@ -365,6 +388,13 @@ def can_run(name, args, kwargs):
             return "endpoints=True is not supported"
         if multigraph:
             return "parallel edges count as separate paths: not supported"
+    if name in ("clustering", "average_clustering"):
+        if graph is not None and graph.is_directed():
+            return "directed clustering (networkx's directed triangles) is not supported"
+        if params.get("weight") is not None or (len(args) > 2 and args[2] is not None):
+            return "weighted clustering is not supported"
+        if multigraph:
+            return "multigraphs are not supported"
     if name == "pagerank":
         for p, pos in (("personalization", 2), ("nstart", 5), ("dangling", 7)):
             if params.get(p) is not None or (len(args) > pos and args[pos] is not None):
@@ -403,6 +433,8 @@ class BackendInterface:
     pagerank = staticmethod(pagerank)
     triangles = staticmethod(triangles)
     transitivity = staticmethod(transitivity)
+    clustering = staticmethod(clustering)
+    average_clustering = staticmethod(average_clustering)
 
     @staticmethod
     def on_start_tests(items):

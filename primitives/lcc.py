@@ -203,4 +203,5 @@ def _summary(r, G, source):
 
 
 register_primitive(Primitive(
-    "lcc", lcc, fields=LCCResult._fields, summary=_summary))
+    "lcc", lcc, fields=LCCResult._fields, summary=_summary,
+    networkx=("clustering", "average_clustering")))

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 import gunpy
+from gunpy.nx_backend import _FUNCTIONS
 
 pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
 
@@ -107,7 +108,8 @@ def test_networkx_own_tests_pass_with_gunpy_as_test_backend(tmp_path):
             "networkx.algorithms.shortest_paths.tests.test_weighted",
             "networkx.algorithms.centrality.tests.test_betweenness_centrality",
             "networkx.algorithms.components",
-            "networkx.algorithms.link_analysis.tests.test_pagerank"]
+            "networkx.algorithms.link_analysis.tests.test_pagerank",
+            "networkx.algorithms.tests.test_cluster"]
     out = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "countcalls", "-p",
                           "no:cacheprovider", "-W", "ignore", "--pyargs", *mods],
                          cwd=tmp_path, env=env, capture_output=True, text=True, timeout=1500)
@@ -115,7 +117,9 @@ def test_networkx_own_tests_pass_with_gunpy_as_test_backend(tmp_path):
     assert out.returncode == 0, tail
     calls = [line for line in out.stdout.splitlines() if line.startswith("GUNPY_CALLS")]
     total, functions = map(int, calls[-1].split()[1:])
-    assert functions == 8 and total > 100, tail  # gunpy really ran, for all 8 functions
+    # gunpy really ran, for every function (the cluster module calls triangles, transitivity,
+    # clustering and average_clustering)
+    assert functions == len(_FUNCTIONS) == 12 and total > 100, tail
 
 
 def test_result_conversions(backend):
@@ -162,3 +166,36 @@ def test_dispatch_runs_on_the_chosen_gunpy_backend(backend, monkeypatch):
     assert nx.pagerank(d, backend="gunpy") == pytest.approx(nx.pagerank(d), rel=1e-6)
     assert nx.betweenness_centrality(d, backend="gunpy") == \
         pytest.approx(nx.betweenness_centrality(d), abs=1e-12)
+
+
+def test_clustering_dispatches_equal_values_and_types():
+    from gunpy.nx_backend import can_run
+    g = nx.karate_club_graph()
+    g.add_edge(0, 0)  # a self-loop: ignored by both
+    g.add_node("lonely")
+    calls = []
+    import gunpy.nx_backend as nb
+    real = nb.gunpy.lcc
+
+    def spy(*a, **k):
+        calls.append(1)
+        return real(*a, **k)
+    nb.gunpy.lcc = spy
+    try:
+        got = nx.clustering(g, backend="gunpy")
+        want = nx.clustering(g)
+        assert got == want and list(got) == list(want)
+        assert [type(x) for x in got.values()] == [type(x) for x in want.values()]
+        assert type(got["lonely"]) is int  # networkx's zero is the int 0
+        assert nx.clustering(g, 0, backend="gunpy") == nx.clustering(g, 0)
+        assert nx.clustering(g, [3, 1, "x"], backend="gunpy") == nx.clustering(g, [3, 1, "x"])
+        for zeros in (True, False):
+            assert nx.average_clustering(g, count_zeros=zeros, backend="gunpy") == \
+                nx.average_clustering(g, count_zeros=zeros)
+    finally:
+        nb.gunpy.lcc = real
+    assert len(calls) == 5
+    assert can_run("clustering", (nx.DiGraph(g),), {}) is not True
+    assert can_run("clustering", (g,), {"weight": "weight"}) is not True
+    assert can_run("average_clustering", (nx.MultiGraph(g),), {}) is not True
+    assert can_run("average_clustering", (g,), {}) is True
