@@ -48,6 +48,7 @@ SECTIONS = [
                             gunpy.Enactor, gunpy.Enactor.enact, gunpy.Enactor.advance,
                             gunpy.Enactor.filter, gunpy.Enactor.compute,
                             gunpy.Enactor.neighbor_reduce, gunpy.Enactor.neighbor_mode,
+                            gunpy.Enactor.sample,
                             gunpy.Enactor.near_far,
                             gunpy.Enactor.advance_filter, gunpy.Enactor.advance_near_far,
                             gunpy.Enactor.reduce, gunpy.Enactor.full_frontier,

@@ -14,7 +14,8 @@ from gunpy.frontier import FrontierPool, FrontierStore
 from gunpy.functor import compile_functor
 from gunpy.operators import (advance as advance_op, compute as compute_op, filter as filter_op,
                              levels as levels_op, neighbor_mode as neighbor_mode_op,
-                             neighbor_reduce as neighbor_reduce_op, reduce as reduce_op)
+                             neighbor_reduce as neighbor_reduce_op, reduce as reduce_op,
+                             sample as sample_op)
 from gunpy.operators.context import Context
 from gunpy.operators.fusion import FusionPolicy
 from gunpy.operators.near_far import NearFarQueue
@@ -228,6 +229,14 @@ class Enactor:
         (``None``: all): label propagation's step (:mod:`gunpy.operators.neighbor_mode`)."""
         neighbor_mode_op.run(self.context, frontier, compile_functor(functor, self.backend),
                              self.problem.data(), out, edges)
+        return frontier
+
+    def sample(self, frontier, functor, k):
+        """``cond_edge`` / ``apply_edge`` on the first ``k`` out-edges of each vertex of
+        ``frontier`` (``None``: every vertex), emitting nothing (Afforest's neighbour
+        sampling, :mod:`gunpy.operators.sample`)."""
+        sample_op.run(self.context, frontier, compile_functor(functor, self.backend),
+                      self.problem.data(), k)
         return frontier
 
     def near_far(self, frontier, functor, *, dedupe=False):

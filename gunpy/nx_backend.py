@@ -37,7 +37,7 @@ _FUNCTIONS = {
     "single_source_shortest_path_length": "BFS depths (cutoff= supported)",
     "single_source_dijkstra_path_length": "SSSP distances with near/far delta-stepping",
     "betweenness_centrality": "Brandes BC over all sources (k=None, weight=None)",
-    "connected_components": "Soman hooking + pointer jumping with Afforest sampling",
+    "connected_components": "ECL-CC union-find hooking with Afforest sampling",
     "weakly_connected_components": "the same on directed graphs",
     "pagerank": "power iteration, push or pull (no personalization/nstart/dangling)",
     "triangles": "degree-ordered orientation + segmented intersection (nodes= supported)",

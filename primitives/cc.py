@@ -29,8 +29,6 @@ from collections import namedtuple
 import numpy as np
 
 from gunpy import Enactor, Functor, Problem, atomics
-from gunpy.functor import compile_functor
-from gunpy.operators import sample as sample_op
 from gunpy.registry import Option, Primitive, register_primitive
 from gunpy.result import Result
 
@@ -153,8 +151,7 @@ class CCEnactor(Enactor):
     def loop(self, frontier):
         p = self.problem
         if p.phase == SAMPLE:  # each vertex's first edges (Afforest)
-            sample_op.run(self.context, None, compile_functor(Hook, self.backend), p.data(),
-                          p.sample)
+            self.sample(None, Hook, p.sample)
             p.skip = self.largest_component()
             p.phase = REST if p.skip >= 0 else ALL
             return self.vertices

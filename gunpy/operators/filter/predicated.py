@@ -4,7 +4,7 @@ Gunrock's filter with a scan-and-compact pass (section 4.4.3, "Optimizing
 Filter"). Negative ids (invalid placeholders) are always dropped. On a vertex
 frontier the condition is ``cond_vertex(v, data)`` (then ``apply_vertex``); on
 an edge frontier it is ``cond_edge(src, dst, e, weight, data)`` (then
-``apply_edge``), which is how Soman's hooking runs as a filter over edges.
+``apply_edge``): a filter over edges.
 
 CUDA: (1) a flag per item, running ``apply_vertex`` on kept ones; (2) an
 exclusive scan of the flags (:mod:`gunpy.operators.scan`); (3) a scatter of the
