@@ -167,7 +167,8 @@ class Update(Functor):
 class PageRankProblem(Problem):
     """The ranks and contributions (pull: two of each, it reads one and writes the other;
     push: its sums too), lent by the graph's free arrays when an enactor starts a run
-    (:meth:`lend`: no allocation once warm; back when the problem goes)."""
+    (:meth:`lend`: no allocation once warm; back when the problem goes, so read them
+    through :meth:`extract`)."""
 
     Data = PRData
     _ARRAYS = {"pull": ("rank", "contrib", "next", "next_contrib"),
@@ -181,12 +182,16 @@ class PageRankProblem(Problem):
         self.alpha, self.base = 0.85, 0.0
 
     def lend(self, context, direction="pull"):
-        """Take the arrays ``direction``'s iteration uses from ``context``
-        (:meth:`gunpy.operators.Context.recycled`; every one is written before it is read)."""
-        for name in self._ARRAYS[direction]:
-            if getattr(self, name) is None:
-                # possibly longer than n; never sliced (a slice would not hold it)
-                setattr(self, name, context.recycled(self.num_vertices, np.float64))
+        """Take the arrays ``direction``'s iteration uses from ``context``: slices of one
+        block (:meth:`gunpy.operators.Context.recycled`) the problem holds, valid while it
+        lives; every one is written before it is read."""
+        names = [name for name in self._ARRAYS[direction] if getattr(self, name) is None]
+        if names:
+            n = self.num_vertices
+            block = context.recycled(len(names) * n, np.float64)
+            self._blocks = (*getattr(self, "_blocks", ()), block)  # what keeps the slices
+            for i, name in enumerate(names):
+                setattr(self, name, block[i * n:(i + 1) * n])
 
     def reset(self, alpha=0.85):
         """Start from the uniform rank with damping factor ``alpha`` (in [0, 1])."""
@@ -215,6 +220,13 @@ class PageRankEnactor(Enactor):
         Push advance mapping.
     **kw
         Other :class:`gunpy.Enactor` options (``auto_threshold``).
+
+    Attributes
+    ----------
+    rank : numpy.ndarray
+        The last run's ranks on the host, copied in :meth:`finalize` (inside the timed run).
+    error : float
+        The last iteration's L1 change of the ranks.
     """
 
     def __init__(self, problem, *, tol=1e-6, max_iter=100, direction="pull", load_balance="auto",
@@ -350,6 +362,14 @@ def pagerank(G, *, alpha=0.85, tol=1e-6, max_iter=100, direction="pull", load_ba
     PageRankResult
         ``rank``, ``iterations``, ``converged`` (never raises for non-convergence)
         and ``stats`` (per-iteration times in ``stats.per_iteration``).
+
+    Notes
+    -----
+    ``direction="pull"`` makes one pass over the graph an iteration (a neighbor-reduce
+    whose apply step updates, splits and sums: one launch and one read on a GPU) and
+    keeps what depends on the graph alone (the inverse out-weights and the first
+    split) with the graph's scratch arrays, so a repeated call allocates nothing but
+    its result.
 
     See Also
     --------
