@@ -80,7 +80,8 @@ SECTIONS = [
                                 blas_structure.VectorData, blas.Matrix.from_csr]),
     ("GraphBLAS algorithms (gunpy.blas.algorithms)", [
         blas_algorithms.bfs, blas_algorithms.bfs_sigma, blas_algorithms.bc, blas_algorithms.sssp,
-        blas_algorithms.pagerank, blas_algorithms.triangle_count]),
+        blas_algorithms.pagerank, blas_algorithms.triangle_count,
+        blas_algorithms.lcc]),
     ("Distributed (gunpy.dist, over MPI)", [
         dist.DistGraph, dist.DistGraph.from_graph, dist.DistGraph.from_edges,
         dist.DistGraph.rmat, dist.bfs, dist.cc, dist.sssp, dist.pagerank, dist.check_bfs_tree,

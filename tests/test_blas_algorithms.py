@@ -164,6 +164,21 @@ def test_triangle_count(name, backend):
     assert gunpy.triangle_count(G, backend=backend) == expect
 
 
+@pytest.mark.parametrize("name", _names())
+def test_lcc_equals_the_native_one_and_networkx(name, backend):
+    G = GRAPHS[name]
+    r = al.lcc(G, backend=backend)
+    native = gunpy.lcc(G, backend=backend)
+    np.testing.assert_allclose(r.lcc, native.lcc, rtol=1e-12, atol=0)
+    assert r.lcc.dtype == np.float64 and r.stats.extra["formulation"] == "graphblas"
+    g = to_nx(G)
+    if not g.is_directed():
+        c = nx.clustering(g)
+        np.testing.assert_allclose(r.lcc, [c[v] for v in range(G.num_vertices)], rtol=1e-12)
+    if G.num_vertices:
+        assert r.average == pytest.approx(native.average, rel=1e-12, abs=1e-15)
+
+
 @pytest.mark.large
 @pytest.mark.parametrize("dataset", ["karate", "dolphins", "netscience"])
 def test_bundled_datasets(dataset):

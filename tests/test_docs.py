@@ -20,7 +20,8 @@ MODULES = ["gunpy.graph", "gunpy.io", "gunpy.generators", "gunpy.datasets", "gun
            "gunpy.primitives.bc", "gunpy.primitives.cc", "gunpy.primitives.pagerank",
            "gunpy.blas", "gunpy.blas.ops", "gunpy.blas.algorithms.bfs",
            "gunpy.blas.algorithms.bc", "gunpy.blas.algorithms.sssp",
-           "gunpy.blas.algorithms.pagerank", "gunpy.blas.algorithms.triangle_count"]
+           "gunpy.blas.algorithms.pagerank", "gunpy.blas.algorithms.triangle_count",
+           "gunpy.blas.algorithms.lcc", "gunpy.primitives.lcc", "gunpy.primitives.cdlp"]
 
 
 @pytest.mark.parametrize("name", MODULES)

@@ -15,13 +15,16 @@ formulations can be compared call for call:
 ``pagerank(G)``          plus_times, networkx's dangling   ``gunpy.pagerank``
                          rule
 ``triangle_count(G)``    L (L.T) masked by L               ``gunpy.triangle_count``
+``lcc(G)``               U plus.pair D.T masked by U,      ``gunpy.lcc``
+                         row sums over d (d - 1)
 =======================  ================================  ==============================
 """
 
 from gunpy.blas.algorithms.bc import bc
 from gunpy.blas.algorithms.bfs import bfs, bfs_sigma
+from gunpy.blas.algorithms.lcc import lcc
 from gunpy.blas.algorithms.pagerank import pagerank
 from gunpy.blas.algorithms.sssp import sssp
 from gunpy.blas.algorithms.triangle_count import triangle_count
 
-__all__ = ["bfs", "bfs_sigma", "bc", "sssp", "pagerank", "triangle_count"]
+__all__ = ["bfs", "bfs_sigma", "bc", "sssp", "pagerank", "triangle_count", "lcc"]
