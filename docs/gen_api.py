@@ -84,7 +84,8 @@ SECTIONS = [
         blas_algorithms.lcc]),
     ("Distributed (gunpy.dist, over MPI)", [
         dist.DistGraph, dist.DistGraph.from_graph, dist.DistGraph.from_edges,
-        dist.DistGraph.rmat, dist.bfs, dist.cc, dist.sssp, dist.pagerank, dist.check_bfs_tree,
+        dist.DistGraph.rmat, dist.bfs, dist.cc, dist.sssp, dist.pagerank, dist.cdlp,
+        dist.check_bfs_tree,
         dist.DistEnactor,
         dist_comm.select_device, dist_comm.share_cores]),
     ("Atomics", [atomics.cas, atomics.min, atomics.max, atomics.add, atomics.or_,

@@ -44,6 +44,15 @@ class NeighbourLabel(Functor):
         return data.labels[u]
 
 
+def check_rounds(max_iterations):
+    """``max_iterations`` as an int, or a ValueError (also :func:`gunpy.dist.cdlp`'s check)."""
+    if isinstance(max_iterations, (bool, np.bool_)) or \
+            not isinstance(max_iterations, (int, np.integer)) or max_iterations < 0:
+        raise ValueError(f"max_iterations must be a non-negative integer, got "
+                         f"{max_iterations!r}")
+    return int(max_iterations)
+
+
 class CDLPProblem(Problem):
     """The labels of the round before (``labels``) and of this round (``next``)."""
 
@@ -54,11 +63,7 @@ class CDLPProblem(Problem):
         self.next = self.vertex_array(np.int64)
 
     def reset(self, max_iterations=10):
-        if isinstance(max_iterations, (bool, np.bool_)) or \
-                not isinstance(max_iterations, (int, np.integer)) or max_iterations < 0:
-            raise ValueError(f"max_iterations must be a non-negative integer, got "
-                             f"{max_iterations!r}")
-        self.max_iterations = int(max_iterations)
+        self.max_iterations = check_rounds(max_iterations)
 
     def swap(self):
         self.labels, self.next = self.next, self.labels
@@ -175,4 +180,5 @@ def _summary(r, G, source):
 
 register_primitive(Primitive(
     "cdlp", cdlp, fields=CDLPResult._fields, summary=_summary,
-    options=(Option("max_iterations", 10, "rounds of label propagation (run exactly)"),)))
+    options=(Option("max_iterations", 10, "rounds of label propagation (run exactly)"),),
+    dist="gunpy.dist:cdlp"))

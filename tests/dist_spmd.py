@@ -144,8 +144,23 @@ def check_bfs(c, name, G, DG, source):
             c.expect(all(it["direction"] == direction for it in its), f"{what}: direction")
 
 
+def check_cdlp(c, name, G, DG):
+    r = gd.cdlp(DG, 3, debug=True)
+    c.expect(r.labels.shape[0] == owned_size(DG, c.rank) and r.labels.dtype == np.int64,
+             f"{name} cdlp: owned labels' size or dtype")
+    full = r.gather(root=0)
+    if c.rank != 0:
+        c.expect(full is None, f"{name} cdlp: gather gave a result off the root")
+        return
+    c.expect(np.array_equal(full.labels, gunpy.cdlp(G, 3, backend="cpu").labels),
+             f"{name} cdlp: labels != gunpy.cdlp")
+    c.expect(full.stats.iterations == 3 and all(
+        "comm_ms" in it for it in full.stats.per_iteration), f"{name} cdlp: rounds or stats")
+
+
 def check_graph(c, name, G, DG):
     check_cc(c, name, G, DG)
+    check_cdlp(c, name, G, DG)
     for source in sources(G.num_vertices, DG.starts):
         check_bfs(c, name, G, DG, source)
 
@@ -273,7 +288,8 @@ def check_bad_input(c, graphs):
     for call, kw in [(gd.pagerank, {"alpha": 1.5}), (gd.pagerank, {"tol": -1.0}),
                      (gd.pagerank, {"max_iter": -2}), (gd.pagerank, {"direction": "up"}),
                      (lambda g, **k: gd.sssp(g, 0, **k), {"method": "dijkstra"}),
-                     (gd.cc, {"load_balance": "nope"})]:
+                     (gd.cc, {"load_balance": "nope"}),
+                     (gd.cdlp, {"max_iterations": -1}), (gd.cdlp, {"max_iterations": 2.5})]:
         msgs = c.messages(lambda: call(DG, **kw), ValueError)
         c.expect(len(set(msgs)) == 1 and msgs[0] != "no error", f"bad option {kw}: {msgs}")
     for bad in (DG.num_vertices, -1):

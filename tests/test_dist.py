@@ -1,4 +1,4 @@
-"""gunpy.dist (BFS, CC, SSSP, PageRank, DistEnactor) under ``mpiexec -n K`` (K = 1, 2, 3, 4).
+"""gunpy.dist (BFS, CC, SSSP, PageRank, CDLP, DistEnactor) under ``mpiexec -n K`` (K = 1, 2, 3, 4).
 
 Each test launches one MPI job (K = 3 gives uneven blocks): tests/dist_spmd.py
 run as an SPMD script (``mpiexec -n K python -m mpi4py tests/dist_spmd.py

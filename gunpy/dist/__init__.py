@@ -12,6 +12,7 @@ unchanged, and :mod:`gunpy.dist.comm` carries the exchanges between levels.
     labels = gd.cc(DG).labels    # connected components (weak on directed graphs)
     dist = gd.sssp(DG, 0).distance
     pr = gd.pagerank(DG).rank
+    communities = gd.cdlp(DG, 5).labels   # LDBC's label propagation
 
 Each primitive is a :class:`DistEnactor` (:mod:`gunpy.dist.enactor`) that
 writes only its steps; the enactor runs the loop the same way on every rank
@@ -31,8 +32,9 @@ from gunpy.dist.bfs import DistBFSResult, bfs  # noqa: E402
 from gunpy.dist.cc import DistCCResult, cc  # noqa: E402
 from gunpy.dist.sssp import DistSSSPResult, sssp  # noqa: E402
 from gunpy.dist.pagerank import DistPageRankResult, pagerank  # noqa: E402
+from gunpy.dist.cdlp import DistCDLPResult, cdlp  # noqa: E402
 from gunpy.dist.validate import check_bfs_tree  # noqa: E402
 
 __all__ = ["Comm", "get_comm", "DistGraph", "block_starts", "DistEnactor", "DistResult", "bfs",
            "DistBFSResult", "check_bfs_tree", "cc", "DistCCResult", "sssp", "DistSSSPResult", "pagerank",
-           "DistPageRankResult"]
+           "DistPageRankResult", "cdlp", "DistCDLPResult"]
