@@ -216,12 +216,19 @@ class Enactor:
         """Run ``apply_vertex`` on every item of ``frontier`` (``None``: every vertex)."""
         return compute_op.run(self.context, frontier, *self._operands(functor))
 
-    def neighbor_reduce(self, frontier, functor, out, *, edges="in", mapping="auto", op="sum"):
+    def neighbor_reduce(self, frontier, functor, out, *, edges="in", mapping="auto", op="sum",
+                        apply=False, aggregates=0):
         """``out[v] = op`` (sum, min, max) ``of functor.gather_edge over v's in- (or out-)
-        edges`` for the vertices of ``frontier`` (``None``: all): a pull-style SpMV."""
-        neighbor_reduce_op.run(self.context, frontier, compile_functor(functor, self.backend),
-                               self.problem.data(), out, edges, mapping, op)
-        return frontier
+        edges`` for the vertices of ``frontier`` (``None``: all): a pull-style SpMV.
+
+        ``apply=True`` runs ``functor.apply_vertex`` on each vertex right after its
+        ``out[v]``, in the same pass; ``aggregates=k`` (1-4) returns the sums of the ``k``
+        floats ``apply_vertex`` returns (one read) instead of ``frontier``
+        (:func:`gunpy.operators.neighbor_reduce`)."""
+        sums = neighbor_reduce_op.run(self.context, frontier,
+                                      compile_functor(functor, self.backend), self.problem.data(),
+                                      out, edges, mapping, op, apply, aggregates)
+        return sums if aggregates else frontier
 
     def neighbor_mode(self, frontier, functor, out, *, edges="both"):
         """``out[v]`` = the most frequent ``functor.gather_edge`` key across ``v``'s ``edges``

@@ -341,3 +341,46 @@ def test_a_backend_is_its_table():
     with pytest.raises(NotImplementedError, match="'tracing' backend does not implement "
                                                    "operator 'neighbor_reduce'"):
         gunpy.pagerank(G, direction="pull", backend=be)
+
+
+def test_enactor_neighbor_reduce_applies_and_aggregates(backend):
+    # in-degree by gather, then apply_vertex doubles it in the same pass and returns
+    # (new value, 1): the sums are twice the edge count and the vertex count
+    from collections import namedtuple
+
+    from gunpy import Enactor, Functor, Problem
+
+    class Double(Functor):
+        @staticmethod
+        def gather_edge(src, dst, edge, weight, data):
+            return 1.0
+
+        @staticmethod
+        def apply_vertex(v, data):
+            data.out[v] *= 2.0
+            return (data.out[v], 1.0)
+
+    class P(Problem):
+        Data = namedtuple("D", "out")
+
+        def init(self):
+            self.out = self.vertex_array(np.float64, fill=0.0)
+
+    class E(Enactor):
+        def prepare_frontier(self, frontier):
+            pass
+
+        def loop(self, frontier):
+            self.sums = self.neighbor_reduce(None, Double, self.problem.out, edges="in",
+                                             aggregates=2)
+            return frontier
+
+        def is_converged(self, frontier):
+            return self.iteration >= 1
+
+    G = gunpy.Graph.from_edges([0, 0, 1, 3], [1, 2, 2, 2], num_vertices=4)
+    p = P(G, backend=backend)
+    e = E(p)
+    e.enact()
+    assert e.sums == (2.0 * G.num_edges, 4.0)
+    assert p.to_host(p.out).tolist() == [0.0, 2.0, 6.0, 0.0]

@@ -53,7 +53,8 @@ OPERATORS = {
                            "ctx, dg, hooks, data, queue, length, n, all_vertices, k"),
     "neighbor_reduce": OperatorSpec(
         "gunpy.operators.neighbor_reduce:{}_execute",
-        "ctx, dg, hooks, data, out, queue, length, n, all_vertices, incoming, mapping, op"),
+        "ctx, dg, hooks, data, out, queue, length, n, all_vertices, incoming, mapping, op, "
+        "*, apply, sums"),
     "levels.group": OperatorSpec("gunpy.operators.reverse_levels:{}_group",
                                  "ctx, levels, num_levels, ids, offsets, lengths, row"),
     "levels.reverse_reduce": OperatorSpec(
