@@ -207,6 +207,24 @@ def test_a_pull_that_lost_to_push_sends_auto_back(backend):
     check_bfs_tree(G, 0, r.depth, r.parent, reference=reference_depths(G, 0))
 
 
+def test_each_lost_pull_doubles_how_fat_the_next_frontier_must_be():
+    # a mesh's tail: pull examines far more than push would visit, and the frontier grows a
+    # little a level; after the k-th loss, pulling again needs 2**k times the loser's edges
+    from gunpy.direction import PushPull
+    pp = PushPull(DirectionPolicy(alpha=1e6, min_pull=0), 1000, 10**6)
+    assert pp.choose(10, 100) == "pull"
+    pp.pulled(5000, 100)                   # lost: 5,000 examined where push visits 100
+    assert pp.choose(12, 120) == "push"    # back to push at once
+    assert pp.choose(15, 150) == "push"    # under 2 x 100
+    assert pp.choose(25, 250) == "pull"    # over it: pull again ...
+    pp.pulled(9000, 250)                   # ... and lose again
+    assert pp.choose(30, 300) == "push"
+    assert pp.choose(90, 900) == "push"    # under 4 x 250
+    assert pp.choose(120, 1200) == "pull"
+    pp.pulled(100, 1200)                   # a pull that won: it stays
+    assert pp.choose(130, 1300) == "pull"
+
+
 def test_bfs_auto_switches_on_a_hub_graph(backend):
     G = GRAPHS["star_hub"]
     r = gunpy.bfs(G, 1, direction="auto", backend=backend)  # from a leaf: leaf, hub, all leaves
