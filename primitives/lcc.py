@@ -26,7 +26,7 @@ from collections import namedtuple
 import numpy as np
 
 from gunpy import Enactor, Functor, Graph, Problem
-from gunpy.operators import intersect, neighbor_reduce
+from gunpy.operators import intersect
 from gunpy.registry import Primitive, register_primitive, top_vertices
 from gunpy.result import Result
 
@@ -109,8 +109,7 @@ class LCCEnactor(Enactor):
         p = self.problem
         intersect(self.graph, Pairs, p, right=p.directed_graph, counts=p.common,
                   context=self.context)
-        self.total, = neighbor_reduce(self.graph, None, Normalise, p.data(), p.lcc,
-                                      edges="out", aggregates=1, context=self.context)
+        self.total, = self.neighbor_reduce(None, Normalise, p.lcc, edges="out", aggregates=1)
         return frontier
 
     def is_converged(self, frontier):

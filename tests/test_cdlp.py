@@ -15,7 +15,7 @@ import pytest
 
 import gunpy
 from gunpy.testing import nasty_graphs
-from test_lcc import read_adjacency, read_example, read_output
+from test_lcc import read_adjacency, read_example, read_output, run_user_guide_section
 
 
 def reference(G, rounds):
@@ -169,15 +169,4 @@ def test_registered():
 
 
 def test_user_guide_cdlp_section_runs():
-    import doctest
-    import os
-    import re
-    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    text = open(os.path.join(root, "docs", "user-guide.md")).read()
-    section = text.split("## Label propagation (CDLP)", 1)[1].split("\n## ", 1)[0]
-    section = re.sub(r"^```.*$", "", section, flags=re.M)  # fences end an example's output
-    test = doctest.DocTestParser().get_doctest(section, {}, "user-guide", "user-guide.md", 0)
-    assert len(test.examples) >= 4
-    runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
-    runner.run(test)
-    assert runner.failures == 0
+    run_user_guide_section("## Label propagation (CDLP)", 4)

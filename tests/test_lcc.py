@@ -185,15 +185,20 @@ def test_docstring_examples():
     assert result.failed == 0 and result.attempted >= 5
 
 
-def test_user_guide_lcc_section_runs():
+def run_user_guide_section(heading, at_least):
+    """The examples of one section of docs/user-guide.md, in its exact words (doctest)."""
     import doctest
     import re
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     text = open(os.path.join(root, "docs", "user-guide.md")).read()
-    section = text.split("## Local clustering coefficient", 1)[1].split("\n## ", 1)[0]
+    section = text.split(heading, 1)[1].split("\n## ", 1)[0]
     section = re.sub(r"^```.*$", "", section, flags=re.M)  # fences end an example's output
     test = doctest.DocTestParser().get_doctest(section, {}, "user-guide", "user-guide.md", 0)
-    assert len(test.examples) >= 4
+    assert len(test.examples) >= at_least
     runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
     runner.run(test)
     assert runner.failures == 0
+
+
+def test_user_guide_lcc_section_runs():
+    run_user_guide_section("## Local clustering coefficient", 4)

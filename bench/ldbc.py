@@ -1,0 +1,114 @@
+"""LDBC's LCC and CDLP on the CPU: wall time per call of gunpy and its peers, interleaved.
+
+    python bench/ldbc.py                              # luxembourg_osm, delaunay_n16, rmat16, rmat18
+    python bench/ldbc.py --graphs rmat16 --reps 5
+
+Every library runs in this one process on the same undirected graph, as a user
+would call it: ``gunpy.lcc(G)`` against igraph's
+``transitivity_local_undirected(mode="zero")``, NetworKit's
+``LocalClusteringCoefficient`` and, on graphs under 300,000 edges, networkx's
+``clustering`` (each result is checked against gunpy's first, 1e-9). ``gunpy.cdlp(G,
+10)`` has no peer computing the same thing (LDBC's synchronous rounds with ties to the
+smallest label): igraph's ``community_label_propagation`` and NetworKit's ``PLP`` are
+asynchronous label propagation with random ties, timed beside it as the nearest
+algorithms, not as equals. One untimed call each, then ``--reps`` rounds of one call
+per library in turn; medians and ranges in ms.
+"""
+
+import argparse
+import statistics
+import time
+
+import numpy as np
+
+
+def _peers(G):
+    """{name: (lcc call, cdlp-like call)} for the peers that import."""
+    src = np.repeat(np.arange(G.num_vertices), G.out_degrees())
+    keep = src < G.column_indices
+    out = {}
+    try:
+        import igraph as ig
+        g = ig.Graph(n=G.num_vertices, edges=np.column_stack([src[keep],
+                                                               G.column_indices[keep]]))
+        out["igraph"] = (lambda: np.asarray(g.transitivity_local_undirected(mode="zero")),
+                         lambda: g.community_label_propagation())
+    except ImportError:
+        pass
+    try:
+        import networkit as nk
+        h = nk.GraphFromCoo((np.ones(int(keep.sum())), (src[keep].astype(np.uint64),
+                                                         G.column_indices[keep].astype(np.uint64))),
+                            n=G.num_vertices, directed=False, weighted=False)
+
+        def nk_lcc():
+            a = nk.centrality.LocalClusteringCoefficient(h, turbo=True)
+            a.run()
+            return np.asarray(a.scores())
+
+        def nk_plp():
+            a = nk.community.PLP(h)
+            a.run()
+            return a.getPartition()
+        out["networkit"] = (nk_lcc, nk_plp)
+    except ImportError:
+        pass
+    if G.num_edges < 300_000:
+        import networkx as nx
+        g = G.to_networkx()
+        out["networkx"] = (lambda: np.array(list(nx.clustering(g).values())), None)
+    return out
+
+
+def measure(name, reps):
+    import gunpy
+    from gunpy.bench.graphs import graph
+    G = graph(name, 1)
+    calls = {("lcc", "gunpy"): lambda: gunpy.lcc(G, backend="cpu").lcc,
+             ("cdlp", "gunpy"): lambda: gunpy.cdlp(G, 10, backend="cpu")}
+    for lib, (lcc, cdlp) in _peers(G).items():
+        calls["lcc", lib] = lcc
+        if cdlp is not None:
+            calls["cdlp-like", lib] = cdlp
+    ref = calls["lcc", "gunpy"]()
+    for key, f in calls.items():
+        got = f()
+        if key[0] == "lcc":  # every peer's coefficients are gunpy's
+            assert np.allclose(got, ref, rtol=1e-9, atol=1e-12), key
+    times = {key: [] for key in calls}
+    for _ in range(reps):
+        for key, f in calls.items():
+            t = time.perf_counter()
+            f()
+            times[key].append((time.perf_counter() - t) * 1e3)
+    return G, times
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--graphs", default="luxembourg_osm,delaunay_n16,rmat16,rmat18")
+    ap.add_argument("--reps", type=int, default=7)
+    args = ap.parse_args(argv)
+    from gunpy.backends import threads
+    threads.configure()
+    for name in args.graphs.split(","):
+        G, times = measure(name, args.reps)
+        print(f"\n{name}: {G.num_vertices:,} vertices, {G.num_edges:,} edges "
+              "(ms per call: median [min-max])")
+        for kind in ("lcc", "cdlp", "cdlp-like"):
+            rows = {lib: ts for (k, lib), ts in times.items() if k == kind}
+            if not rows:
+                continue
+            cells = "  ".join(f"{lib} {statistics.median(ts):.2f} [{min(ts):.2f}-{max(ts):.2f}]"
+                              for lib, ts in rows.items())
+            extra = ""
+            if kind == "lcc":
+                med = {lib: statistics.median(ts) for lib, ts in rows.items()}
+                best = min((lib for lib in med if lib != "gunpy"), key=med.get, default=None)
+                if best:
+                    extra = f"  gunpy x{med[best] / med['gunpy']:.2f} of {best}"
+            print(f"  {kind:9s} {cells}{extra}")
+
+
+if __name__ == "__main__":
+    main()
