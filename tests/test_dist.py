@@ -132,7 +132,7 @@ def test_missing_mpi4py_names_the_extra():
 
 
 def test_the_distributed_page_example_runs(tmp_path):
-    """docs/distributed.md's SPMD script (and its CC, SSSP and PageRank lines, and the
+    """docs/distributed.md's SPMD script (and its CC, SSSP, PageRank and CDLP lines, and the
     primitive written on DistEnactor), as written, on 2 ranks."""
     import re
     text = open(os.path.join(ROOT, "docs", "distributed.md")).read()
@@ -146,7 +146,10 @@ def test_the_distributed_page_example_runs(tmp_path):
               + blocks[4]
               + "if full is not None:\n"
                 "    assert np.allclose(full.rank, gunpy.pagerank(G, backend='cpu').rank, atol=1e-8)\n"
-              + blocks[5]  # a primitive written on DistEnactor: 2 hops of neighbours' minimum
+              + blocks[5]
+              + "if full is not None:\n"
+                "    assert np.array_equal(full.labels, gunpy.cdlp(G, 5, backend='cpu').labels)\n"
+              + blocks[6]  # a primitive written on DistEnactor: 2 hops of neighbours' minimum
               + "if full is not None:\n"
                 "    src = np.repeat(np.arange(G.num_vertices), G.out_degrees())\n"
                 "    ref = np.arange(G.num_vertices)\n"
