@@ -64,11 +64,14 @@ def test_bc_bad_source():
 
 @pytest.mark.ptx
 def test_bc_compiles_to_ptx(ptx_backend):
-    gunpy.bc(GRAPHS["preferential_hubs"], [0], backend=ptx_backend)
-    names = " ".join(ptx_backend.kernel_names())
-    # the forward levels (fused and grid-wide), the grouping by depth, the backward walk
-    assert all(k in names for k in ("levels", "advance", "_cuda_count", "_cuda_scatter",
-                                    "walk")), names
+    from gunpy.testing import PtxBackend
+    be = PtxBackend(cc=(9, 0))  # its own: the names are this call's alone
+    gunpy.bc(GRAPHS["preferential_hubs"], [0], backend=be)
+    names = " ".join(be.kernel_names())
+    # the forward levels (fused and grid-wide). Nothing runs in a compile-only backend, so
+    # the forward phase ends after its first level and the grouping and the backward walk
+    # are not reached: test_bc_levels.py compiles those (with a functor of its own)
+    assert all(k in names for k in ("levels", "advance")), names
 
 
 def test_stats_count_the_backward_edges(backend):
