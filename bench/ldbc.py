@@ -29,10 +29,10 @@ def _peers(G):
     out = {}
     try:
         import igraph as ig
-        g = ig.Graph(n=G.num_vertices, edges=np.column_stack([src[keep],
-                                                               G.column_indices[keep]]))
-        out["igraph"] = (lambda: np.asarray(g.transitivity_local_undirected(mode="zero")),
-                         lambda: g.community_label_propagation())
+        gi = ig.Graph(n=G.num_vertices, edges=np.column_stack([src[keep],
+                                                                G.column_indices[keep]]))
+        out["igraph"] = (lambda: np.asarray(gi.transitivity_local_undirected(mode="zero")),
+                         lambda: gi.community_label_propagation())
     except ImportError:
         pass
     try:
@@ -55,8 +55,8 @@ def _peers(G):
         pass
     if G.num_edges < 300_000:
         import networkx as nx
-        g = G.to_networkx()
-        out["networkx"] = (lambda: np.array(list(nx.clustering(g).values())), None)
+        gx = G.to_networkx()
+        out["networkx"] = (lambda: np.array(list(nx.clustering(gx).values())), None)
     return out
 
 
