@@ -12,8 +12,9 @@ import time
 from gunpy.direction import DIRECTIONS, DirectionPolicy, PushPull, check_direction
 from gunpy.frontier import FrontierPool, FrontierStore
 from gunpy.functor import compile_functor
-from gunpy.operators import (advance as advance_op, compute as compute_op, filter as filter_op,
-                             levels as levels_op, neighbor_mode as neighbor_mode_op,
+from gunpy.operators import (advance as advance_op, compute as compute_op,
+                             contract as contract_op, filter as filter_op, levels as levels_op,
+                             neighbor_best as neighbor_best_op, neighbor_mode as neighbor_mode_op,
                              neighbor_reduce as neighbor_reduce_op, reduce as reduce_op,
                              sample as sample_op)
 from gunpy.operators.context import Context
@@ -237,6 +238,22 @@ class Enactor:
         neighbor_mode_op.run(self.context, frontier, compile_functor(functor, self.backend),
                              self.problem.data(), out, edges)
         return frontier
+
+    def neighbor_best(self, frontier, functor, out):
+        """``out[v]`` = the key across ``v``'s out-edges whose summed weights
+        ``functor.score`` rates best (the incumbent ``out[v]`` kept unless beaten strictly;
+        ties: the smallest) for the vertices of ``frontier`` (``None``: all) where
+        ``functor.cond_vertex`` holds: Louvain's local move
+        (:mod:`gunpy.operators.neighbor_best`)."""
+        neighbor_best_op.run(self.context, frontier, compile_functor(functor, self.backend),
+                             self.problem.data(), out)
+        return frontier
+
+    def contract(self, labels):
+        """The quotient of the (undirected) graph by ``labels``, renumbered in place to
+        ``0..k-1``: a weighted :class:`~gunpy.Graph`, edges inside a label kept as its
+        self-loop (:mod:`gunpy.operators.contract`)."""
+        return contract_op.run(self.context, labels)
 
     def sample(self, frontier, functor, k):
         """``cond_edge`` / ``apply_edge`` on the first ``k`` out-edges of each vertex of

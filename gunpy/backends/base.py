@@ -63,6 +63,10 @@ OPERATORS = {
     "neighbor_mode": OperatorSpec(
         "gunpy.operators.neighbor_mode:{}_execute",
         "ctx, dg, hooks, data, out, keys, queue, length, n, all_vertices, outgoing, incoming"),
+    "neighbor_best": OperatorSpec(
+        "gunpy.operators.neighbor_best:{}_execute",
+        "ctx, dg, hooks, data, out, keys, sums, queue, length, n, all_vertices"),
+    "contract": OperatorSpec("gunpy.operators.contract:{}_contract", "ctx, G, labels"),
     "intersect": OperatorSpec("gunpy.operators.intersect:{}_execute",
                               "ctx, hooks, data, left, right, counts"),
     "near_far.split": OperatorSpec(
@@ -215,6 +219,9 @@ class Backend:
     #: :meth:`gunpy.Enactor.advance_near_far` and :meth:`gunpy.Enactor.advance_filter`
     #: fuse steps (levels) while their work stays under this many edges
     fuse_below = 4096
+    #: the most levels one fused :mod:`~gunpy.operators.levels` call runs (their sizes
+    #: come back in one array, which CUDA reads whole)
+    fuse_max_levels = 512
 
     def operator(self, name, default=None):
         """This backend's implementation of operator ``name``.
@@ -257,6 +264,11 @@ class Backend:
     def to_host(self, arr):
         """A NumPy copy of a device array."""
         raise NotImplementedError
+
+    def take(self, arr):
+        """A device array as NumPy for a caller that keeps it and drops the original:
+        :meth:`to_host` unless the backend's arrays are already NumPy."""
+        return self.to_host(arr)
 
     def read(self, arr, i=0):
         """One element of a device array, as a Python number."""

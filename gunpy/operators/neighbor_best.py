@@ -1,0 +1,269 @@
+"""neighbor_best: each vertex takes the key whose summed edge weights score best.
+
+A keyed neighbour reduction with a choice, the local-moving step of Louvain
+(modularity gain per neighbouring community): for every vertex ``v`` of the
+frontier (``None``: all vertices) whose ``cond_vertex(v, data)`` holds, the
+functor's ``gather_edge(v, u, edge, weight, data)`` gives an integer key for
+each out-edge ``v -> u`` (a negative key: the edge is left out), the edge
+weights (1.0 on an unweighted graph) are summed per key, and
+``score(v, key, total, data)`` rates each distinct key. ``out[v]`` holds the
+incumbent key on entry: it is replaced only by a key scoring strictly higher
+than the incumbent does (the incumbent scores with its own total, 0.0 when no
+edge gives it); of keys that score the same, the smallest wins. So the result
+depends on neither the edge order nor the number of threads.
+
+``score`` is a hook of this operator only: a ``@staticmethod`` of the functor,
+compiled here beside the functor's own hooks.
+
+How: as :mod:`gunpy.operators.neighbor_mode`, each vertex writes its keys and
+weights into its own slots of two workspaces (its out-edges' positions: no two
+vertices share one), sorts them in place by key (insertion sort up to 16,
+heapsort beyond: no recursion, no allocation) and scans the runs. CUDA: a
+thread per vertex in a grid-stride loop, the edges read counted on a context
+tally. CPU: a ``prange`` over vertices, one core below ``serial_below`` edges
+(:func:`gunpy.backends.cpu.run_thin`).
+"""
+
+import numpy as np
+from numba import cuda  # a module global: the simulator swaps it for its fake module
+
+from gunpy.backends.cpu import functor_pair, run_thin
+from gunpy.functor import compile_functor, hooks_cache
+from gunpy.operators.advance.common import cpu_weight, cuda_weight
+from gunpy.operators.common import problem_data
+from gunpy.operators.context import callable_module, context_for
+
+__all__ = ["neighbor_best", "run", "execute", "cuda_kernel", "cpu_source", "cuda_execute",
+           "cpu_execute", "pair_sorter"]
+
+#: keys up to this many are sorted by insertion, longer runs by heapsort
+INSERTION_MAX = 16
+
+
+def pair_sorter(jit):
+    """``sort(keys, vals, lo, n)``: sort ``keys[lo:lo + n]`` in place, ``vals`` moved alike."""
+    @jit
+    def swap(keys, vals, i, j):
+        k = keys[i]
+        keys[i] = keys[j]
+        keys[j] = k
+        w = vals[i]
+        vals[i] = vals[j]
+        vals[j] = w
+
+    @jit
+    def sift(keys, vals, lo, root, end):
+        while True:
+            child = 2 * root + 1
+            if child > end:
+                return
+            if child + 1 <= end and keys[lo + child] < keys[lo + child + 1]:
+                child += 1
+            if keys[lo + root] >= keys[lo + child]:
+                return
+            swap(keys, vals, lo + root, lo + child)
+            root = child
+
+    @jit
+    def sort(keys, vals, lo, n):
+        if n <= INSERTION_MAX:
+            for i in range(lo + 1, lo + n):
+                k, w = keys[i], vals[i]
+                j = i - 1
+                while j >= lo and keys[j] > k:
+                    keys[j + 1] = keys[j]
+                    vals[j + 1] = vals[j]
+                    j -= 1
+                keys[j + 1] = k
+                vals[j + 1] = w
+            return
+        start = n // 2 - 1
+        while start >= 0:
+            sift(keys, vals, lo, start, n - 1)
+            start -= 1
+        end = n - 1
+        while end > 0:
+            swap(keys, vals, lo, lo + end)
+            end -= 1
+            sift(keys, vals, lo, 0, end)
+
+    return sort
+
+
+def _score_hook(hooks, jit):
+    fn = getattr(hooks.functor, "score", None)
+    if fn is None:
+        raise TypeError(f"{hooks.functor.__name__} has no score(v, key, total, data) hook, "
+                        "which neighbor_best needs")
+    return jit(getattr(fn, "py_func", fn))
+
+
+def _vertex_best(hooks, weight, jit):
+    """``vertex_best(v, ...)``: ``out[v]`` = the best-scoring key; returns the edges read."""
+    gather_edge, cond_vertex = hooks.gather_edge, hooks.cond_vertex
+    check = not hooks.default_cond_vertex
+    score = _score_hook(hooks, jit)
+    sort = pair_sorter(jit)
+
+    @jit
+    def vertex_best(v, row_offsets, column_indices, values, keys, sums, out, data):
+        if check and not cond_vertex(v, data):
+            return np.int64(0)
+        # 1. every kept edge's key and weight, into v's own slots
+        lo, hi = np.int64(row_offsets[v]), np.int64(row_offsets[v + 1])
+        n = np.int64(0)
+        for p in range(lo, hi):
+            key = np.int64(gather_edge(v, column_indices[p], p, weight(values, p), data))
+            if key >= 0:
+                keys[lo + n] = key
+                sums[lo + n] = weight(values, p)
+                n += 1
+        # 2. sorted by key, each run summed and scored; the incumbent needs a strict win
+        sort(keys, sums, lo, n)
+        incumbent = out[v]
+        own = 0.0
+        best, best_score, found = incumbent, 0.0, False
+        i = lo
+        while i < lo + n:
+            key, total = keys[i], 0.0
+            while i < lo + n and keys[i] == key:
+                total += sums[i]
+                i += 1
+            if key == incumbent:
+                own = total
+                continue
+            s = score(v, key, total, data)
+            if not found or s > best_score:
+                best, best_score, found = key, s, True
+        if found and best_score > score(v, incumbent, own, data):
+            out[v] = best
+        return hi - lo
+
+    return vertex_best
+
+
+@hooks_cache
+def cuda_kernel(hooks, weighted, all_vertices):
+    from gunpy.backends.cuda import kernel
+    vertex_best = _vertex_best(hooks, cuda_weight(weighted), cuda.jit(device=True, inline="always"))
+
+    def best(queue, length, row_offsets, column_indices, values, keys, sums, out, data, tally,
+             slot):
+        n = length[0]
+        read = np.int64(0)
+        for i in range(cuda.grid(1), n, cuda.gridsize(1)):
+            v = np.int64(i) if all_vertices else np.int64(queue[i])
+            read += vertex_best(v, row_offsets, column_indices, values, keys, sums, out, data)
+        if read:  # the edges read (a statistic): one atomic a thread, read once per run
+            cuda.atomic.add(tally, slot, read)
+
+    return kernel(best)
+
+
+def cpu_source(hooks, weighted, all_vertices):
+    """The CPU kernel's Python source for ``hooks``; the kernel returns the edges read."""
+    from numba import njit, prange
+    vertex_best = _vertex_best(hooks, cpu_weight(weighted), njit(inline="always"))
+
+    def best_(queue, n, row_offsets, column_indices, values, keys, sums, out, data):
+        read = 0
+        for i in prange(n):
+            v = np.int64(i) if all_vertices else np.int64(queue[i])
+            read += vertex_best(v, row_offsets, column_indices, values, keys, sums, out, data)
+        return read
+
+    return best_
+
+
+def execute(ctx, frontier, hooks, data, out):
+    """``out[v]`` = the best-scoring key for the frontier's vertices (``None``: all); returns
+    the edges read, or None where the kernel left that count on a context tally."""
+    backend = ctx.backend
+    dg = backend.graph(ctx.graph)
+    all_vertices = frontier is None
+    if all_vertices:
+        queue, length, n = ctx.dummy_queue, ctx.vertex_count, ctx.num_vertices
+    else:
+        queue, length, n = frontier.queue, frontier.length, frontier.size
+    if n == 0:
+        return 0
+    keys = ctx.scratch("neighbor_best.keys", max(1, dg.num_edges), np.int64)
+    sums = ctx.scratch("neighbor_best.sums", max(1, dg.num_edges), np.float64)
+    return backend.operator("neighbor_best")(ctx, dg, hooks, data, out, keys, sums, queue,
+                                             length, n, all_vertices)
+
+
+def cuda_execute(ctx, dg, hooks, data, out, keys, sums, queue, length, n, all_vertices):
+    tally, slot = ctx.tally("edges")
+    ctx.backend.run(cuda_kernel(hooks, dg.weighted, all_vertices), n, queue, length,
+                    dg.row_offsets, dg.column_indices, dg.values, keys, sums, out, data, tally,
+                    np.int64(slot))
+    return None  # the kernel counted the edges it read
+
+
+def cpu_execute(ctx, dg, hooks, data, out, keys, sums, queue, length, n, all_vertices):
+    backend = ctx.backend
+    args = (queue, n, dg.row_offsets, dg.column_indices, dg.values, keys, sums, out, data)
+    build = (dg.weighted, all_vertices)
+    read = [0]
+
+    def call(kernel):
+        read[0] = kernel(*args)
+    work = dg.num_edges if all_vertices else n
+    if work < backend.serial_below:
+        ctx.log(build=run_thin(backend, cpu_source, hooks, build, call))
+    else:
+        call(functor_pair(cpu_source, hooks, build)[0])
+    return int(read[0])
+
+
+def neighbor_best(graph, frontier, functor, data, out, *, context=None):
+    """``out[v]`` = the key of ``v``'s out-edges whose summed weights ``functor.score`` rates
+    best, for the vertices of ``frontier`` (``None``: every vertex) where
+    ``functor.cond_vertex`` holds; the incumbent ``out[v]`` stays unless beaten strictly,
+    and the smallest of equally scoring keys wins.
+
+    ``functor.gather_edge(v, u, edge, weight, data)`` gives an edge's integer key (negative:
+    the edge is left out); ``functor.score(v, key, total, data)`` rates a key whose edges'
+    weights sum to ``total`` (the incumbent is rated too, with total 0.0 when no edge gives
+    it). ``out`` is an int64 device array with a slot per vertex. Returns ``out``; the edges
+    read are logged in the context's record. ``context``: see :func:`gunpy.operators.advance`.
+
+    Examples
+    --------
+    Each vertex of a weighted path 0 - 1 - 2 - 3 (weights 1, 3, 1) takes the neighbour
+    whose edge is heaviest (score: the total itself), the incumbent being itself:
+
+    >>> from collections import namedtuple
+    >>> import numpy as np, gunpy
+    >>> from gunpy import Functor, operators as ops
+    >>> class Heaviest(Functor):
+    ...     @staticmethod
+    ...     def gather_edge(v, u, edge, weight, data):
+    ...         return u
+    ...     @staticmethod
+    ...     def score(v, key, total, data):
+    ...         return total * data.scale
+    >>> G = gunpy.Graph.from_edges([0, 1, 2], [1, 2, 3], [1.0, 3.0, 1.0], directed=False)
+    >>> out = np.arange(4, dtype=np.int64)
+    >>> _ = ops.neighbor_best(G, None, Heaviest, namedtuple("D", "scale")(1.0), out,
+    ...                       context=ops.Context(G, backend="cpu"))
+    >>> out.tolist()
+    [1, 2, 1, 2]
+    """
+    ctx = context_for(graph, frontier, context)
+    run(ctx, frontier, compile_functor(functor, ctx.backend), problem_data(data), out)
+    ctx.flush()  # a standalone call's edges are in ctx.record when it returns
+    return out
+
+
+def run(ctx, frontier, hooks, data, out):
+    """:func:`neighbor_best` once its arguments are checked (``hooks``: the compiled functor)."""
+    if frontier is not None:
+        frontier.ensure_queue(ctx.scratch)
+    read = execute(ctx, frontier, hooks, data, out)
+    ctx.log(edges=read or 0, direction="pull", strategy="neighbor_best")
+    return out
+
+
+callable_module(__name__, neighbor_best)
