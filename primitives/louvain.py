@@ -185,7 +185,8 @@ class LouvainEnactor(Enactor):
         p.total_moves += p.moved
         before, p.modularity = p.modularity, self.modularity()
         p.gain = p.modularity - before
-        self.context.record.update(moves=p.moved, modularity=p.modularity)
+        self.context.record.update(frontier=self.num_vertices, strategy="neighbor_best",
+                                   moves=p.moved, modularity=p.modularity)
         return frontier
 
     def is_converged(self, frontier):
@@ -390,5 +391,4 @@ register_primitive(Primitive(
     networkx=("louvain_communities",),
     options=(Option("resolution", 1.0, "modularity resolution (above 1: smaller communities)"),
              Option("threshold", 1e-7, "stop when a level gains no more modularity than this"),
-             Option("max_level", None, "at most this many levels", type=int),
-             Option("seed", None, "seed of the move order (None: 0)", type=int))))
+             Option("max_level", None, "at most this many levels", type=int))))

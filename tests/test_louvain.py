@@ -1,0 +1,250 @@
+"""Louvain (gunpy.louvain) and its operators (neighbor_best, contract) against networkx.
+
+The oracles: networkx's ``community.modularity`` of the returned partition (the reported
+modularity must equal it), networkx's own ``louvain_communities`` (ours must come within
+0.01 of its modularity), and networkx's quotient graph for the contraction. Partitions
+differ from networkx's: its moves are sequential in a random order, ours move in seeded
+buckets.
+"""
+
+import networkx as nx
+import numpy as np
+import pytest
+
+import gunpy
+from gunpy.testing import nasty_graphs
+from gunpy.testing.oracles import weighted_copy
+from test_lcc import run_user_guide_section
+
+UNDIRECTED = ("path_undirected", "star_hub", "disconnected", "edgeless", "random_undirected",
+              "preferential_hubs", "grid")
+
+#: networkx 3.6.1's louvain_communities(seed=1) modularity on the bundled undirected graphs
+#: and RMAT-14 (measured once: networkx takes 0.3-19 s on the larger ones)
+NETWORKX = {"karate": 0.4188, "chesapeake": 0.2593, "dolphins": 0.5177, "netscience": 0.9547,
+            "CA-GrQc": 0.8625, "facebook": 0.8350, "email-Enron": 0.6018,
+            "delaunay_n16": 0.9477, "luxembourg_osm": 0.9887, "rmat14": 0.1016}
+
+
+def check(G, r, resolution=1.0):
+    """Compact labels, and the reported modularity equal to networkx's of the partition."""
+    n = G.num_vertices
+    assert r.labels.dtype == np.int64 and r.labels.shape == (n,)
+    k = int(r.labels.max(initial=-1)) + 1
+    assert sorted(set(r.labels.tolist())) == list(range(k))
+    assert r.levels[-1].communities == k
+    np.testing.assert_array_equal(r.levels[-1].labels, r.labels)
+    if G.num_edges == 0:
+        assert np.isnan(r.modularity) and k == n
+        return
+    assert r.levels[-1].modularity == r.modularity
+    g = G.to_networkx()
+    expect = nx.community.modularity(g, r.communities(), resolution=resolution)
+    assert abs(r.modularity - expect) < 1e-9
+    singletons = nx.community.modularity(g, [{v} for v in g], resolution=resolution)
+    assert r.modularity >= singletons - 1e-12
+
+
+def with_loops(G, seed=3):
+    # the graph's edges plus self-loops on a few vertices, weighted
+    rng = np.random.default_rng(seed)
+    coo = G.to_scipy().tocoo()
+    keep = coo.row <= coo.col
+    loops = rng.choice(G.num_vertices, max(1, G.num_vertices // 4), replace=False)
+    src = np.r_[coo.row[keep], loops]
+    dst = np.r_[coo.col[keep], loops]
+    w = rng.integers(1, 5, src.shape[0]).astype(float)
+    return gunpy.Graph.from_edges(src, dst, w, num_vertices=G.num_vertices, directed=False,
+                                  remove_self_loops=False)
+
+
+@pytest.mark.parametrize("name", UNDIRECTED)
+def test_nasty_graphs_modularity_is_networkx_s(backend, small, name):
+    G = nasty_graphs(small=small)[name]
+    for H in (G, weighted_copy(G), with_loops(G)) if G.num_edges else (G,):
+        check(H, gunpy.louvain(H, backend=backend))
+
+
+def test_resolution_and_karate(backend):
+    g = nx.karate_club_graph()  # weighted
+    G = gunpy.Graph.from_networkx(g)
+    for resolution in (0.5, 1.0, 2.0):
+        r = gunpy.louvain(G, resolution=resolution, seed=1, backend=backend)
+        check(G, r, resolution)
+    assert gunpy.louvain(G, resolution=0.5, backend=backend).labels.max() < \
+        gunpy.louvain(G, resolution=2.0, backend=backend).labels.max()
+
+
+@pytest.mark.large
+@pytest.mark.parametrize("name", ["karate", "chesapeake", "dolphins", "netscience", "CA-GrQc",
+                                  "facebook", "rmat14"])
+def test_as_good_as_networkx_on_bundled_graphs(name):
+    G = gunpy.generators.rmat(14, seed=0) if name == "rmat14" else gunpy.datasets.load(name)
+    r = gunpy.louvain(G, seed=1, backend="cpu")
+    assert r.modularity >= NETWORKX[name] - 0.01, (r.modularity, NETWORKX[name])
+    if G.num_edges < 200_000:
+        check(G, r)
+
+
+def test_deterministic_for_a_seed_and_any_thread_split(backend, cpu_split, small):
+    # past SEQUENTIAL_BELOW vertices on the CPU: buckets of vertices moving together
+    G = nasty_graphs(small=True)["preferential_hubs"] if small else \
+        gunpy.generators.rmat(9, 4, seed=1)
+    first = gunpy.louvain(G, seed=5, backend=backend)
+    again = gunpy.louvain(G, seed=5, backend=backend)
+    np.testing.assert_array_equal(first.labels, again.labels)
+    assert first.modularity == again.modularity
+    assert [lv.communities for lv in first.levels] == [lv.communities for lv in again.levels]
+    # the serial CPU build gives the same partition as the chunked (cpu_split) or CUDA one
+    serial = gunpy.louvain(G, seed=5, backend="cpu")
+    np.testing.assert_array_equal(first.labels, serial.labels)
+
+
+def test_levels_and_max_level(backend, small):
+    G = nasty_graphs(small=small)["grid"]
+    full = gunpy.louvain(G, seed=2, backend=backend)
+    assert len(full.levels) >= 2
+    q = [lv.modularity for lv in full.levels]
+    assert q == sorted(q)  # every kept level raised the modularity
+    one = gunpy.louvain(G, seed=2, max_level=1, backend=backend)
+    assert len(one.levels) == 1 and one.levels[0].communities == full.levels[0].communities
+    np.testing.assert_array_equal(one.labels, full.levels[0].labels)
+    assert full.stats.iterations == len(full.stats.per_iteration) > 0
+    assert {it["level"] for it in full.stats.per_iteration} >= {0, 1}
+
+
+def test_empty_and_bad_input(backend):
+    r = gunpy.louvain(gunpy.Graph.from_edges([], [], num_vertices=3, directed=False),
+                      backend=backend)
+    assert r.labels.tolist() == [0, 1, 2] and np.isnan(r.modularity)
+    G = gunpy.generators.path(4)
+    with pytest.raises(ValueError, match="undirected"):
+        gunpy.louvain(gunpy.Graph.from_edges([0, 1], [1, 2]), backend=backend)
+    with pytest.raises(ValueError, match="non-negative"):
+        gunpy.louvain(gunpy.Graph.from_edges([0], [1], [-1.0], directed=False), backend=backend)
+    for kwargs, what in (({"resolution": 0}, "resolution"), ({"resolution": "1"}, "resolution"),
+                         ({"threshold": np.nan}, "threshold"), ({"max_level": 0}, "max_level"),
+                         ({"max_level": 1.5}, "max_level"), ({"seed": -1}, "seed"),
+                         ({"seed": 1.5}, "seed")):
+        with pytest.raises(ValueError, match=what):
+            gunpy.louvain(G, backend=backend, **kwargs)
+    with pytest.raises(TypeError, match="gunpy.Graph"):
+        gunpy.louvain(nx.path_graph(3))
+
+
+def test_user_arrays_not_mutated(backend):
+    src, dst, w = np.array([0, 1, 2, 3]), np.array([1, 2, 3, 0]), np.array([1.0, 2.0, 3.0, 4.0])
+    G = gunpy.Graph.from_edges(src, dst, w, directed=False)
+    before = (G.row_offsets.copy(), G.column_indices.copy(), G.values.copy())
+    gunpy.louvain(G, backend=backend)
+    assert src.tolist() == [0, 1, 2, 3] and w.tolist() == [1.0, 2.0, 3.0, 4.0]
+    for a, b in zip(before, (G.row_offsets, G.column_indices, G.values)):
+        np.testing.assert_array_equal(a, b)
+
+
+def test_sweeps_allocate_nothing(backend):
+    G = gunpy.generators.grid_2d(8, 8)
+    gunpy.louvain(G, backend=backend)
+    its = gunpy.louvain(G, backend=backend).stats.per_iteration
+    # a level's first sweep takes its graph's work arrays; none after it
+    later = [it for before, it in zip(its, its[1:]) if it["level"] == before["level"]]
+    assert len(later) >= 3 and all(it["allocs"] == 0 for it in later)
+    assert its[0]["allocs"] == 0  # the input graph's were taken by the call before
+
+
+def test_contract_is_networkx_s_quotient(backend, small):
+    from gunpy import operators as ops
+    be = gunpy.backends.get_backend(backend)
+    G = with_loops(nasty_graphs(small=small)["random_undirected"])
+    rng = np.random.default_rng(0)
+    labels = rng.choice([3, 7, 8, 20, 39], G.num_vertices).astype(np.int64)
+    dev = be.asarray(labels)
+    Q = ops.contract(G, dev, context=ops.Context(G, be))
+    new = be.to_host(dev)
+    assert new.tolist() == np.unique(labels, return_inverse=True)[1].tolist()
+    # networkx's quotient: each edge's weight once to its ends' communities' edge
+    g, want = G.to_networkx(), {}
+    for u, v, d in g.edges(data=True):
+        key = tuple(sorted((int(new[u]), int(new[v]))))
+        want[key] = want.get(key, 0.0) + d["weight"]
+    got = {tuple(sorted((u, v))): d["weight"] for u, v, d in Q.to_networkx().edges(data=True)}
+    assert got.keys() == want.keys()
+    assert all(abs(got[k] - want[k]) < 1e-9 for k in want)
+    with pytest.raises(ValueError, match="undirected"):
+        ops.contract(gunpy.Graph.from_edges([0], [1]), be.asarray(np.zeros(2, np.int64)))
+    with pytest.raises(ValueError, match="labels"):
+        ops.contract(G, be.asarray(np.full(G.num_vertices, G.num_vertices, np.int64)),
+                     context=ops.Context(G, be))
+
+
+def test_neighbor_best_operator(backend):
+    from collections import namedtuple
+
+    from gunpy import Functor, operators as ops
+
+    class Heaviest(Functor):  # key: the neighbour's group; odd vertices only; loops left out
+        @staticmethod
+        def cond_vertex(v, data):
+            return v % 2 == 1
+
+        @staticmethod
+        def gather_edge(v, u, edge, weight, data):
+            if u == v:
+                return np.int64(-1)
+            return data.group[u]
+
+        @staticmethod
+        def score(v, key, total, data):
+            return total
+
+    # 1 - 0 (w 2), 1 - 2 (w 1), 1 - 3 (w 1), 1 - 1 (w 9); 3 - 4 (w 1), 3 - 5 (w 1)
+    G = gunpy.Graph.from_edges([1, 1, 1, 1, 3, 3], [0, 2, 3, 1, 4, 5],
+                               [2.0, 1.0, 1.0, 9.0, 1.0, 1.0], directed=False,
+                               remove_self_loops=False)
+    be = gunpy.backends.get_backend(backend)
+    group = [5, 5, 6, 6, 7, 8]
+    data = namedtuple("D", "group")(be.asarray(np.array(group, dtype=np.int64)))
+    out = be.asarray(np.array([-1, 6, -1, 7, -1, 8], dtype=np.int64))
+    ctx = ops.Context(G, be)
+    ops.neighbor_best(G, None, Heaviest, data, out, context=ctx)
+    # 1: group 5 sums 2 (0), group 6 sums 2 (2 and 3): a tie, the incumbent 6 stays;
+    # 3: 6 (1), 7 (4), 8 (5) all 1: the incumbent 7 is not beaten; 5: 6 (3) beats 8 (none)
+    assert be.to_host(out).tolist() == [-1, 6, -1, 7, -1, 6]
+    assert ctx.record["edges"] == 4 + 3 + 1
+    out = be.asarray(np.array([-1, 9, -1, 9, -1, 9], dtype=np.int64))
+    f = gunpy.Frontier(be, G.num_vertices)
+    f.push([3])
+    ops.neighbor_best(G, f, Heaviest, data, out, context=ops.Context(G, be))
+    # 3: groups 5 (1), 7 (4), 8 (5) weigh 1 each, the incumbent 9 none: the smallest, 5
+    assert be.to_host(out).tolist() == [-1, 9, -1, 5, -1, 9]
+
+
+@pytest.mark.ptx
+def test_louvain_compiles_to_ptx(ptx_backend):
+    from collections import namedtuple
+
+    from gunpy import operators as ops
+    from gunpy.primitives.louvain import Choose, LouvainProblem
+    G = nasty_graphs(small=True)["preferential_hubs"]
+    p = LouvainProblem(G, backend=ptx_backend)
+    p.reset(m=1.0)
+    ops.neighbor_best(G, None, Choose, p.data(), p.next, context=ops.Context(G, ptx_backend))
+    names = " ".join(ptx_backend.kernel_names())
+    assert "best" in names, names
+    assert namedtuple  # the data tuple is the problem's
+
+
+def test_docstring_examples():
+    import doctest
+    import importlib
+    for name in ("gunpy.primitives.louvain", "gunpy.operators.neighbor_best",
+                 "gunpy.operators.contract"):
+        mod = importlib.import_module(name)
+        result = doctest.testmod(mod, optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
+        assert result.failed == 0 and result.attempted >= 4, name
+
+
+def test_registered():
+    from gunpy.registry import primitive
+    spec = primitive("louvain")
+    assert spec.function is gunpy.louvain and "louvain_communities" in spec.networkx
