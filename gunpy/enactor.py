@@ -25,6 +25,10 @@ from gunpy.result import Stats
 __all__ = ["Enactor", "DirectionPolicy", "DIRECTIONS"]
 
 
+#: the policy of an enactor given none (frozen: one object serves every run)
+_DEFAULT_POLICY = DirectionPolicy()
+
+
 class Enactor:
     """Base class for a primitive's main loop.
 
@@ -56,7 +60,7 @@ class Enactor:
         self.num_vertices = problem.num_vertices
         self.load_balance = advance_op.check_load_balance(load_balance)
         self.direction = check_direction(direction)
-        self.policy = direction_policy or DirectionPolicy()
+        self.policy = direction_policy or _DEFAULT_POLICY
         if not isinstance(self.policy, DirectionPolicy):
             raise TypeError("direction_policy must be a gunpy.enactor.DirectionPolicy")
         self.max_iterations = max_iterations

@@ -137,6 +137,13 @@ class Problem:
     def to_host(self, arr):
         return self.backend.to_host(arr)
 
+    def take(self, arr):
+        """``arr`` for a result to keep: on a host backend the array itself, not a copy
+        (the problem gives it up: do not reset or run it again), a host copy elsewhere.
+        What a primitive's function uses once its problem is done (a road network's BFS
+        copied two arrays of 114,599 items a call for nothing: ~80 us of ~2.5 ms)."""
+        return self.backend.take(arr)
+
     def check_source(self, source):
         """Validate a source vertex id and return it as an int."""
         if isinstance(source, (bool, np.bool_)) or not isinstance(source, (int, np.integer)):

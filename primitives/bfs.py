@@ -163,8 +163,8 @@ def bfs(G, source, *, direction="auto", load_balance="auto", idempotent=False, b
     enactor = BFSEnactor(problem, load_balance=load_balance, direction=direction,
                          idempotent=idempotent, direction_policy=direction_policy)
     stats = enactor.enact()
-    depth, parent = problem.extract()
-    return BFSResult(G, stats, depth=depth, parent=parent)
+    return BFSResult(G, stats, depth=problem.take(problem.depth),
+                     parent=problem.take(problem.parent))
 
 
 def _summary(r, G, source):

@@ -18,7 +18,7 @@ from gunpy import Functor
 from gunpy import operators as ops
 from gunpy.direction import DirectionPolicy, PushPull
 from gunpy.operators.fusion import FusionPolicy, LevelsPlan
-from gunpy.operators.levels import MAX_LEVELS, PushRule
+from gunpy.operators.levels import PushRule, level_cap
 
 
 def binary_tree(depth):
@@ -39,12 +39,12 @@ def test_the_plan_carries_beamers_rule():
     pp.prev_edges = 7
     plan = FusionPolicy(be, direction="auto", push_pull=pp).levels(fuse=True,
                                                                    load_balance="auto")
-    assert plan == LevelsPlan(be.fuse_levels_below, MAX_LEVELS,
+    assert plan == LevelsPlan(be.fuse_levels_below, level_cap(be),
                               PushRule(pp.pull_floor, 15.0, G.num_edges - 10, 7))
     ratio = PushPull(DirectionPolicy(heuristic="ratio"), G.num_vertices, G.num_edges)
     plan = FusionPolicy(be, direction="auto", push_pull=ratio).levels(fuse=True,
                                                                       load_balance="auto")
-    assert plan == LevelsPlan(min(be.fuse_levels_below, ratio.pull_floor), MAX_LEVELS, None)
+    assert plan == LevelsPlan(min(be.fuse_levels_below, ratio.pull_floor), level_cap(be), None)
     assert FusionPolicy(be).levels(fuse=True, load_balance="auto").rule is None  # push
 
 

@@ -10,7 +10,7 @@ import pytest
 import gunpy
 from gunpy.direction import DirectionPolicy, PushPull
 from gunpy.operators.fusion import FusionPolicy, LevelsPlan
-from gunpy.operators.levels import MAX_LEVELS, PushRule
+from gunpy.operators.levels import PushRule, level_cap
 from gunpy.operators.near_far import NearFarQueue, band, fused, queue, split
 from gunpy.testing import nasty_graphs
 
@@ -78,7 +78,7 @@ def test_the_fusion_rule():
     pp = PushPull(DirectionPolicy(), G.num_vertices, G.num_edges)
     push = FusionPolicy(be, direction="push")
     assert push.levels(fuse=True, load_balance="auto") == LevelsPlan(be.fuse_levels_below,
-                                                                     MAX_LEVELS)
+                                                                     level_cap(be))
     assert push.levels(fuse=True, load_balance="auto", iterations_left=3).max_levels == 3
     assert push.levels(fuse=True, load_balance="auto", iterations_left=0) is None
     assert push.levels(fuse=False, load_balance="auto") is None

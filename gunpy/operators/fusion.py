@@ -16,7 +16,7 @@ long lists to a warp or the whole block themselves, as twc would.
 
 from collections import namedtuple
 
-from gunpy.operators.levels import MAX_LEVELS, PushRule
+from gunpy.operators.levels import PushRule, level_cap
 
 __all__ = ["FusionPolicy", "LevelsPlan"]
 
@@ -73,7 +73,9 @@ class FusionPolicy:
                                 pp.prev_edges)
             else:
                 limit = min(limit, pp.pull_floor)
-        cap = MAX_LEVELS if iterations_left is None else min(MAX_LEVELS, iterations_left)
+        cap = level_cap(self.backend)
+        if iterations_left is not None:
+            cap = min(cap, iterations_left)
         if cap <= 0:
             return None
         return LevelsPlan(limit, cap, rule)

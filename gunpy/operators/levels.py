@@ -37,7 +37,8 @@ from gunpy.functor import hooks_cache
 from gunpy.operators.advance.common import (PushSpec, cpu_visit, cuda_accept, cuda_append,
                                            cuda_block_expand, cuda_weight)
 
-__all__ = ["run", "fused", "cpu_levels", "cuda_levels", "LevelsSpec", "PushRule", "MAX_LEVELS"]
+__all__ = ["run", "fused", "cpu_levels", "cuda_levels", "LevelsSpec", "PushRule", "MAX_LEVELS",
+           "level_cap"]
 
 #: ``weighted``: read ``values[e]``; ``skip_visited``/``mark_visited``: the visited
 #: bitmap's test before ``cond_edge`` and mark after it; ``filtered``: call the
@@ -59,8 +60,14 @@ def _rule_args(rule, limit):
             np.int64(rule.prev))
 
 
-#: levels one call runs at most (the per-level sizes come back in one array)
+#: levels one call runs at most where the backend does not say (its
+#: ``fuse_max_levels``; the per-level sizes come back in one array)
 MAX_LEVELS = 512
+
+
+def level_cap(backend):
+    """The most levels one call runs on ``backend``."""
+    return int(getattr(backend, "fuse_max_levels", MAX_LEVELS))
 
 
 def _push_spec(spec):
@@ -69,59 +76,74 @@ def _push_spec(spec):
 
 
 def _cpu_source(hooks, spec):
+    from numba import njit
     cond_vertex, apply_vertex = hooks.cond_vertex, hooks.apply_vertex
-    visit = cpu_visit(hooks, _push_spec(spec))
+    # one core: no visited-bit test before cond_edge, which rejects a visited destination
+    # itself (skip_visited's promise) with plain loads here; the mark stays for pull
+    visit = cpu_visit(hooks, _push_spec(spec._replace(skip_visited=False)))
     filtered = bool(spec.filtered)
 
+    @njit(inline="always")
+    def edges_of(queue, n, row_offsets):
+        m = 0
+        for i in range(np.uint64(n)):
+            at = np.uint64(queue[i])
+            m += row_offsets[at + np.uint64(1)] - row_offsets[at]
+        return m
+
     def levels(row_offsets, column_indices, values, in_queue, n, m, buf_a, buf_b, out_queue,
-               visited, limit, max_levels, info, data, floor, alpha, unvisited, prev):
+               visited, limit, max_levels, info, data, floor, alpha, unvisited, prev, dmax):
         # info: [levels run, last frontier size, its out-edges, then (size, edges) a level]
         k = 0
         ncur = n
-        mcur = m
-        if mcur < 0:  # the first level's out-edges, not known to the caller
-            mcur = 0
-            for i in range(n):
-                v = in_queue[i]
-                mcur += row_offsets[v + 1] - row_offsets[v]
-        while ncur > 0 and mcur < limit and k < max_levels:
-            # the push-pull rule (Beamer's, as PushPull.choose asks it): stop at a level
-            # it would pull, one of `floor` out-edges or more that exceed the unvisited
-            # edges (net of its own) over alpha and grew since the level before
-            unvisited = unvisited - mcur if unvisited > mcur else 0
-            if mcur >= floor and mcur > unvisited / alpha and mcur > prev:
-                break
-            prev = mcur
+        mcur = m  # a level's out-edges; -1: not counted yet
+        cur = in_queue
+        while ncur > 0 and k < max_levels:
+            # the limit and the push-pull rule (Beamer's, as PushPull.choose asks it: stop
+            # at a level it would pull, one of `floor` out-edges or more that exceed the
+            # unvisited edges, net of its own, over alpha, and grew since the level
+            # before) need the level's out-edges only where ncur * dmax does not settle
+            # them: a road network's never (a pass over the level saved, ~14 % of it)
+            if mcur < 0 and (ncur * dmax >= limit or ncur * dmax >= floor):
+                mcur = edges_of(cur, ncur, row_offsets)
+            if mcur >= 0:
+                rest = unvisited - mcur if unvisited > mcur else 0
+                if mcur >= limit or (mcur >= floor and mcur > rest / alpha and mcur > prev):
+                    break
             nxt = buf_a if k % 2 == 0 else buf_b
-            cur = in_queue if k == 0 else (buf_b if k % 2 == 0 else buf_a)
             nn = 0
-            mm = 0
+            mine = 0  # this level's out-edges, counted as it runs
             # indices unsigned: no wrap-around test on each (see cpu_visit)
             for i in range(np.uint64(ncur)):
                 # 1. the push advance's edge visit (one core: plain visited marks)
                 src = cur[i]
+                if src < 0:  # never: as in cpu_visit, the hooks' src indexes unchecked
+                    continue
                 at = np.uint64(src)
+                lo, hi = row_offsets[at], row_offsets[at + np.uint64(1)]
+                mine += hi - lo
                 start = nn
-                nn = visit(src, row_offsets[at], row_offsets[at + np.uint64(1)], column_indices,
-                           values, nxt, nn, visited, data, False)
-                # 2. the predicated filter on what src's edges accepted; their out-edges
-                keep = start
-                for j in range(np.uint64(start), np.uint64(nn)):
-                    dst = nxt[j]
-                    if filtered:
-                        if not cond_vertex(dst, data):
-                            continue
-                        apply_vertex(dst, data)
-                        nxt[np.uint64(keep)] = dst
-                    keep += 1
-                    at = np.uint64(dst)
-                    mm += row_offsets[at + np.uint64(1)] - row_offsets[at]
-                nn = keep
+                nn = visit(src, lo, hi, column_indices, values, nxt, nn, visited, data, False)
+                # 2. the predicated filter on what src's edges accepted
+                if filtered:
+                    keep = start
+                    for j in range(np.uint64(start), np.uint64(nn)):
+                        dst = nxt[j]
+                        if cond_vertex(dst, data):
+                            apply_vertex(dst, data)
+                            nxt[np.uint64(keep)] = dst
+                            keep += 1
+                    nn = keep
+            unvisited = unvisited - mine if unvisited > mine else 0
+            prev = mine
             info[3 + 2 * k] = ncur
-            info[4 + 2 * k] = mcur
+            info[4 + 2 * k] = mine
             k += 1
             ncur = nn
-            mcur = mm
+            mcur = -1
+            cur = nxt
+        if mcur < 0:  # the level left over (maybe none): its out-edges for the caller
+            mcur = edges_of(cur, ncur, row_offsets)
         if k > 0:
             last = buf_a if (k - 1) % 2 == 0 else buf_b
             for i in range(ncur):
@@ -247,14 +269,24 @@ def _buffers(ctx, limit, max_levels):
 def cpu_levels(ctx, dg, frontier, out, hooks, data, *, edges, limit, max_levels, spec,
                rule=None):
     a, b = _buffers(ctx, limit, max_levels)
-    info = ctx.scratch("levels.info", 3 + 2 * MAX_LEVELS, np.int64)  # the kernel writes it
+    info = ctx.scratch("levels.info", 3 + 2 * max_levels, np.int64)  # the kernel writes it
     out.reserve(a.shape[0])
+    dmax = _largest_degree(ctx, dg)
     ctx.log(build=run_thin(
         ctx.backend, _cpu_source, hooks, (spec,),
         lambda k: k(dg.row_offsets, dg.column_indices, dg.values, frontier.queue,
                     frontier.size, edges, a, b, out.queue, ctx.visited_words(), limit,
-                    max_levels, info, data, *_rule_args(rule, limit))))
+                    max_levels, info, data, *_rule_args(rule, limit), dmax)))
     return _finish(frontier, out, info, lambda n: out.set_size(n))
+
+
+def _largest_degree(ctx, dg):
+    # the graph's largest out-degree, kept with the scratch (once per graph)
+    hit = ctx.kept("levels.dmax", lambda: [None, 0])
+    if hit[0] is not dg.row_offsets:
+        ro = dg.row_offsets
+        hit[:] = [ro, np.int64(np.diff(ro).max()) if ro.shape[0] > 1 else np.int64(0)]
+    return hit[1]
 
 
 def _finish(frontier, out, info, set_size):
@@ -271,7 +303,7 @@ def cuda_levels(ctx, dg, frontier, out, hooks, data, *, edges, limit, max_levels
                 rule=None):
     backend = ctx.backend
     a, b = _buffers(ctx, limit, max_levels)
-    info = ctx.scratch("levels.info", 4 + 2 * MAX_LEVELS, np.int64)
+    info = ctx.scratch("levels.info", 4 + 2 * max_levels, np.int64)
     out.reserve(a.shape[0])
     block = backend.one_block_size()
     backend.run(_cuda_kernel(hooks, spec, block), block, frontier.queue, frontier.length,
@@ -285,7 +317,7 @@ def cuda_levels(ctx, dg, frontier, out, hooks, data, *, edges, limit, max_levels
     return levels
 
 
-def run(ctx, frontier, out, hooks, data, *, limit, edges=None, max_levels=MAX_LEVELS,
+def run(ctx, frontier, out, hooks, data, *, limit, edges=None, max_levels=None,
         skip_visited=False, mark_visited=False, rule=None):
     """Run push levels of ``hooks`` from ``frontier`` while they stay under ``limit`` edges.
 
@@ -300,7 +332,8 @@ def run(ctx, frontier, out, hooks, data, *, limit, edges=None, max_levels=MAX_LE
     level after it is a row of ``ctx.record["then"]``, which an
     :class:`~gunpy.Enactor` logs as iterations (records made when read).
     """
-    max_levels = int(min(max_levels, MAX_LEVELS))
+    cap = level_cap(ctx.backend)
+    max_levels = cap if max_levels is None else int(min(max_levels, cap))
     if (edges is not None and edges >= limit) or frontier.size == 0 or max_levels <= 0:
         return np.zeros((0, 2), dtype=np.int64)
     dg = ctx.backend.graph(ctx.graph)

@@ -316,6 +316,8 @@ def cpu_visit(hooks, spec):
         # the signed values they always had
         for ue in range(np.uint64(lo), np.uint64(hi)):
             dst = column_indices[ue]
+            if dst < 0:  # never (a graph's indices are not negative): LLVM learns dst >= 0
+                continue  # and drops numba's wrap-around test on every hook's dst index
             word_at = np.uint64(dst) >> np.uint64(5)
             bit = np.uint32(1) << np.uint32(dst & 31)
             word = np.uint32(0)
