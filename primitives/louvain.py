@@ -38,8 +38,8 @@ SEQUENTIAL_BELOW = 256
 #: sweeps a level at most (a sweep that moves nobody ends the level before)
 MAX_SWEEPS = 100
 
-LouvainData = namedtuple("LouvainData",
-                         "comm next k tot size bucket_of moves inner bucket buckets guard seed m resolution")
+LouvainData = namedtuple("LouvainData", "comm next k tot size bucket_of moves inner bucket "
+                                        "buckets guard seed m resolution")
 
 #: one level: its communities (on the input graph's vertices: ``labels``), their number,
 #: the partition's modularity, and the sweeps and moves of its local moving

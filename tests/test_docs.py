@@ -21,7 +21,8 @@ MODULES = ["gunpy.graph", "gunpy.io", "gunpy.generators", "gunpy.datasets", "gun
            "gunpy.blas", "gunpy.blas.ops", "gunpy.blas.algorithms.bfs",
            "gunpy.blas.algorithms.bc", "gunpy.blas.algorithms.sssp",
            "gunpy.blas.algorithms.pagerank", "gunpy.blas.algorithms.triangle_count",
-           "gunpy.blas.algorithms.lcc", "gunpy.primitives.lcc", "gunpy.primitives.cdlp"]
+           "gunpy.blas.algorithms.lcc", "gunpy.primitives.lcc", "gunpy.primitives.cdlp",
+           "gunpy.primitives.louvain", "gunpy.operators.neighbor_best", "gunpy.operators.contract"]
 
 
 @pytest.mark.parametrize("name", MODULES)

@@ -26,6 +26,15 @@ NETWORKX = {"karate": 0.4188, "chesapeake": 0.2593, "dolphins": 0.5177, "netscie
             "delaunay_n16": 0.9477, "luxembourg_osm": 0.9887, "rmat14": 0.1016}
 
 
+@pytest.fixture(autouse=True)
+def few_buckets(small, monkeypatch):
+    """Under the simulator, levels move in BUCKETS sub-rounds even when small (one vertex a
+    sub-round costs a launch per vertex); test_sequential_levels keeps the sequential path."""
+    if small:
+        from gunpy.primitives import louvain
+        monkeypatch.setattr(louvain, "SEQUENTIAL_BELOW", 0)
+
+
 def check(G, r, resolution=1.0):
     """Compact labels, and the reported modularity equal to networkx's of the partition."""
     n = G.num_vertices
@@ -61,18 +70,29 @@ def with_loops(G, seed=3):
 @pytest.mark.parametrize("name", UNDIRECTED)
 def test_nasty_graphs_modularity_is_networkx_s(backend, small, name):
     G = nasty_graphs(small=small)[name]
-    for H in (G, weighted_copy(G), with_loops(G)) if G.num_edges else (G,):
+    variants = (G, weighted_copy(G), with_loops(G)) if not small else (with_loops(G),)
+    for H in variants if G.num_edges else (G,):
         check(H, gunpy.louvain(H, backend=backend))
+
+
+def test_sequential_levels(backend, monkeypatch):
+    # a level of at most SEQUENTIAL_BELOW vertices: one vertex a sub-round, no swap guard
+    from gunpy.primitives import louvain
+    monkeypatch.setattr(louvain, "SEQUENTIAL_BELOW", 256)
+    G = weighted_copy(gunpy.Graph.from_networkx(nx.barbell_graph(4, 1)))
+    r = gunpy.louvain(G, seed=3, backend=backend)
+    check(G, r)
+    assert r.labels.max() == 1
 
 
 def test_resolution_and_karate(backend):
     g = nx.karate_club_graph()  # weighted
     G = gunpy.Graph.from_networkx(g)
-    for resolution in (0.5, 1.0, 2.0):
-        r = gunpy.louvain(G, resolution=resolution, seed=1, backend=backend)
+    found = {}
+    for resolution in (0.5, 2.0):
+        found[resolution] = r = gunpy.louvain(G, resolution=resolution, seed=1, backend=backend)
         check(G, r, resolution)
-    assert gunpy.louvain(G, resolution=0.5, backend=backend).labels.max() < \
-        gunpy.louvain(G, resolution=2.0, backend=backend).labels.max()
+    assert found[0.5].labels.max() < found[2.0].labels.max()
 
 
 @pytest.mark.large
@@ -142,8 +162,8 @@ def test_user_arrays_not_mutated(backend):
         np.testing.assert_array_equal(a, b)
 
 
-def test_sweeps_allocate_nothing(backend):
-    G = gunpy.generators.grid_2d(8, 8)
+def test_sweeps_allocate_nothing(backend, small):
+    G = gunpy.generators.grid_2d(*((5, 5) if small else (8, 8)))
     gunpy.louvain(G, backend=backend)
     its = gunpy.louvain(G, backend=backend).stats.per_iteration
     # a level's first sweep takes its graph's work arrays; none after it
@@ -248,3 +268,7 @@ def test_registered():
     from gunpy.registry import primitive
     spec = primitive("louvain")
     assert spec.function is gunpy.louvain and "louvain_communities" in spec.networkx
+
+
+def test_user_guide_louvain_section_runs():
+    run_user_guide_section("## Community detection by modularity (Louvain)", 4)

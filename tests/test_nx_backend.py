@@ -109,7 +109,8 @@ def test_networkx_own_tests_pass_with_gunpy_as_test_backend(tmp_path):
             "networkx.algorithms.centrality.tests.test_betweenness_centrality",
             "networkx.algorithms.components",
             "networkx.algorithms.link_analysis.tests.test_pagerank",
-            "networkx.algorithms.tests.test_cluster"]
+            "networkx.algorithms.tests.test_cluster",
+            "networkx.algorithms.community.tests.test_louvain"]
     out = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "countcalls", "-p",
                           "no:cacheprovider", "-W", "ignore", "--pyargs", *mods],
                          cwd=tmp_path, env=env, capture_output=True, text=True, timeout=1500)
@@ -118,8 +119,8 @@ def test_networkx_own_tests_pass_with_gunpy_as_test_backend(tmp_path):
     calls = [line for line in out.stdout.splitlines() if line.startswith("GUNPY_CALLS")]
     total, functions = map(int, calls[-1].split()[1:])
     # gunpy really ran, for every function (the cluster module calls triangles, transitivity,
-    # clustering and average_clustering)
-    assert functions == len(_FUNCTIONS) == 12 and total > 100, tail
+    # clustering and average_clustering; test_louvain its louvain_communities)
+    assert functions == len(_FUNCTIONS) == 13 and total > 100, tail
 
 
 def test_result_conversions(backend):
@@ -199,3 +200,30 @@ def test_clustering_dispatches_equal_values_and_types():
     assert can_run("clustering", (g,), {"weight": "weight"}) is not True
     assert can_run("average_clustering", (nx.MultiGraph(g),), {}) is not True
     assert can_run("average_clustering", (g,), {}) is True
+
+
+def test_louvain_dispatches_seeded_with_networkx_s_modularity():
+    from gunpy.nx_backend import can_run
+    g = nx.relabel_nodes(nx.karate_club_graph(), {0: "zero"})  # weighted, a label not an id
+    g.add_node("lonely")
+    got = nx.community.louvain_communities(g, seed=3, backend="gunpy")
+    assert nx.community.is_partition(g, got) and {"lonely"} in got
+    assert got == nx.community.louvain_communities(g, seed=3, backend="gunpy")
+    q = nx.community.modularity(g, got)
+    assert q >= nx.community.modularity(g, nx.community.louvain_communities(g, seed=3)) - 0.01
+    G = gunpy.Graph.from_networkx(g)
+    r = gunpy.louvain(G, resolution=2.0, seed=5, backend="cpu")
+    assert abs(r.modularity - nx.community.modularity(g, r.communities(), resolution=2.0)) < 1e-9
+    # a multigraph's parallel edges add up: the same partition as their sums' graph
+    m = nx.MultiGraph([(0, 1), (0, 1), (1, 2), (2, 0), (3, 4), (4, 5), (5, 3), (2, 3)])
+    s = nx.Graph()
+    s.add_weighted_edges_from([(u, v, m.number_of_edges(u, v)) for u, v in set(m.edges())])
+    parts = [sorted(map(sorted, nx.community.louvain_communities(h, seed=1, backend="gunpy")))
+             for h in (m, s)]
+    assert parts[0] == parts[1] == [[0, 1, 2], [3, 4, 5]]
+    assert can_run("louvain_communities", (g,), {}) is True
+    assert can_run("louvain_communities", (nx.DiGraph(g),), {}) is not True
+    assert can_run("louvain_communities", (g,), {"weight": None}) is not True
+    assert can_run("louvain_communities", (g,), {"max_level": 2}) is not True
+    with pytest.raises(NotImplementedError):
+        nx.community.louvain_communities(nx.DiGraph(g), backend="gunpy")

@@ -153,7 +153,8 @@ def contract(graph, labels, *, context=None):
         raise ValueError("contract needs an undirected graph")
     host = ctx.backend.to_host(labels)
     n = graph.num_vertices
-    if host.shape != (n,) or host.dtype != np.int64 or (n and not 0 <= host.min() <= host.max() < n):
+    if host.shape != (n,) or host.dtype != np.int64 or \
+            (n and not 0 <= host.min() <= host.max() < n):
         raise ValueError(f"labels must be an int64 array of {n} vertex ids in 0..{n - 1}")
     return run(ctx, labels)
 

@@ -145,7 +145,8 @@ def _vertex_best(hooks, weight, jit):
 @hooks_cache
 def cuda_kernel(hooks, weighted, all_vertices):
     from gunpy.backends.cuda import kernel
-    vertex_best = _vertex_best(hooks, cuda_weight(weighted), cuda.jit(device=True, inline="always"))
+    vertex_best = _vertex_best(hooks, cuda_weight(weighted),
+                               cuda.jit(device=True, inline="always"))
 
     def best(queue, length, row_offsets, column_indices, values, keys, sums, out, data, tally,
              slot):
