@@ -358,3 +358,17 @@ def test_fused_levels_compile_to_ptx(ptx_backend):
     ptx_backend.compiled.clear()
     gunpy.bfs(GRAPHS["grid"], 0, direction="push", backend=ptx_backend)
     assert "levels" in " ".join(ptx_backend.kernel_names())
+
+
+def test_results_own_their_arrays(backend):
+    # bfs() hands its problem's arrays to the result (Problem.take: no copy on the CPU):
+    # each call's result must still be its own
+    G = gunpy.Graph.from_edges([0, 1, 2], [1, 2, 3], directed=False)
+    a, b = gunpy.bfs(G, 0, backend=backend), gunpy.bfs(G, 3, backend=backend)
+    assert not np.shares_memory(a.depth, b.depth) and not np.shares_memory(a.parent, b.parent)
+    a.depth[:] = 7
+    assert b.depth.tolist() == [3, 2, 1, 0] and gunpy.bfs(G, 0, backend=backend).depth[3] == 3
+    problem = BFSProblem(G, backend=backend)
+    taken = problem.take(problem.depth)
+    assert isinstance(taken, np.ndarray)
+    assert (taken is problem.depth) == isinstance(problem.depth, np.ndarray)

@@ -174,3 +174,27 @@ def test_cpu_levels_fuse_up_to_serial_below(monkeypatch):
     assert any(8 <= it["edges"] < 40 for it in its)
     monkeypatch.setattr(CpuBackend, "fuse_below", 0)
     assert gunpy.backends.get_backend("cpu").fuse_levels_below == 0
+
+
+@pytest.mark.parametrize("cap", [8192, 7])
+def test_fused_level_records_count_each_levels_out_edges(cap, monkeypatch):
+    """The CPU levels count a level's out-edges while running it (a bound on the frontier
+    settles the limit and the pull rule before it where it can): every record must still
+    be the level's vertices and their out-degree sum, over one call or many (``cap``)."""
+    from gunpy.backends.cpu import CpuBackend
+    monkeypatch.setattr(CpuBackend, "fuse_max_levels", cap)
+    star = nx.star_graph(300)  # a hub: ncur * largest degree passes the pull floor
+    long = nx.grid_2d_graph(4, 40)  # thin levels the bound settles
+    for nxg in (nx.convert_node_labels_to_integers(long), nx.disjoint_union(star, long)):
+        G = gunpy.Graph.from_networkx(nxg)
+        deg = np.diff(G.row_offsets)
+        for direction in ("push", "auto"):
+            r = gunpy.bfs(G, 1, direction=direction, backend="cpu")
+            its = r.stats.per_iteration
+            assert len(its) == r.depth.max() + 1
+            fused = [d for d, it in enumerate(its) if it["strategy"] == "fused"]
+            # push: every level fused; auto pulls at the hub's level (past n / 4 edges)
+            assert len(fused) == len(its) if direction == "push" else len(fused) >= 1
+            for d in fused:
+                level = np.flatnonzero(r.depth == d)
+                assert (its[d]["frontier"], its[d]["edges"]) == (len(level), deg[level].sum())
