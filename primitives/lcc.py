@@ -6,18 +6,35 @@ neighbours with direction ignored, each counted once (self-loops ignored);
 over ``|N(v)| (|N(v)| - 1)``, and 0 when ``|N(v)| <= 1``. On a directed graph
 the edges between neighbours keep their direction (``u -> w`` and ``w -> u``
 are two); on an undirected graph each counts both ways, so ``lcc`` is
-networkx's ``clustering``. Two operators, as Gunrock's 1.x LCC does it:
+networkx's ``clustering``.
+
+Undirected graphs: ``lcc(v) = 2 t(v) / (d (d - 1))`` with ``t(v)`` the
+triangles at ``v``, each found once (as :func:`gunpy.triangles` finds them) on
+the graph ``R`` of :func:`downward`, every edge once from the end of higher
+``(degree, id)`` rank to the lower (``O`` the other way):
+
+1. :func:`gunpy.operators.intersect` along every edge ``c -> a`` of ``R``:
+   ``c``'s row of ``R`` (its lower neighbours) against ``a``'s row of ``O``
+   (its higher ones); each common ``b`` is the triangle ``a < b < c``. The
+   operator writes each edge's number of triangles into its slot (``counts=``:
+   they are ``c``'s and ``a``'s), and the hook adds one for ``b`` to the slot
+   of the edge ``c -> b`` (one atomic a triangle, on a slot of ``c``'s row);
+2. :func:`gunpy.operators.neighbor_reduce` over ``R``'s in-edges sums both
+   slots (``v`` as ``a`` and as ``b``), then over its out-edges the counts
+   (``v`` as ``c``); its apply step adds them, divides by the ordered pairs of
+   ``N(v)`` (``d``: ``v``'s out- plus in-degree in ``R``) and returns the
+   coefficient, whose sum over the vertices (``aggregates=1``) gives
+   :attr:`LCCResult.average` in the same pass.
+
+Directed graphs, two operators, as Gunrock's 1.x LCC does it:
 
 1. :func:`gunpy.operators.intersect` along every edge ``v -> u`` of the
    undirected simple graph ``U``: ``N(v)`` (``v``'s row of ``U``) against
-   ``u``'s out-neighbours in the directed simple graph ``D`` (``U`` itself when
-   ``G`` is undirected); the common neighbours ``w`` are the edges ``u -> w``
-   inside ``N(v)``, and the operator writes their number into the edge's slot
-   (``counts=``: no per-match hook);
+   ``u``'s out-neighbours in the directed simple graph ``D``; the common
+   neighbours ``w`` are the edges ``u -> w`` inside ``N(v)``, and the operator
+   writes their number into the edge's slot (``counts=``: no per-match hook);
 2. :func:`gunpy.operators.neighbor_reduce` over ``U``'s out-edges sums each
-   vertex's slots, and its apply step divides by ``|N(v)| (|N(v)| - 1)`` and
-   returns the coefficient, whose sum over the vertices (``aggregates=1``) gives
-   :attr:`LCCResult.average` in the same pass.
+   vertex's slots, and its apply step divides by ``|N(v)| (|N(v)| - 1)`` as above.
 """
 
 import weakref
@@ -25,14 +42,75 @@ from collections import namedtuple
 
 import numpy as np
 
-from gunpy import Enactor, Functor, Graph, Problem
+from gunpy import Enactor, Functor, Graph, Problem, atomics
 from gunpy.operators import intersect
+from gunpy.primitives.triangles import orient
 from gunpy.registry import Primitive, register_primitive, top_vertices
 from gunpy.result import Result
 
-__all__ = ["lcc", "LCCResult", "LCCProblem", "LCCEnactor", "neighbourhoods"]
+__all__ = ["lcc", "LCCResult", "LCCProblem", "LCCEnactor", "OrientedLCCProblem",
+           "OrientedLCCEnactor", "neighbourhoods", "downward"]
 
 LCCData = namedtuple("LCCData", "common offsets lcc")
+OrientedLCCData = namedtuple("OrientedLCCData", "common middle into offsets in_offsets lcc")
+
+
+class Middle(Functor):
+    """A triangle ``a < b < c`` found along ``c -> a`` with common ``b``: one more for
+    ``b`` on the edge ``c -> b`` (atomic: another edge of ``c`` may find it too)."""
+
+    @staticmethod
+    def apply_intersection(src, dst, edge, common, src_edge, dst_edge, data):
+        atomics.add(data.middle, src_edge, 1)
+
+
+class InTriangles(Functor):
+    """``v``'s triangles as ``a`` (its in-edges' counts) and as ``b`` (their middles)."""
+
+    @staticmethod
+    def gather_edge(src, dst, edge, weight, data):
+        return float(data.common[edge] + data.middle[edge])
+
+
+class OrientedNormalise(Functor):
+    """Sum ``v``'s triangles as ``c`` (its out-edges' counts), add the others, and divide
+    by the ordered pairs of ``N(v)``: 2 t / (d (d - 1))."""
+
+    @staticmethod
+    def gather_edge(src, dst, edge, weight, data):
+        return float(data.common[edge])
+
+    @staticmethod
+    def apply_vertex(v, data):
+        d = float(data.offsets[v + 1] - data.offsets[v] + data.in_offsets[v + 1] -
+                  data.in_offsets[v])  # |N(v)|: each edge at v is oriented once, one way
+        x = 0.0
+        if d > 1.0:
+            x = 2.0 * (data.lcc[v] + data.into[v]) / (d * (d - 1.0))
+        data.lcc[v] = x
+        return (x,)
+
+
+#: G -> (row_offsets, column_indices, (R, O)); as :func:`neighbourhoods`' cache
+_downward = weakref.WeakKeyDictionary()
+
+
+def downward(G):
+    """``(R, O)``: ``O`` = :func:`gunpy.primitives.triangles.orient` of ``G`` (each edge of
+    the undirected simple graph once, from lower to higher ``(degree, id)``) and ``R``
+    its reverse (from higher to lower), both with sorted rows. Built once per graph."""
+    hit = _downward.get(G)
+    if hit is not None and hit[0] is G.row_offsets and hit[1] is G.column_indices:
+        return hit[2]
+    O = orient(G)
+    n, ci = O.num_vertices, O.column_indices
+    src = np.repeat(np.arange(n, dtype=ci.dtype), O.out_degrees())
+    order = np.argsort(ci, kind="stable")  # rows of R by head, each in tail order
+    offsets = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(np.bincount(ci, minlength=n), out=offsets[1:])
+    R = Graph(offsets, src[order], directed=True)
+    _downward[G] = (G.row_offsets, G.column_indices, (R, O))
+    return R, O
 
 
 class Pairs(Functor):
@@ -119,6 +197,41 @@ class LCCEnactor(Enactor):
         self.stats.load_balance, self.stats.direction = "intersect", ""
 
 
+class OrientedLCCProblem(Problem):
+    """Built on ``R`` (see :func:`downward`): two edge slots each (a triangle count, a
+    middle count) and per vertex its in-edges' sum and its coefficient."""
+
+    Data = OrientedLCCData
+
+    def init(self):
+        self.common = self.edge_array(np.int64)
+        self.middle = self.edge_array(np.int64, fill=0)
+        self.into = self.vertex_array(np.float64)
+        self.lcc = self.vertex_array(np.float64)
+        dg = self.backend.graph(self.graph, csc=True)
+        self.offsets, self.in_offsets = dg.row_offsets, dg.in_offsets
+
+    def reset(self, upward):
+        self.upward = upward  # O: the lists each edge c -> a looks up a's out-list in
+        self.backend.fill(self.middle, 0)
+
+    def extract(self):
+        return self.to_host(self.lcc)
+
+
+class OrientedLCCEnactor(LCCEnactor):
+    """One iteration: the intersections, the in-edges' sums, then the normalising
+    reduction over the out-edges."""
+
+    def loop(self, frontier):
+        p = self.problem
+        intersect(self.graph, Middle, p, right=p.upward, counts=p.common, context=self.context)
+        self.neighbor_reduce(None, InTriangles, p.into, edges="in")
+        self.total, = self.neighbor_reduce(None, OrientedNormalise, p.lcc, edges="out",
+                                           aggregates=1)
+        return frontier
+
+
 class LCCResult(Result):
     """``lcc`` (float64, one coefficient per vertex) and ``average`` (their mean)."""
 
@@ -164,8 +277,11 @@ def lcc(G, *, backend="auto"):
     ``N(v)`` ignores direction and counts each neighbour once, while on a
     directed graph an edge between two neighbours counts in each direction it
     exists (LDBC's definition; networkx's directed ``clustering`` differs: it
-    counts the directed triangles through ``v``). Cost: one merge of two sorted
-    lists per stored edge of the undirected simple graph.
+    counts the directed triangles through ``v``). Cost: on an undirected graph,
+    triangle counting's (each triangle found once, along its lowest edge in
+    ``(degree, id)`` order; :func:`triangles`); on a directed one, an
+    intersection of two neighbour lists per stored edge of the undirected
+    simple graph.
 
     References
     ----------
@@ -187,10 +303,16 @@ def lcc(G, *, backend="auto"):
     if not isinstance(G, Graph):
         raise TypeError(f"expected a gunpy.Graph, got {type(G).__name__}; build one with "
                         "Graph.from_edges / from_scipy / from_networkx")
-    U, D = neighbourhoods(G)
-    problem = LCCProblem(U, backend=backend)
-    problem.reset(D)
-    enactor = LCCEnactor(problem)
+    if G.directed:
+        U, D = neighbourhoods(G)
+        problem = LCCProblem(U, backend=backend)
+        problem.reset(D)
+        enactor = LCCEnactor(problem)
+    else:
+        R, O = downward(G)
+        problem = OrientedLCCProblem(R, backend=backend)
+        problem.reset(O)
+        enactor = OrientedLCCEnactor(problem)
     stats = enactor.enact()
     result = LCCResult(G, stats, lcc=problem.extract())
     result.average = enactor.total / G.num_vertices if G.num_vertices else float("nan")

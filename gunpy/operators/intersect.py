@@ -37,59 +37,25 @@ threads (a sweep would not be shorter than the merge). The warp's matches
 call the hook one lane at a time, lowest first, and the entries a merge would
 have read are counted without walking them, so the hooks and the counters
 see exactly what the merge gives. The match and work counters are summed per
-warp and added with one atomic per warp. CPU: a ``prange`` over chunks of consecutive edges (rows
-cut where the edge count says, so every chunk has the same number of merges),
-per-chunk counters; work that fits one chunk runs serially (see
-:func:`gunpy.backends.cpu.run_thin`).
+warp and added with one atomic per warp. CPU (:mod:`gunpy.operators.intersect_cpu`):
+chunks of consecutive edges, each row's left list marked once and its edges'
+right lists looked up in it (the same calls, order and counters).
 """
 
 import numpy as np
 from numba import cuda  # a module global: the simulator swaps it for its fake module
 
-from gunpy.backends.cpu import functor_pair, run_thin
 from gunpy.functor import compile_functor, hooks_cache
 from gunpy.graph import Graph
-from gunpy.operators.advance.common import cpu_weight, cuda_warp_sum, cuda_weight
+from gunpy.operators.advance.common import cuda_warp_sum, cuda_weight
 from gunpy.operators.common import problem_data
 from gunpy.operators.context import callable_module, context_for
+from gunpy.operators.intersect_cpu import _STRICT, _merge, cpu_execute, cpu_kernel, cpu_source
 
 __all__ = ["intersect", "run", "check_sorted", "cuda_kernel", "cpu_kernel", "cpu_source",
            "execute", "cuda_execute", "cpu_execute"]
 
 _SORTED = ("intersect", "sorted")  # the key of the sortedness verdict kept with a graph
-
-
-def _merge(apply_intersection, jit):
-    """``found, walked = merge(i, j, e, ...)``: the two-pointer merge of both kernels.
-
-    Walks i's sorted list in left and j's in right, calls ``apply_intersection``
-    on each common neighbour, and returns the matches and the entries read;
-    ``jit`` compiles it for the target (a CUDA device function or an njit one).
-    """
-
-    def merge(i, j, e, l_offsets, l_indices, r_offsets, r_indices, data):
-        p = l_offsets[i]
-        p_end = l_offsets[i + 1]
-        q = r_offsets[j]
-        q_end = r_offsets[j + 1]
-        p0 = p
-        q0 = q
-        found = 0
-        while p < p_end and q < q_end:
-            a = l_indices[p]
-            b = r_indices[q]
-            if a == b:
-                apply_intersection(i, j, e, a, p, q, data)
-                found += 1
-                p += 1
-                q += 1
-            elif a < b:
-                p += 1
-            else:
-                q += 1
-        return found, (p - p0) + (q - q0)
-
-    return jit(merge)
 
 
 #: pairs whose two lists hold at least this many entries together may go to a whole
@@ -306,76 +272,27 @@ def cuda_kernel(hooks, weighted, with_counts=False):
     return kernel(intersect)
 
 
-def cpu_kernel(hooks, weighted, with_counts=False):
-    """``(parallel, serial)`` builds of the CPU kernel."""
-    return functor_pair(cpu_source, hooks, (weighted, with_counts))
-
-
-def cpu_source(hooks, weighted, with_counts=False):
-    """The CPU kernel's Python source for ``hooks`` (compiled by the callers)."""
-    from numba import njit, prange
-
-    cond_edge = hooks.cond_edge
-    merge = _merge(hooks.apply_intersection, njit(inline="always"))
-    weight = cpu_weight(weighted)
-
-    def intersect(n, m, row_offsets, column_indices, values, l_offsets, l_indices, r_offsets,
-                  r_indices, counts, nchunks, per_edge, data):
-        size = (m + nchunks - 1) // nchunks
-        for c in prange(nchunks):
-            start = c * size
-            stop = min(m, start + size)
-            matches = 0
-            read = 0
-            if start < stop:
-                # 1. the chunk's first row: the last row starting at or before edge `start`
-                lo = 0
-                hi = n
-                while hi - lo > 1:
-                    mid = (lo + hi) // 2
-                    if row_offsets[mid] <= start:
-                        lo = mid
-                    else:
-                        hi = mid
-                i = lo
-                for e in range(start, stop):
-                    # 2. the mask: edge e = (i, j) (rows in order), kept when cond_edge holds
-                    while row_offsets[i + 1] <= e:
-                        i += 1
-                    j = column_indices[e]
-                    if not cond_edge(i, j, e, weight(values, e), data):
-                        continue
-                    # 3. two-pointer merge of i's list in left and j's list in right
-                    found, walked = merge(i, j, e, l_offsets, l_indices, r_offsets, r_indices,
-                                          data)
-                    matches += found
-                    if with_counts:
-                        per_edge[e] = found
-                    read += walked
-            # 4. the chunk's own counters: no shared total
-            counts[c, 0] = matches
-            counts[c, 1] = read
-
-    return intersect
-
-
 def check_sorted(G, name="graph"):
     """Raise ``ValueError`` unless every neighbour list of ``G`` is sorted by column.
 
     Checked once per graph (the verdict is kept with the graph's device copies,
-    which rebinding its arrays drops).
+    which rebinding its arrays drops), and so is whether no list repeats a column
+    (:data:`_STRICT`: the CPU may then mark lists instead of merging them).
     """
     if G._device.knows(_SORTED):
         return
     ci, ro = G.column_indices, G.row_offsets
     m = ci.shape[0]
+    strict = True
     if m > 1:
-        down = ci[1:] < ci[:-1]
+        down = ci[1:] <= ci[:-1]
         # a drop where a new row starts is no disorder
         starts = ro[1:-1]
         starts = starts[(starts > 0) & (starts < m)]
         down[starts - 1] = False
         bad = np.flatnonzero(down)
+        strict = bad.size == 0
+        bad = bad[ci[bad + 1] < ci[bad]]  # repeats are sorted
         if bad.size:
             e = int(bad[0]) + 1
             row = int(np.searchsorted(ro, e, side="right")) - 1
@@ -385,6 +302,8 @@ def check_sorted(G, name="graph"):
                 f"column_indices[{e}] = {int(ci[e])}); Graph.from_edges, from_scipy and "
                 f"from_networkx build sorted lists")
     G._device.learn(_SORTED)
+    if strict:
+        G._device.learn(_STRICT)
 
 
 def execute(ctx, hooks, data, left, right, counts=None):
@@ -413,32 +332,6 @@ def cuda_execute(ctx, hooks, data, left, right, counts=None):
                 rg.row_offsets, rg.column_indices, counters, per_edge, data)
     c = backend.to_host(counters)
     return int(c[0]), int(c[1])
-
-
-def cpu_execute(ctx, hooks, data, left, right, counts=None):
-    backend = ctx.backend
-    with_counts = counts is not None
-    dg = backend.graph(ctx.graph)
-    lg = backend.graph(left)
-    rg = backend.graph(right)
-    n, m = dg.num_vertices, dg.num_edges
-    args = (dg.row_offsets, dg.column_indices, dg.values, lg.row_offsets, lg.column_indices,
-            rg.row_offsets, rg.column_indices)
-    # many small chunks: a merge costs the two lists' lengths, which vary a lot
-    thin = m < backend.serial_below
-    nchunks = 1 if thin else backend.chunks(m, min_chunk=256, per_thread=32)
-    # every chunk writes both its counters: the scratch needs no zeroing
-    work = ctx.scratch("intersect.tally", 2 * nchunks, np.int64)
-    tally = work[:2 * nchunks].reshape(nchunks, 2)
-    per_edge = counts if with_counts else work
-    if thin:
-        ctx.log(build=run_thin(backend, cpu_source, hooks, (dg.weighted, with_counts),
-                               lambda k: k(n, m, *args, tally, 1, per_edge, data)))
-    else:
-        cpu_kernel(hooks, dg.weighted, with_counts)[0](n, m, *args, tally, nchunks, per_edge,
-                                                       data)
-    tot = tally.sum(axis=0)
-    return int(tot[0]), int(tot[1])
 
 
 def intersect(graph, functor, data=None, *, left=None, right=None, counts=None, context=None):
