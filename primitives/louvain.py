@@ -2,12 +2,15 @@
 
 Blondel et al.'s two phases, repeated on ever smaller graphs. **Local moving**:
 every vertex starts in a community of its own and moves to the neighbouring
-community that raises the modularity most, until a sweep moves nobody. **Contraction**:
-each community becomes a vertex of the next level's graph, the edges between
-two communities one edge of their summed weight, the edges inside one its
-self-loop. A level's partition is kept; the method stops when a level raises the
-modularity by no more than ``threshold`` (networkx's ``louvain_partitions`` rule)
-or after ``max_level`` levels.
+community that raises the modularity most, until a sweep moves nobody or gains
+little. **Contraction**: each community becomes a vertex of the next level's
+graph, the edges between two communities one edge of their summed weight, the
+edges inside one its self-loop. A level's partition is kept; the method stops
+when a level raises the modularity by no more than ``threshold`` (networkx's
+``louvain_partitions`` rule) or after ``max_level`` levels. **Refinement**
+(NetworKit's PLM with refinement, Rotta and Noack's multi-level refinement): the
+final partition is projected back down, level by level, and at each level the
+vertices move again from there; the last level's partition is the refined one.
 
 Moving one vertex at a time (networkx, igraph) makes the result depend on the
 order threads run in. Here a sweep runs in ``BUCKETS`` sub-rounds: every vertex
@@ -17,7 +20,9 @@ all choose against the communities as they stand (one operator,
 then move together, the community totals updated before the next bucket
 (:func:`gunpy.operators.compute`). A vertex alone in its community joins another
 lone vertex only if that one's id is smaller, so two lone neighbours never swap.
-Between levels, :func:`gunpy.operators.contract` builds the quotient graph.
+A level of at most ``SEQUENTIAL_BELOW`` vertices (the coarse ones, where a vertex
+is a whole community) moves one vertex a sub-round. Between levels,
+:func:`gunpy.operators.contract` builds the quotient graph.
 """
 
 from collections import namedtuple
@@ -37,9 +42,16 @@ BUCKETS = 8
 SEQUENTIAL_BELOW = 256
 #: sweeps a level at most (a sweep that moves nobody ends the level before)
 MAX_SWEEPS = 100
+#: a sweep gaining less than this share of its level's gain so far ends the level (the
+#: tail of a level's sweeps moves a few vertices back and forth for little)
+TAIL = 0.01
+#: added to the seed of the refining passes (their buckets differ from the level's own)
+REFINE_SEED = 1 << 20
+#: a refining pass's sweep gaining less than this share of the modularity ends it
+REFINE_TAIL = 1e-4
 
-LouvainData = namedtuple("LouvainData", "comm next k tot size bucket_of moves inner bucket "
-                                        "buckets guard seed m resolution")
+LouvainData = namedtuple("LouvainData", "initial comm next k tot size bucket_of moves inner "
+                                        "bucket buckets guard seed m resolution")
 
 #: one level: its communities (on the input graph's vertices: ``labels``), their number,
 #: the partition's modularity, and the sweeps and moves of its local moving
@@ -55,18 +67,28 @@ class Degree(Functor):
 
 
 class Start(Functor):
-    """A community per vertex; the vertex's bucket from a seeded hash of its id."""
+    """The starting communities (``initial``: one a vertex, or the level above's); the
+    vertex's bucket from a seeded hash of its id."""
 
     @staticmethod
     def apply_vertex(v, data):
-        data.comm[v] = v
-        data.next[v] = v
-        data.tot[v] = data.k[v]
-        data.size[v] = 1
+        data.comm[v] = data.initial[v]
+        data.next[v] = data.initial[v]
+        data.tot[v] = 0.0
+        data.size[v] = 0
         x = (np.int64(v) ^ data.seed) & 0xFFFFFFFF  # two rounds of a 32-bit integer mix
         x = (((x >> 16) ^ x) * 0x45D9F3B) & 0xFFFFFFFF
         x = (((x >> 16) ^ x) * 0x45D9F3B) & 0xFFFFFFFF
         data.bucket_of[v] = ((x >> 16) ^ x) % data.buckets
+
+
+class Join(Functor):
+    """Each vertex's weighted degree to its starting community's total."""
+
+    @staticmethod
+    def apply_vertex(v, data):
+        atomics.add(data.tot, data.comm[v], data.k[v])
+        atomics.add(data.size, data.comm[v], 1)
 
 
 class Choose(Functor):
@@ -139,14 +161,19 @@ class LouvainProblem(Problem):
         self.moves = self.backend.zeros(1, np.int64)
         self.inner = self.vertex_array(np.float64)
 
-    def reset(self, *, m, resolution=1.0, seed=0, threshold=1e-7):
+    def reset(self, *, m, resolution=1.0, seed=0, threshold=1e-7, initial=None):
+        """``initial``: each vertex's starting community, a vertex id (None: its own; else
+        a refining pass, which ends on a gain under ``REFINE_TAIL`` of the modularity)."""
+        self.refining = initial is not None
+        self.initial = self.backend.asarray(np.arange(self.num_vertices, dtype=np.int64)
+                                            if initial is None else initial)
         self.m, self.resolution, self.seed = float(m), float(resolution), int(seed)
         self.threshold = float(threshold)
         self.bucket = 0
         self.buckets = self.num_vertices if self.num_vertices <= SEQUENTIAL_BELOW else BUCKETS
         self.guard = self.buckets < self.num_vertices  # vertices move together
         self.moved = self.total_moves = 0
-        self.modularity = self.gain = None
+        self.modularity = self.gain = self.start = None
 
     def modularity_of(self, inner, squares):
         """The modularity from the sums :class:`Inner` gives."""
@@ -166,7 +193,8 @@ class LouvainEnactor(Enactor):
     def prepare_frontier(self, frontier):
         self.neighbor_reduce(None, Degree, self.problem.k, edges="out")
         self.compute(None, Start)
-        self.problem.modularity = self.modularity()
+        self.compute(None, Join)
+        self.problem.modularity = self.problem.start = self.modularity()
 
     def modularity(self):
         """The modularity of the communities as they stand (one pass over the edges)."""
@@ -190,11 +218,13 @@ class LouvainEnactor(Enactor):
         return frontier
 
     def is_converged(self, frontier):
-        # a sweep that moved nobody, or gained no more than the threshold (simultaneous
-        # moves may trade places for ever where one at a time would settle)
+        # a sweep that moved nobody, or gained no more than the threshold or a TAIL share
+        # of the level's gain (moving together, vertices may trade places for ever where
+        # one at a time they would settle)
         p = self.problem
+        floor = REFINE_TAIL * abs(p.start) if p.refining else TAIL * (p.modularity - p.start)
         return self.iteration >= MAX_SWEEPS or (self.iteration > 0 and (
-            p.moved == 0 or p.gain <= p.threshold))
+            p.moved == 0 or p.gain <= max(p.threshold, floor)))
 
     def finalize(self):
         self.stats.load_balance, self.stats.direction = "neighbor_best", ""
@@ -300,14 +330,18 @@ def louvain(G, resolution=1.0, threshold=1e-7, max_level=None, seed=None, *, bac
 
     Notes
     -----
-    A level's local moving is a series of sweeps until one moves nobody (at most
-    ``MAX_SWEEPS``); a sweep is ``BUCKETS`` sub-rounds, each letting a seeded share of the
-    vertices move at once to the neighbouring community of largest gain
+    A level's local moving is a series of sweeps until one moves nobody or gains no
+    more than ``threshold`` or ``TAIL`` (1 %) of the level's gain so far (at most
+    ``MAX_SWEEPS``); a sweep is ``BUCKETS`` sub-rounds, each letting a seeded share of
+    the vertices move at once to the neighbouring community of largest gain
     :math:`k_{v,c} - \\gamma \\, k_v \\Sigma_c / 2m` (networkx's gain times :math:`m`),
     staying on ties, the smallest community id among equal gains. So the partition
     depends on the seed but not on the backend or its number of threads (for integer
     weights exactly; for others up to the order of floating-point sums). A level that
-    moves nobody after the first ends the method, as in networkx.
+    moves nobody after the first ends the method, as in networkx. Then the final
+    partition is refined from the coarsest level down (each pass until a sweep gains
+    under ``REFINE_TAIL`` of the modularity): the last entry of ``levels`` is the
+    refined partition, which scores at least what the unrefined one did.
 
     References
     ----------
@@ -315,6 +349,10 @@ def louvain(G, resolution=1.0, threshold=1e-7, max_level=None, seed=None, *, bac
        communities in large networks", J. Stat. Mech. P10008, 2008.
     .. [2] H. Lu, M. Halappanavar and A. Kalyanaraman, "Parallel heuristics for scalable
        community detection", Parallel Computing 47, 2015.
+    .. [3] R. Rotta and A. Noack, "Multilevel local search algorithms for modularity
+       clustering", ACM J. Exp. Algorithmics 16, 2011; C. L. Staudt and H. Meyerhenke,
+       "Engineering parallel algorithms for community detection in massive networks",
+       IEEE TPDS 27(1), 2016 (PLM, PLMR).
 
     Examples
     --------
@@ -338,24 +376,59 @@ def louvain(G, resolution=1.0, threshold=1e-7, max_level=None, seed=None, *, bac
         stats.backend = Problem(G, backend=backend).backend.name
         levels.append(LouvainLevel(labels.copy(), n, float("nan"), 0, 0))
         return LouvainResult(G, stats, labels=labels, modularity=float("nan"), levels=levels)
-    graph, mod = G, modularity(G, m, resolution)
+    options = dict(m=m, resolution=resolution, threshold=threshold, backend=backend,
+                   stats=stats)
+    graphs, maps = [G], []  # each level's graph, and its vertices' communities there
+    mod = modularity(G, m, resolution)
     while max_level is None or len(levels) < max_level:
-        problem = LouvainProblem(graph, backend=backend)
-        problem.reset(m=m, resolution=resolution, seed=seed + len(levels), threshold=threshold)
-        enactor = LouvainEnactor(problem)
-        _add(stats, enactor.enact(), len(levels))
+        problem, enactor = _local_moving(graphs[-1], None, seed + len(levels), len(levels),
+                                         **options)
         if levels and problem.total_moves == 0:
             break  # nothing moved: the last level stands (networkx's rule)
-        graph = enactor.contract(problem.comm)  # comm renumbered 0..k-1 in place
-        labels = problem.extract()[labels]
-        new_mod = modularity(graph, m, resolution)
-        levels.append(LouvainLevel(labels, graph.num_vertices, new_mod, enactor.iteration,
+        graphs.append(enactor.contract(problem.comm))  # comm renumbered 0..k-1 in place
+        maps.append(problem.extract())
+        labels = maps[-1][labels]
+        new_mod = modularity(graphs[-1], m, resolution)
+        levels.append(LouvainLevel(labels, graphs[-1].num_vertices, new_mod, enactor.iteration,
                                    problem.total_moves))
         if new_mod - mod <= threshold:
             break
         mod = new_mod
-    return LouvainResult(G, stats, labels=labels, modularity=levels[-1].modularity,
+    refined = _refine(graphs[:len(maps)], maps, seed, **options)
+    if refined is not None and refined.modularity > levels[-1].modularity:
+        last = levels[-1]
+        levels[-1] = refined._replace(sweeps=last.sweeps + refined.sweeps,
+                                      moves=last.moves + refined.moves)
+    return LouvainResult(G, stats, labels=levels[-1].labels, modularity=levels[-1].modularity,
                          levels=levels)
+
+
+def _local_moving(graph, initial, seed, number, *, m, resolution, threshold, backend, stats):
+    """One level's local moving on ``graph`` from the communities ``initial`` (None: one a
+    vertex); its sweeps go to ``stats`` as level ``number``."""
+    problem = LouvainProblem(graph, backend=backend)
+    problem.reset(m=m, resolution=resolution, seed=seed, threshold=threshold, initial=initial)
+    enactor = LouvainEnactor(problem)
+    _add(stats, enactor.enact(), number)
+    return problem, enactor
+
+
+def _refine(graphs, maps, seed, **options):
+    """The final partition improved level by level, coarse to fine (NetworKit's PLM with
+    refinement): each level's vertices start in their final community and move again.
+    Returns the partition of the input graph as a :data:`LouvainLevel`, or None (one level)."""
+    if len(maps) < 2:
+        return None
+    part, sweeps, moves = maps[-1], 0, 0
+    for number in reversed(range(len(maps) - 1)):
+        problem, enactor = _local_moving(graphs[number], part[maps[number]],
+                                         seed + REFINE_SEED + number, number, **options)
+        part, sweeps, moves = problem.extract(), sweeps + enactor.iteration, \
+            moves + problem.total_moves
+    quotient = enactor.contract(problem.comm)  # the input graph's: labels 0..k-1
+    labels = problem.extract()
+    return LouvainLevel(labels, quotient.num_vertices,
+                        modularity(quotient, options["m"], options["resolution"]), sweeps, moves)
 
 
 def _total_weight(G):

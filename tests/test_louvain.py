@@ -128,7 +128,11 @@ def test_levels_and_max_level(backend, small):
     assert q == sorted(q)  # every kept level raised the modularity
     one = gunpy.louvain(G, seed=2, max_level=1, backend=backend)
     assert len(one.levels) == 1 and one.levels[0].communities == full.levels[0].communities
-    np.testing.assert_array_equal(one.labels, full.levels[0].labels)
+    np.testing.assert_array_equal(one.labels, full.levels[0].labels)  # one level: no refining
+    # the last level's partition is the refined one: never worse than the unrefined
+    two = gunpy.louvain(G, seed=2, max_level=2, backend=backend)
+    assert two.levels[0].modularity == full.levels[0].modularity
+    assert two.modularity >= two.levels[0].modularity
     assert full.stats.iterations == len(full.stats.per_iteration) > 0
     assert {it["level"] for it in full.stats.per_iteration} >= {0, 1}
 
@@ -222,21 +226,21 @@ def test_neighbor_best_operator(backend):
                                [2.0, 1.0, 1.0, 9.0, 1.0, 1.0], directed=False,
                                remove_self_loops=False)
     be = gunpy.backends.get_backend(backend)
-    group = [5, 5, 6, 6, 7, 8]
+    group = [2, 2, 3, 3, 4, 5]  # keys are vertex ids; 6 or more would be left out
     data = namedtuple("D", "group")(be.asarray(np.array(group, dtype=np.int64)))
-    out = be.asarray(np.array([-1, 6, -1, 7, -1, 8], dtype=np.int64))
+    out = be.asarray(np.array([-1, 3, -1, 4, -1, 5], dtype=np.int64))
     ctx = ops.Context(G, be)
     ops.neighbor_best(G, None, Heaviest, data, out, context=ctx)
-    # 1: group 5 sums 2 (0), group 6 sums 2 (2 and 3): a tie, the incumbent 6 stays;
-    # 3: 6 (1), 7 (4), 8 (5) all 1: the incumbent 7 is not beaten; 5: 6 (3) beats 8 (none)
-    assert be.to_host(out).tolist() == [-1, 6, -1, 7, -1, 6]
+    # 1: group 2 sums 2 (0), group 3 sums 2 (2 and 3): a tie, the incumbent 3 stays;
+    # 3: 2 (1), 4 (4), 5 (5) all 1: the incumbent 4 is not beaten; 5: 3 (3) beats 5 (none)
+    assert be.to_host(out).tolist() == [-1, 3, -1, 4, -1, 3]
     assert ctx.record["edges"] == 4 + 3 + 1
-    out = be.asarray(np.array([-1, 9, -1, 9, -1, 9], dtype=np.int64))
+    out = be.asarray(np.array([-1, 0, -1, 0, -1, 0], dtype=np.int64))
     f = gunpy.Frontier(be, G.num_vertices)
     f.push([3])
     ops.neighbor_best(G, f, Heaviest, data, out, context=ops.Context(G, be))
-    # 3: groups 5 (1), 7 (4), 8 (5) weigh 1 each, the incumbent 9 none: the smallest, 5
-    assert be.to_host(out).tolist() == [-1, 9, -1, 5, -1, 9]
+    # 3: groups 2 (1), 4 (4), 5 (5) weigh 1 each, the incumbent 0 none: the smallest, 2
+    assert be.to_host(out).tolist() == [-1, 0, -1, 2, -1, 0]
 
 
 @pytest.mark.ptx

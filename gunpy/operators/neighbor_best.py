@@ -4,7 +4,8 @@ A keyed neighbour reduction with a choice, the local-moving step of Louvain
 (modularity gain per neighbouring community): for every vertex ``v`` of the
 frontier (``None``: all vertices) whose ``cond_vertex(v, data)`` holds, the
 functor's ``gather_edge(v, u, edge, weight, data)`` gives an integer key for
-each out-edge ``v -> u`` (a negative key: the edge is left out), the edge
+each out-edge ``v -> u``, a vertex id (a key outside ``0..n-1``, -1 say: the
+edge is left out), the edge
 weights (1.0 on an unweighted graph) are summed per key, and
 ``score(v, key, total, data)`` rates each distinct key. ``out[v]`` holds the
 incumbent key on entry: it is replaced only by a key scoring strictly higher
@@ -15,13 +16,16 @@ depends on neither the edge order nor the number of threads.
 ``score`` is a hook of this operator only: a ``@staticmethod`` of the functor,
 compiled here beside the functor's own hooks.
 
-How: as :mod:`gunpy.operators.neighbor_mode`, each vertex writes its keys and
-weights into its own slots of two workspaces (its out-edges' positions: no two
-vertices share one), sorts them in place by key (insertion sort up to 16,
-heapsort beyond: no recursion, no allocation) and scans the runs. CUDA: a
-thread per vertex in a grid-stride loop, the edges read counted on a context
-tally. CPU: a ``prange`` over vertices, one core below ``serial_below`` edges
-(:func:`gunpy.backends.cpu.run_thin`).
+How (CUDA): as :mod:`gunpy.operators.neighbor_mode`, each vertex writes its
+keys and weights into its own slots of two workspaces (its out-edges'
+positions: no two vertices share one), sorts them in place by key (insertion
+sort up to 16, heapsort beyond: no recursion, no allocation) and scans the
+runs; a thread per vertex in a grid-stride loop, the edges read counted on a
+context tally. CPU: each chunk of vertices (a thread's) sums the weights in a
+table with a slot per key, its own, kept with the graph's scratch, and frees the
+slots it used after each vertex: ``O(d)`` a vertex instead of a sort (RMAT's
+hubs have thousands of edges); one core below ``serial_below`` edges
+(:func:`gunpy.backends.cpu.run_thin`), a chunk per thread above.
 """
 
 import numpy as np
@@ -114,7 +118,7 @@ def _vertex_best(hooks, weight, jit):
         n = np.int64(0)
         for p in range(lo, hi):
             key = np.int64(gather_edge(v, column_indices[p], p, weight(values, p), data))
-            if key >= 0:
+            if 0 <= key < row_offsets.shape[0] - 1:
                 keys[lo + n] = key
                 sums[lo + n] = weight(values, p)
                 n += 1
@@ -161,19 +165,83 @@ def cuda_kernel(hooks, weighted, all_vertices):
     return kernel(best)
 
 
-def cpu_source(hooks, weighted, all_vertices):
-    """The CPU kernel's Python source for ``hooks``; the kernel returns the edges read."""
-    from numba import njit, prange
-    vertex_best = _vertex_best(hooks, cpu_weight(weighted), njit(inline="always"))
+def _table_vertex_best(hooks, weight, jit):
+    """The CPU's ``vertex_best``: the weights summed in a table with a slot per key (a
+    chunk's own), no sort: ``O(d)`` a vertex. The same choice as :func:`_vertex_best`."""
+    gather_edge, cond_vertex = hooks.gather_edge, hooks.cond_vertex
+    check = not hooks.default_cond_vertex
+    score = _score_hook(hooks, jit)
 
-    def best_(queue, n, row_offsets, column_indices, values, keys, sums, out, data):
+    @jit
+    def vertex_best(v, row_offsets, column_indices, values, keys, table, mark, base, out, data):
+        if check and not cond_vertex(v, data):
+            return np.int64(0)
+        # 1. each kept edge's weight into its key's slot; the keys, first seen first, into
+        #    v's own slots of the workspace
+        lo, hi = np.int64(row_offsets[v]), np.int64(row_offsets[v + 1])
+        n = np.int64(0)
+        for p in range(lo, hi):
+            key = np.int64(gather_edge(v, column_indices[p], p, weight(values, p), data))
+            if 0 <= key < row_offsets.shape[0] - 1:
+                at = base + key
+                if mark[at] != v:
+                    mark[at] = v
+                    table[at] = weight(values, p)
+                    keys[lo + n] = key
+                    n += 1
+                else:
+                    table[at] += weight(values, p)
+        # 2. each key scored (ties: the smallest), its slot marked free again
+        incumbent = out[v]
+        own = 0.0
+        best, best_score, found = incumbent, 0.0, False
+        for i in range(lo, lo + n):
+            key = keys[i]
+            total = table[base + key]
+            mark[base + key] = -1
+            if key == incumbent:
+                own = total
+                continue
+            s = score(v, key, total, data)
+            if not found or s > best_score or (s == best_score and key < best):
+                best, best_score, found = key, s, True
+        if found and best_score > score(v, incumbent, own, data):
+            out[v] = best
+        return hi - lo
+
+    return vertex_best
+
+
+def cpu_source(hooks, weighted, all_vertices):
+    """The CPU kernel's Python source for ``hooks``; the kernel returns the edges read.
+
+    ``nchunks`` chunks take every ``nchunks``-th item each (hubs spread over them), each
+    with its own table of ``nkeys`` slots."""
+    from numba import njit, prange
+    vertex_best = _table_vertex_best(hooks, cpu_weight(weighted), njit(inline="always"))
+
+    def best_(queue, n, nchunks, row_offsets, column_indices, values, keys, table, mark, nkeys,
+              out, data):
         read = 0
-        for i in prange(n):
-            v = np.int64(i) if all_vertices else np.int64(queue[i])
-            read += vertex_best(v, row_offsets, column_indices, values, keys, sums, out, data)
+        for c in prange(nchunks):
+            for i in range(c, n, nchunks):
+                v = np.int64(i) if all_vertices else np.int64(queue[i])
+                read += vertex_best(v, row_offsets, column_indices, values, keys, table, mark,
+                                    c * nkeys, out, data)
         return read
 
     return best_
+
+
+def _tables(ctx, nchunks):
+    """Each chunk's table and marks (-1: free), kept with the graph's scratch."""
+    store = ctx.kept("neighbor_best.tables", dict)
+    size = nchunks * max(ctx.num_vertices, 1)
+    if store.get("size", 0) < size:
+        store["table"] = ctx.backend.empty(size, np.float64)
+        store["mark"] = ctx.backend.full(size, -1, np.int64)
+        store["size"] = size
+    return store["table"], store["mark"]
 
 
 def execute(ctx, frontier, hooks, data, out):
@@ -203,15 +271,20 @@ def cuda_execute(ctx, dg, hooks, data, out, keys, sums, queue, length, n, all_ve
 
 
 def cpu_execute(ctx, dg, hooks, data, out, keys, sums, queue, length, n, all_vertices):
+    # the CPU sums in tables (a slot per key) instead of sorting: `sums` stays unused
     backend = ctx.backend
-    args = (queue, n, dg.row_offsets, dg.column_indices, dg.values, keys, sums, out, data)
     build = (dg.weighted, all_vertices)
     read = [0]
+    work = dg.num_edges if all_vertices else n
+    thin = work < backend.serial_below
+    nchunks = 1 if thin else min(backend.chunks(n), backend.num_threads)
+    table, mark = _tables(ctx, nchunks)
+    args = (queue, n, nchunks, dg.row_offsets, dg.column_indices, dg.values, keys, table, mark,
+            max(ctx.num_vertices, 1), out, data)
 
     def call(kernel):
         read[0] = kernel(*args)
-    work = dg.num_edges if all_vertices else n
-    if work < backend.serial_below:
+    if thin:
         ctx.log(build=run_thin(backend, cpu_source, hooks, build, call))
     else:
         call(functor_pair(cpu_source, hooks, build)[0])
@@ -224,11 +297,11 @@ def neighbor_best(graph, frontier, functor, data, out, *, context=None):
     ``functor.cond_vertex`` holds; the incumbent ``out[v]`` stays unless beaten strictly,
     and the smallest of equally scoring keys wins.
 
-    ``functor.gather_edge(v, u, edge, weight, data)`` gives an edge's integer key (negative:
-    the edge is left out); ``functor.score(v, key, total, data)`` rates a key whose edges'
-    weights sum to ``total`` (the incumbent is rated too, with total 0.0 when no edge gives
-    it). ``out`` is an int64 device array with a slot per vertex. Returns ``out``; the edges
-    read are logged in the context's record. ``context``: see :func:`gunpy.operators.advance`.
+    ``functor.gather_edge(v, u, edge, weight, data)`` gives an edge's key, a vertex id
+    (outside ``0..n-1``: the edge is left out); ``functor.score(v, key, total, data)``
+    rates a key whose edges' weights sum to ``total`` (the incumbent is rated too, with
+    total 0.0 when no edge gives it). ``out`` is an int64 device array with a slot per
+    vertex. Returns ``out``; the edges read are logged in the context's record. ``context``: see :func:`gunpy.operators.advance`.
 
     Examples
     --------
