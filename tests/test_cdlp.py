@@ -68,11 +68,19 @@ def test_nasty_graphs_equal_the_definition(backend, cpu_split, small, name, roun
     np.testing.assert_array_equal(r.labels, reference(G, rounds))
 
 
-def test_hubs_sort_more_keys_than_insertion_handles(backend, cpu_split, small):
-    # a star's hub sees k leaf labels (heapsort past 16 keys); a wheel's rim and a
-    # directed hub with reciprocal edges (each counted twice) break ties both ways
+@pytest.mark.parametrize("table", ["hashed", "sorted"])
+def test_hubs_sort_more_keys_than_insertion_handles(backend, cpu_split, small, table,
+                                                    monkeypatch):
+    # a star's hub sees k leaf labels (heapsort past 16 keys; the CPU counts them in a
+    # hash table, or sorts them too when its table is too small: "sorted"); a wheel's rim
+    # and a directed hub with reciprocal edges (each counted twice) break ties both ways
     import networkx as nx
-    k = 40 if small else 3000
+    if table == "sorted":
+        if backend != "cpu":
+            pytest.skip("the CPU's hash table only")
+        from gunpy.operators import neighbor_mode
+        monkeypatch.setattr(neighbor_mode, "TABLE_SLOTS", 32)  # hashes 16 keys at most
+    k = 40 if small or table == "sorted" else 3000
     for G in (gunpy.generators.star(k), gunpy.Graph.from_networkx(nx.wheel_graph(k)),
               gunpy.Graph.from_edges(np.r_[np.zeros(k, int), np.arange(1, k), [5, 5]],
                                      np.r_[np.arange(1, k + 1), np.zeros(k - 1, int), [7, 9]])):

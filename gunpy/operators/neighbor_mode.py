@@ -19,7 +19,11 @@ them in place (insertion sort up to 16 keys, heapsort beyond: no recursion, no
 allocation) and scans the runs. CUDA: a thread per vertex in a grid-stride loop,
 the edges read counted on a context tally (no sync); a hub's keys are one
 thread's heapsort, ``O(d log d)`` steps. CPU: a ``prange`` over vertices, one
-core below ``serial_below`` edges (:func:`gunpy.backends.cpu.run_thin`).
+core below a 16th of ``serial_below`` keys (:func:`gunpy.backends.cpu.run_thin`);
+keys all equal (a settled neighbourhood) take one pass, and more than 16 are
+counted in the thread's own open-addressing table (Fibonacci hashing, a table of
+at least twice the keys, its counts cleared through the slots used) instead of
+sorted: ``O(d)`` steps instead of ``O(d log d)``.
 """
 
 import numpy as np
@@ -37,6 +41,10 @@ __all__ = ["neighbor_mode", "run", "execute", "cuda_kernel", "cpu_source", "cuda
 EDGES = ("out", "in", "both")
 #: keys up to this many are sorted by insertion, longer runs by heapsort
 INSERTION_MAX = 16
+#: the CPU's hash table per thread: slots for the keys of a vertex with up to half as many
+TABLE_SLOTS = 1 << 16
+#: the CPU runs a call serially below ``serial_below >> THIN_SHIFT`` keys
+THIN_SHIFT = 4
 
 
 def _sorter(jit):
@@ -82,15 +90,14 @@ def _sorter(jit):
     return sort
 
 
-def _vertex_mode(hooks, weight, outgoing, incoming, jit):
-    """``vertex_mode(v, ...)``: ``out[v]`` = the mode of ``v``'s keys; returns its edge count."""
+def _keys(hooks, weight, outgoing, incoming, jit):
+    """``base, n = keys_of(v, ...)``: the keys across ``v``'s edges, written into ``v``'s
+    own slots (``keys[base:base + n]``: its out positions, then its in positions)."""
     gather_edge = hooks.gather_edge
-    sort = _sorter(jit)
 
     @jit
-    def vertex_mode(v, row_offsets, column_indices, in_offsets, in_indices, in_edge_ids, values,
-                    keys, out, data):
-        # 1. the keys across v's edges, into v's own slots (out positions, then in positions)
+    def keys_of(v, row_offsets, column_indices, in_offsets, in_indices, in_edge_ids, values,
+                keys, data):
         base = np.int64(0)
         if outgoing:
             base += np.int64(row_offsets[v])
@@ -108,9 +115,18 @@ def _vertex_mode(hooks, weight, outgoing, incoming, jit):
                 keys[base + n] = np.int64(gather_edge(v, in_indices[p], e, weight(values, e),
                                                       data))
                 n += 1
-        if n == 0:
-            return n  # no edges: out[v] stays
-        # 2. sorted, the longest run wins; the first of equally long runs is the smallest key
+        return base, n
+
+    return keys_of
+
+
+def _sorted_mode(jit):
+    """``mode(keys, base, n)``: sort ``keys[base:base + n]`` (n > 0) and return its most
+    frequent key: the longest run, the first (smallest) of equally long ones."""
+    sort = _sorter(jit)
+
+    @jit
+    def mode(keys, base, n):
         sort(keys, base, n)
         best, best_count = keys[base], np.int64(0)
         run_key, run_count = keys[base], np.int64(0)
@@ -123,7 +139,23 @@ def _vertex_mode(hooks, weight, outgoing, incoming, jit):
                 run_key, run_count = keys[i], np.int64(1)
         if run_count > best_count:
             best = run_key
-        out[v] = best
+        return best
+
+    return mode
+
+
+def _vertex_mode(hooks, weight, outgoing, incoming, jit):
+    """``vertex_mode(v, ...)``: ``out[v]`` = the mode of ``v``'s keys; returns its edge count."""
+    keys_of = _keys(hooks, weight, outgoing, incoming, jit)
+    mode = _sorted_mode(jit)
+
+    @jit
+    def vertex_mode(v, row_offsets, column_indices, in_offsets, in_indices, in_edge_ids, values,
+                    keys, out, data):
+        base, n = keys_of(v, row_offsets, column_indices, in_offsets, in_indices, in_edge_ids,
+                          values, keys, data)
+        if n > 0:  # no edges: out[v] stays
+            out[v] = mode(keys, base, n)
         return n
 
     return vertex_mode
@@ -149,20 +181,79 @@ def cuda_kernel(hooks, weighted, outgoing, incoming, all_vertices):
     return kernel(mode)
 
 
+def _hashed_mode(jit):
+    """``mode(keys, base, n, table, t0, t1, bits)``: the most frequent of ``keys[base:base
+    + n]`` (ties: the smallest), counted in an open-addressing table of ``2**bits`` slots
+    (at least ``2 n``): keys from ``table[t0]``, counts from ``table[t1]`` (all 0 before
+    and after). ``keys`` keeps the slots used, over the keys counted."""
+
+    @jit
+    def mode(keys, base, n, table, t0, t1, bits):
+        size = np.int64(1) << bits
+        shift = np.uint64(64 - bits)  # Fibonacci hashing: the product's top bits
+        best, best_count, used = keys[base], np.int64(0), np.int64(0)
+        for i in range(base, base + n):
+            k = keys[i]
+            h = np.int64((np.uint64(k) * np.uint64(0x9E3779B97F4A7C15)) >> shift)
+            while table[t1 + h] != 0 and table[t0 + h] != k:
+                h = (h + 1) & (size - 1)
+            c = table[t1 + h] + 1
+            if c == 1:
+                table[t0 + h] = k
+                keys[base + used] = h  # a slot read already: the slots to clear
+                used += 1
+            table[t1 + h] = c
+            # a count only grows: the best so far, ties to the smaller key
+            if c > best_count or (c == best_count and k < best):
+                best, best_count = k, c
+        for i in range(base, base + used):
+            table[t1 + keys[i]] = 0
+        return best
+
+    return mode
+
+
 def cpu_source(hooks, weighted, outgoing, incoming, all_vertices):
     """The CPU kernel's Python source for ``hooks`` (compiled by the callers); the kernel
-    returns the number of edges it read."""
-    from numba import njit, prange
-    vertex_mode = _vertex_mode(hooks, cpu_weight(weighted), outgoing, incoming,
-                               njit(inline="always"))
+    returns the number of edges it read.
 
+    The CPU counts keys instead of sorting them where that is shorter: keys all
+    equal (a settled neighbourhood) give their key after one pass; more than
+    :data:`INSERTION_MAX` keys are counted in the thread's own hash table (up to
+    half its :data:`TABLE_SLOTS`; longer lists are sorted as on CUDA)."""
+    from numba import get_thread_id, njit, prange
+    jit = njit(inline="always")
+    keys_of = _keys(hooks, cpu_weight(weighted), outgoing, incoming, jit)
+    sorted_mode, hashed_mode = _sorted_mode(jit), _hashed_mode(jit)
     def mode_(queue, n, row_offsets, column_indices, in_offsets, in_indices, in_edge_ids, values,
-              keys, out, data):
+              keys, out, table, slots, data):
         read = 0
         for i in prange(n):
             v = np.int64(i) if all_vertices else np.int64(queue[i])
-            read += vertex_mode(v, row_offsets, column_indices, in_offsets, in_indices,
-                                in_edge_ids, values, keys, out, data)
+            # 1. v's keys into its own slots
+            base, d = keys_of(v, row_offsets, column_indices, in_offsets, in_indices,
+                              in_edge_ids, values, keys, data)
+            read += d
+            if d == 0:
+                continue  # no edges: out[v] stays
+            # 2. all equal: that key
+            same = True
+            for x in range(base + 1, base + d):
+                if keys[x] != keys[base]:
+                    same = False
+                    break
+            if same:
+                out[v] = keys[base]
+                continue
+            # 3. a few keys, or too many for the table: sorted; else counted
+            bits = np.int64(5)
+            while (np.int64(1) << bits) < 2 * d:
+                bits += 1
+            if d <= INSERTION_MAX or (np.int64(1) << bits) > slots:
+                out[v] = sorted_mode(keys, base, d)
+            else:
+                t0 = np.int64(get_thread_id()) * 2 * slots  # the thread's keys, then counts
+                out[v] = hashed_mode(keys, base, d, table, t0, t0 + slots, bits)
         return read
 
     return mode_
@@ -209,16 +300,23 @@ def cuda_execute(ctx, dg, hooks, data, out, keys, queue, length, n, all_vertices
 
 def cpu_execute(ctx, dg, hooks, data, out, keys, queue, length, n, all_vertices, outgoing,
                 incoming):
+    from numba import config
     backend = ctx.backend
+    slots, threads = TABLE_SLOTS, config.NUMBA_NUM_THREADS
+    # each thread's keys and counts (the counts 0 between calls: the kernel clears its own)
+    table = ctx.kept(f"neighbor_mode.table.{slots}.{threads}",
+                     lambda: backend.zeros(max(1, 2 * slots * threads), np.int64))
     args = (queue, n, dg.row_offsets, dg.column_indices, *_csc(dg, incoming), dg.values, keys,
-            out, data)
+            out, table, np.int64(slots), data)
     build = (dg.weighted, outgoing, incoming, all_vertices)
     read = [0]
 
     def call(kernel):
         read[0] = kernel(*args)
+    # a key costs a gather, a store and its share of a sort or a count: several times an
+    # advance's edge, so the work goes parallel at a 16th of the advance's threshold
     work = dg.num_edges * (outgoing + incoming) if all_vertices else n
-    if work < backend.serial_below:
+    if work < backend.serial_below >> THIN_SHIFT:
         ctx.log(build=run_thin(backend, cpu_source, hooks, build, call))
     else:
         call(functor_pair(cpu_source, hooks, build)[0])
