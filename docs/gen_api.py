@@ -42,7 +42,7 @@ SECTIONS = [
     ("Generators", [generators.rmat, generators.kronecker_edges, generators.grid_2d,
                     generators.path, generators.star]),
     ("Primitives", [gunpy.bfs, gunpy.sssp, gunpy.bc, gunpy.cc, gunpy.pagerank, gunpy.triangles,
-                    gunpy.triangle_count, gunpy.lcc, gunpy.cdlp, gunpy.louvain]),
+                    gunpy.triangle_count, gunpy.lcc, gunpy.cdlp, gunpy.louvain, gunpy.kcore]),
     ("Results", [gunpy.Result.to_dict, gunpy.Result.to_dataframe, gunpy.Result.to_networkx,
                  gunpy.Stats]),
     ("Writing primitives", [gunpy.Functor, gunpy.Problem, gunpy.Problem.data,

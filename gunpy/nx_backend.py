@@ -8,7 +8,7 @@ call says ``backend="gunpy"`` (or ``nx.config.backend_priority`` lists it):
 ``single_source_dijkstra_path_length``, ``betweenness_centrality``,
 ``connected_components``, ``weakly_connected_components``, ``pagerank``,
 ``triangles``, ``transitivity``, ``clustering``, ``average_clustering``,
-``louvain_communities``.
+``louvain_communities``, ``core_number``, ``k_core``, ``k_shell``, ``k_crust``, ``k_corona``.
 
 Results are exactly networkx's (``louvain_communities`` excepted: another partition of
 about the same modularity, see its entry below): the same dict / generator / list shapes, the
@@ -54,6 +54,12 @@ _FUNCTIONS = {
                            "seeded by the call's seed; undirected graphs, multigraphs' parallel "
                            "edges summed; weight=None and max_level= are left to networkx "
                            "(its tests pin their exact partitions)",
+    "core_number": "gunpy.kcore (peeling: a filter a level, atomic degree decrements in an "
+                   "advance a round); graphs with self-loops left to networkx (it raises)",
+    "k_core": "networkx's subgraph of gunpy.kcore's core numbers (core_number= left to networkx)",
+    "k_shell": "the same",
+    "k_crust": "the same",
+    "k_corona": "the same",
 }
 
 
@@ -377,6 +383,28 @@ def _members(labels):
     return np.split(order, np.flatnonzero(np.diff(labels[order])) + 1) if labels.size else []
 
 
+def _cores(G):
+    core = gunpy.kcore(G.graph, backend=_device()).core.tolist()
+    return dict(zip(G.nodes, core))
+
+
+def core_number(G):
+    return _cores(G)
+
+
+def _core_subgraph(name):
+    # networkx's own function (undispatched) on the original graph, given gunpy's numbers:
+    # its k defaults, filters, node order and copied attributes (core_number= is declined)
+    def subgraph(G, k=None, core_number=None):
+        return getattr(nx, name).orig_func(G.nxg, k, _cores(G))
+    subgraph.__name__ = name
+    return subgraph
+
+
+k_core, k_shell, k_crust, k_corona = (_core_subgraph(name) for name in
+                                      ("k_core", "k_shell", "k_crust", "k_corona"))
+
+
 # ----------------------------------------------------------------------------- dispatch
 def can_run(name, args, kwargs):
     """False (or a reason) for calls whose options gunpy does not implement."""
@@ -425,6 +453,12 @@ def can_run(name, args, kwargs):
         reason = _louvain_declines(graph, params, args)
         if reason:
             return reason
+    if name in ("core_number", "k_core", "k_shell", "k_crust", "k_corona"):
+        if params.get("core_number") is not None or len(args) > 2 and args[2] is not None:
+            return "core_number= given: networkx only filters the nodes"
+        nxg = graph.nxg if isinstance(graph, GunpyGraph) else graph
+        if nxg is not None and nx.number_of_selfloops(nxg):
+            return "self-loops: networkx raises NetworkXNotImplemented"
     if name == "pagerank":
         for p, pos in (("personalization", 2), ("nstart", 5), ("dangling", 7)):
             if params.get(p) is not None or (len(args) > pos and args[pos] is not None):
@@ -483,6 +517,11 @@ class BackendInterface:
     clustering = staticmethod(clustering)
     average_clustering = staticmethod(average_clustering)
     louvain_communities = staticmethod(louvain_communities)
+    core_number = staticmethod(core_number)
+    k_core = staticmethod(k_core)
+    k_shell = staticmethod(k_shell)
+    k_crust = staticmethod(k_crust)
+    k_corona = staticmethod(k_corona)
 
     @staticmethod
     def on_start_tests(items):

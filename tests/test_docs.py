@@ -22,7 +22,8 @@ MODULES = ["gunpy.graph", "gunpy.io", "gunpy.generators", "gunpy.datasets", "gun
            "gunpy.blas.algorithms.bc", "gunpy.blas.algorithms.sssp",
            "gunpy.blas.algorithms.pagerank", "gunpy.blas.algorithms.triangle_count",
            "gunpy.blas.algorithms.lcc", "gunpy.primitives.lcc", "gunpy.primitives.cdlp",
-           "gunpy.primitives.louvain", "gunpy.operators.neighbor_best", "gunpy.operators.contract"]
+           "gunpy.primitives.louvain", "gunpy.operators.neighbor_best", "gunpy.operators.contract",
+           "gunpy.primitives.kcore"]
 
 
 @pytest.mark.parametrize("name", MODULES)

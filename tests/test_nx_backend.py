@@ -110,7 +110,8 @@ def test_networkx_own_tests_pass_with_gunpy_as_test_backend(tmp_path):
             "networkx.algorithms.components",
             "networkx.algorithms.link_analysis.tests.test_pagerank",
             "networkx.algorithms.tests.test_cluster",
-            "networkx.algorithms.community.tests.test_louvain"]
+            "networkx.algorithms.community.tests.test_louvain",
+            "networkx.algorithms.tests.test_core"]
     out = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "countcalls", "-p",
                           "no:cacheprovider", "-W", "ignore", "--pyargs", *mods],
                          cwd=tmp_path, env=env, capture_output=True, text=True, timeout=1500)
@@ -119,8 +120,9 @@ def test_networkx_own_tests_pass_with_gunpy_as_test_backend(tmp_path):
     calls = [line for line in out.stdout.splitlines() if line.startswith("GUNPY_CALLS")]
     total, functions = map(int, calls[-1].split()[1:])
     # gunpy really ran, for every function (the cluster module calls triangles, transitivity,
-    # clustering and average_clustering; test_louvain its louvain_communities)
-    assert functions == len(_FUNCTIONS) == 13 and total > 100, tail
+    # clustering and average_clustering; test_louvain its louvain_communities; test_core
+    # core_number, k_core, k_shell, k_crust and k_corona)
+    assert functions == len(_FUNCTIONS) == 18 and total > 100, tail
 
 
 def test_result_conversions(backend):
@@ -227,3 +229,29 @@ def test_louvain_dispatches_seeded_with_networkx_s_modularity():
     assert can_run("louvain_communities", (g,), {"max_level": 2}) is not True
     with pytest.raises(NotImplementedError):
         nx.community.louvain_communities(nx.DiGraph(g), backend="gunpy")
+
+
+def test_cores_dispatch_equal_graphs_and_decline_self_loops(monkeypatch):
+    from gunpy.nx_backend import can_run
+    import gunpy.nx_backend as nb
+    calls = []
+    real = nb.gunpy.kcore
+    monkeypatch.setattr(nb.gunpy, "kcore", lambda *a, **k: calls.append(1) or real(*a, **k))
+    g = nx.les_miserables_graph()
+    nx.set_node_attributes(g, "x", "tag")
+    assert nx.core_number(g, backend="gunpy") == nx.core_number(g)
+    for name, k in (("k_core", 4), ("k_shell", 3), ("k_crust", 2), ("k_corona", 2),
+                    ("k_core", None), ("k_shell", None), ("k_crust", None)):
+        got = getattr(nx, name)(g, k, backend="gunpy")
+        want = getattr(nx, name)(g, k)
+        assert list(got.nodes(data=True)) == list(want.nodes(data=True)), name
+        assert list(got.edges(data=True)) == list(want.edges(data=True)), name
+    assert len(calls) == 8
+    d = nx.gnp_random_graph(60, 0.08, directed=True, seed=3)
+    assert nx.core_number(d, backend="gunpy") == nx.core_number(d)
+    assert list(nx.k_corona(d, 2, backend="gunpy")) == list(nx.k_corona(d, 2))  # successors
+    loops = nx.Graph([(0, 1), (1, 1)])
+    assert "self-loops" in can_run("core_number", (loops,), {})
+    assert "core_number=" in can_run("k_core", (g,), {"core_number": {}})
+    with pytest.raises(NotImplementedError, match="core_number"):  # declined: networkx
+        nx.core_number(loops, backend="gunpy")                     # itself refuses it
