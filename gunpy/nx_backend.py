@@ -8,7 +8,8 @@ call says ``backend="gunpy"`` (or ``nx.config.backend_priority`` lists it):
 ``single_source_dijkstra_path_length``, ``betweenness_centrality``,
 ``connected_components``, ``weakly_connected_components``, ``pagerank``,
 ``triangles``, ``transitivity``, ``clustering``, ``average_clustering``,
-``louvain_communities``, ``core_number``, ``k_core``, ``k_shell``, ``k_crust``, ``k_corona``.
+``louvain_communities``, ``core_number``, ``k_core``, ``k_shell``, ``k_crust``, ``k_corona``,
+``hits``.
 
 Results are exactly networkx's (``louvain_communities`` excepted: another partition of
 about the same modularity, see its entry below): the same dict / generator / list shapes, the
@@ -60,6 +61,10 @@ _FUNCTIONS = {
     "k_shell": "the same",
     "k_crust": "the same",
     "k_corona": "the same",
+    "hits": "gunpy.hits (the power iteration, two neighbour reductions an iteration): networkx's "
+            "values where the largest singular value is simple (ARPACK's vector is arbitrary "
+            "where it is repeated); nstart=, normalized=False, multigraphs and graphs without "
+            "edges are left to networkx",
 }
 
 
@@ -405,6 +410,21 @@ k_core, k_shell, k_crust, k_corona = (_core_subgraph(name) for name in
                                       ("k_core", "k_shell", "k_crust", "k_corona"))
 
 
+def hits(G, max_iter=100, tol=1.0e-8, nstart=None, normalized=True):
+    if len(G) == 0:
+        return {}, {}
+    if max_iter <= 0:  # networkx's own test, before any iteration
+        raise nx.PowerIterationFailedConvergence(max_iter)
+    weighted = getattr(G, "_weighted", None)  # the "weight" attribute (1 where missing)
+    if weighted is None:
+        weighted = G._weighted = gunpy.Graph.from_networkx(G.nxg, weight="weight",
+                                                           remove_self_loops=False)
+    r = gunpy.hits(weighted, max_iter=max_iter, tol=tol, backend=_device())
+    if not r.converged:
+        raise nx.PowerIterationFailedConvergence(max_iter)
+    return (dict(zip(G.nodes, r.hubs.tolist())), dict(zip(G.nodes, r.authorities.tolist())))
+
+
 # ----------------------------------------------------------------------------- dispatch
 def can_run(name, args, kwargs):
     """False (or a reason) for calls whose options gunpy does not implement."""
@@ -459,6 +479,16 @@ def can_run(name, args, kwargs):
         nxg = graph.nxg if isinstance(graph, GunpyGraph) else graph
         if nxg is not None and nx.number_of_selfloops(nxg):
             return "self-loops: networkx raises NetworkXNotImplemented"
+    if name == "hits":
+        if params.get("nstart") is not None or len(args) > 3 and args[3] is not None:
+            return "nstart is not supported"
+        if not params.get("normalized", args[4] if len(args) > 4 else True):
+            return "normalized=False (ARPACK's unit vector, of either sign) is not supported"
+        if multigraph:
+            return "multigraphs are not supported"
+        if graph is not None and len(graph) and (len(graph) < 2 or not (
+                graph.nxg if isinstance(graph, GunpyGraph) else graph).number_of_edges()):
+            return "graphs without edges or of one node: networkx's ARPACK call raises"
     if name == "pagerank":
         for p, pos in (("personalization", 2), ("nstart", 5), ("dangling", 7)):
             if params.get(p) is not None or (len(args) > pos and args[pos] is not None):
@@ -522,6 +552,7 @@ class BackendInterface:
     k_shell = staticmethod(k_shell)
     k_crust = staticmethod(k_crust)
     k_corona = staticmethod(k_corona)
+    hits = staticmethod(hits)
 
     @staticmethod
     def on_start_tests(items):

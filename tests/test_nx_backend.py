@@ -111,7 +111,8 @@ def test_networkx_own_tests_pass_with_gunpy_as_test_backend(tmp_path):
             "networkx.algorithms.link_analysis.tests.test_pagerank",
             "networkx.algorithms.tests.test_cluster",
             "networkx.algorithms.community.tests.test_louvain",
-            "networkx.algorithms.tests.test_core"]
+            "networkx.algorithms.tests.test_core",
+            "networkx.algorithms.link_analysis.tests.test_hits"]
     out = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "countcalls", "-p",
                           "no:cacheprovider", "-W", "ignore", "--pyargs", *mods],
                          cwd=tmp_path, env=env, capture_output=True, text=True, timeout=1500)
@@ -121,8 +122,8 @@ def test_networkx_own_tests_pass_with_gunpy_as_test_backend(tmp_path):
     total, functions = map(int, calls[-1].split()[1:])
     # gunpy really ran, for every function (the cluster module calls triangles, transitivity,
     # clustering and average_clustering; test_louvain its louvain_communities; test_core
-    # core_number, k_core, k_shell, k_crust and k_corona)
-    assert functions == len(_FUNCTIONS) == 18 and total > 100, tail
+    # core_number, k_core, k_shell, k_crust and k_corona; test_hits its hits)
+    assert functions == len(_FUNCTIONS) == 19 and total > 100, tail
 
 
 def test_result_conversions(backend):
@@ -255,3 +256,20 @@ def test_cores_dispatch_equal_graphs_and_decline_self_loops(monkeypatch):
     assert "core_number=" in can_run("k_core", (g,), {"core_number": {}})
     with pytest.raises(NotImplementedError, match="core_number"):  # declined: networkx
         nx.core_number(loops, backend="gunpy")                     # itself refuses it
+
+
+def test_hits_dispatches_networkx_s_values_and_declines_what_it_lacks():
+    from gunpy.nx_backend import can_run
+    g = nx.gnp_random_graph(80, 0.06, directed=True, seed=5)
+    for i, (u, v) in enumerate(g.edges):
+        g[u][v]["weight"] = 1 + i % 3
+    hubs, auths = nx.hits(g, backend="gunpy")
+    want_h, want_a = nx.hits(g)
+    assert list(hubs) == list(want_h) and list(auths) == list(want_a)
+    assert max(abs(hubs[v] - want_h[v]) + abs(auths[v] - want_a[v]) for v in g) < 1e-6
+    with pytest.raises(nx.PowerIterationFailedConvergence):
+        nx.hits(nx.path_graph(50), max_iter=1, backend="gunpy")
+    assert "nstart" in can_run("hits", (g,), {"nstart": {0: 1}})
+    assert "normalized" in can_run("hits", (g,), {"normalized": False})
+    assert "without edges" in can_run("hits", (nx.empty_graph(3),), {})
+    assert can_run("hits", (g,), {}) is True
