@@ -44,11 +44,11 @@ SEQUENTIAL_BELOW = 256
 MAX_SWEEPS = 100
 #: a sweep gaining less than this share of its level's gain so far ends the level (the
 #: tail of a level's sweeps moves a few vertices back and forth for little)
-TAIL = 0.01
+TAIL = 0.02
 #: added to the seed of the refining passes (their buckets differ from the level's own)
 REFINE_SEED = 1 << 20
 #: a refining pass's sweep gaining less than this share of the modularity ends it
-REFINE_TAIL = 1e-4
+REFINE_TAIL = 1e-3
 
 LouvainData = namedtuple("LouvainData", "initial comm next k tot size bucket_of moves inner "
                                         "bucket buckets guard seed m resolution")
@@ -331,7 +331,7 @@ def louvain(G, resolution=1.0, threshold=1e-7, max_level=None, seed=None, *, bac
     Notes
     -----
     A level's local moving is a series of sweeps until one moves nobody or gains no
-    more than ``threshold`` or ``TAIL`` (1 %) of the level's gain so far (at most
+    more than ``threshold`` or ``TAIL`` (2 %) of the level's gain so far (at most
     ``MAX_SWEEPS``); a sweep is ``BUCKETS`` sub-rounds, each letting a seeded share of
     the vertices move at once to the neighbouring community of largest gain
     :math:`k_{v,c} - \\gamma \\, k_v \\Sigma_c / 2m` (networkx's gain times :math:`m`),

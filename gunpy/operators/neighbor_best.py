@@ -102,6 +102,14 @@ def _score_hook(hooks, jit):
     return jit(getattr(fn, "py_func", fn))
 
 
+def _inlined(hooks, name, jit):
+    # the functor's hook compiled into the kernel itself: a call to the backend's compiled
+    # hook passes the data tuple, whose arrays' reference counts two threads would then
+    # fight over on every edge (RMAT-16 on 2 threads: 2.3x slower than one core)
+    fn = getattr(hooks.functor, name)
+    return jit(getattr(fn, "py_func", fn))
+
+
 def _vertex_best(hooks, weight, jit):
     """``vertex_best(v, ...)``: ``out[v]`` = the best-scoring key; returns the edges read."""
     gather_edge, cond_vertex = hooks.gather_edge, hooks.cond_vertex
@@ -168,7 +176,8 @@ def cuda_kernel(hooks, weighted, all_vertices):
 def _table_vertex_best(hooks, weight, jit):
     """The CPU's ``vertex_best``: the weights summed in a table with a slot per key (a
     chunk's own), no sort: ``O(d)`` a vertex. The same choice as :func:`_vertex_best`."""
-    gather_edge, cond_vertex = hooks.gather_edge, hooks.cond_vertex
+    gather_edge, cond_vertex = _inlined(hooks, "gather_edge", jit), \
+        _inlined(hooks, "cond_vertex", jit)
     check = not hooks.default_cond_vertex
     score = _score_hook(hooks, jit)
 
@@ -224,7 +233,7 @@ def cpu_source(hooks, weighted, all_vertices):
               out, data):
         read = 0
         for c in prange(nchunks):
-            for i in range(c, n, nchunks):
+            for i in range(c * n // nchunks, (c + 1) * n // nchunks):
                 v = np.int64(i) if all_vertices else np.int64(queue[i])
                 read += vertex_best(v, row_offsets, column_indices, values, keys, table, mark,
                                     c * nkeys, out, data)
