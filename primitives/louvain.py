@@ -21,7 +21,8 @@ then move together, the community totals updated before the next bucket
 (:func:`gunpy.operators.compute`). A vertex alone in its community joins another
 lone vertex only if that one's id is smaller, so two lone neighbours never swap.
 A level of at most ``SEQUENTIAL_BELOW`` vertices (the coarse ones, where a vertex
-is a whole community) moves one vertex a sub-round. Between levels,
+is a whole community) runs ``SMALL_BUCKETS`` sub-rounds, one vertex each when it
+has no more vertices than that (networkx's sequential moves). Between levels,
 :func:`gunpy.operators.contract` builds the quotient graph.
 """
 
@@ -37,9 +38,11 @@ __all__ = ["louvain", "LouvainResult", "LouvainProblem", "LouvainEnactor", "Louv
 
 #: sub-rounds a sweep (each a seeded share of the vertices moving together)
 BUCKETS = 8
-#: a level with at most this many vertices moves them one at a time (a bucket each), in
-#: the seeded order: the coarse levels, where one vertex is a large community
+#: a level with at most this many vertices (the coarse levels, where one vertex is a large
+#: community) runs finer sub-rounds:
 SEQUENTIAL_BELOW = 256
+#: ... this many, or one a vertex where it has fewer (sequential: no vertices move together)
+SMALL_BUCKETS = 32
 #: sweeps a level at most (a sweep that moves nobody ends the level before)
 MAX_SWEEPS = 100
 #: a sweep gaining less than this share of its level's gain so far ends the level (the
@@ -170,7 +173,8 @@ class LouvainProblem(Problem):
         self.m, self.resolution, self.seed = float(m), float(resolution), int(seed)
         self.threshold = float(threshold)
         self.bucket = 0
-        self.buckets = self.num_vertices if self.num_vertices <= SEQUENTIAL_BELOW else BUCKETS
+        small = self.num_vertices <= SEQUENTIAL_BELOW
+        self.buckets = min(self.num_vertices, SMALL_BUCKETS) if small else BUCKETS
         self.guard = self.buckets < self.num_vertices  # vertices move together
         self.moved = self.total_moves = 0
         self.modularity = self.gain = self.start = None
