@@ -42,7 +42,7 @@ BUCKETS = 8
 #: community) runs finer sub-rounds:
 SEQUENTIAL_BELOW = 256
 #: ... this many, or one a vertex where it has fewer (sequential: no vertices move together)
-SMALL_BUCKETS = 32
+SMALL_BUCKETS = 64
 #: sweeps a level at most (a sweep that moves nobody ends the level before)
 MAX_SWEEPS = 100
 #: a sweep gaining less than this share of its level's gain so far ends the level (the
