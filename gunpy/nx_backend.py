@@ -17,7 +17,7 @@ original node labels, unreachable nodes left out, and the same iteration order
 where networkx defines one (BFS edges and layers follow networkx's queue order,
 which is rebuilt from gunpy's depths level by level in NumPy). Calls that use
 an option gunpy does not implement (``sort_neighbors``, a weight function,
-``k`` sampling, personalisation, multigraphs where parallel edges change the
+``k`` sampling, a PageRank start vector, multigraphs where parallel edges change the
 answer) are declined by :func:`can_run`, and networkx runs them itself when
 fallback is enabled.
 
@@ -42,7 +42,8 @@ _FUNCTIONS = {
     "betweenness_centrality": "Brandes BC over all sources (k=None, weight=None)",
     "connected_components": "ECL-CC union-find hooking with Afforest sampling",
     "weakly_connected_components": "the same on directed graphs",
-    "pagerank": "power iteration, push or pull (no personalization/nstart/dangling)",
+    "pagerank": "power iteration, push or pull; personalization= and dangling= supported "
+                "(nstart= left to networkx)",
     "triangles": "degree-ordered orientation + segmented intersection (nodes= supported)",
     "transitivity": "triangles over triads; directed graphs: networkx's successor-set count",
     "clustering": "gunpy.lcc (intersections + a normalising neighbour reduction); undirected, "
@@ -307,7 +308,10 @@ def pagerank(G, alpha=0.85, personalization=None, max_iter=100, tol=1.0e-6, nsta
              weight="weight", dangling=None):
     if len(G) == 0:
         return {}
-    r = gunpy.pagerank(G.graph, alpha=alpha, tol=tol, max_iter=max_iter, backend=_device())
+    if personalization is not None and not sum(personalization.get(v, 0) for v in G.nodes):
+        raise ZeroDivisionError  # networkx's, for a restart vector summing to 0
+    r = gunpy.pagerank(G.graph, alpha=alpha, personalization=personalization, tol=tol,
+                       max_iter=max_iter, dangling=dangling, backend=_device())
     if not r.converged:
         raise nx.PowerIterationFailedConvergence(max_iter)
     return {v: float(x) for v, x in zip(G.nodes, r.rank.tolist())}
@@ -490,9 +494,16 @@ def can_run(name, args, kwargs):
                 graph.nxg if isinstance(graph, GunpyGraph) else graph).number_of_edges()):
             return "graphs without edges or of one node: networkx's ARPACK call raises"
     if name == "pagerank":
-        for p, pos in (("personalization", 2), ("nstart", 5), ("dangling", 7)):
-            if params.get(p) is not None or (len(args) > pos and args[pos] is not None):
-                return f"{p} is not supported"
+        if params.get("nstart") is not None or (len(args) > 5 and args[5] is not None):
+            return "nstart is not supported"
+        for p, pos in (("personalization", 2), ("dangling", 7)):
+            values = params.get(p, args[pos] if len(args) > pos else None)
+            if values is not None and not all(
+                    isinstance(x, int | float | np.integer | np.floating) and x >= 0
+                    for x in values.values()):
+                return f"{p} with negative or non-numeric values is not supported"
+            if p == "dangling" and values is not None and not sum(values.values()):
+                return "a dangling vector summing to 0 (networkx divides by it)"
         if multigraph:
             return "parallel edges sum their weights: not supported"
     return True

@@ -40,14 +40,21 @@ __all__ = ["pagerank", "PageRankResult", "PageRankProblem", "PageRankEnactor", "
 DIRECTIONS = ("pull", "push")
 
 #: ``row_offsets`` (FirstSplit's out-degrees) defaults to None for callers that run the
-#: other functors only (gunpy.dist's PageRank builds its own PRData)
+#: other functors only (gunpy.dist's PageRank builds its own PRData); the personalised
+#: update's ``teleport`` (the personalization vector), ``dangle_to`` (where dangling mass
+#: goes: ``teleport`` unless ``dangling`` is given), ``restart`` (1 - alpha) and ``spread``
+#: (alpha * dangling mass) default to nothing
 PRData = namedtuple("PRData", "rank received contrib dangling change out_weight alpha base "
-                               "row_offsets", defaults=(None,))
+                               "row_offsets teleport dangle_to restart spread",
+                    defaults=(None, None, None, 0.0, 0.0))
 
 
 #: the pull iteration's data: last iteration's ``rank`` and ``contrib`` in, ``next`` and
 #: ``next_contrib`` out
 PullData = namedtuple("PullData", "rank next contrib next_contrib inv_weight alpha base first")
+#: the personalised pull iteration's: PullData's and PRData's four
+PersonalData = namedtuple("PersonalData", PullData._fields + ("teleport", "dangle_to", "restart",
+                                                              "spread"))
 #: the graph's split: ``inv_weight`` (1 / out-weight, 0 if dangling) and the contributions
 #: ``contrib`` of the uniform first rank ``first`` (1 / n)
 SplitData = namedtuple("SplitData", "inv_weight contrib first")
@@ -93,6 +100,33 @@ class FirstUpdate(PullUpdate):
     @staticmethod
     def apply_vertex(v, data):
         new = data.alpha * data.next[v] + data.base
+        data.next[v] = new
+        inv = data.inv_weight[v]
+        data.next_contrib[v] = new * inv
+        return (abs(new - data.first), new if inv == 0.0 else 0.0)
+
+
+class PersonalUpdate(PullUpdate):
+    """:class:`PullUpdate` with networkx's personalised rule: the restart goes to
+    ``teleport`` and the dangling mass to ``dangle_to``, not uniformly."""
+
+    @staticmethod
+    def apply_vertex(v, data):
+        new = data.alpha * data.next[v] + data.restart * data.teleport[v] + \
+            data.spread * data.dangle_to[v]
+        data.next[v] = new
+        inv = data.inv_weight[v]
+        data.next_contrib[v] = new * inv
+        return (abs(new - data.rank[v]), new if inv == 0.0 else 0.0)
+
+
+class FirstPersonalUpdate(PullUpdate):
+    """:class:`PersonalUpdate` from the uniform rank ``first``."""
+
+    @staticmethod
+    def apply_vertex(v, data):
+        new = data.alpha * data.next[v] + data.restart * data.teleport[v] + \
+            data.spread * data.dangle_to[v]
         data.next[v] = new
         inv = data.inv_weight[v]
         data.next_contrib[v] = new * inv
@@ -164,6 +198,25 @@ class Update(Functor):
             data.dangling[v] = new
 
 
+class PersonalPushUpdate(Functor):
+    """:class:`Update` with the personalised rule (:class:`PersonalUpdate`'s)."""
+
+    @staticmethod
+    def apply_vertex(v, data):
+        new = data.alpha * data.received[v] + data.restart * data.teleport[v] + \
+            data.spread * data.dangle_to[v]
+        data.change[v] = abs(new - data.rank[v])
+        data.rank[v] = new
+        data.received[v] = 0.0
+        w = data.out_weight[v]
+        if w != 0.0:
+            data.contrib[v] = new / w
+            data.dangling[v] = 0.0
+        else:
+            data.contrib[v] = 0.0
+            data.dangling[v] = new
+
+
 class PageRankProblem(Problem):
     """The ranks and contributions (pull: two of each, it reads one and writes the other;
     push: its sums too), lent by the graph's free arrays when an enactor starts a run
@@ -180,6 +233,15 @@ class PageRankProblem(Problem):
         dg = self.backend.graph(self.graph)
         self.weighted, self.row_offsets = dg.weighted, dg.row_offsets
         self.alpha, self.base = 0.85, 0.0
+        #: personalised: the restart vector and the dangling mass's (None: uniform)
+        self.teleport = self.dangle_to = None
+        self.restart = self.spread = 0.0
+
+    def personalize(self, teleport, dangle_to=None):
+        """Restart to ``teleport`` and send the dangling mass to ``dangle_to`` (device
+        arrays summing to 1; ``dangle_to=None``: ``teleport``, networkx's rule)."""
+        self.teleport = teleport
+        self.dangle_to = teleport if dangle_to is None else dangle_to
 
     def lend(self, context, direction="pull"):
         """Take the arrays ``direction``'s iteration uses from ``context``: slices of one
@@ -199,6 +261,7 @@ class PageRankProblem(Problem):
             raise ValueError(f"alpha must be in [0, 1], got {alpha!r}")
         self.alpha = float(alpha)
         self.base = 0.0
+        self.restart = 1.0 - self.alpha
 
     def extract(self):
         return self.backend.head_to_host(self.rank, self.num_vertices)
@@ -279,7 +342,8 @@ class PageRankEnactor(Enactor):
         dangling = self.reduce(p.dangling)
         self.advance(self.vertices, Push, output="none")
         p.base = (p.alpha * dangling + 1.0 - p.alpha) / p.num_vertices
-        self.compute(None, Update)
+        p.spread = p.alpha * dangling
+        self.compute(None, Update if p.teleport is None else PersonalPushUpdate)
         self.error = self.reduce(p.change)
         return self.vertices
 
@@ -290,9 +354,14 @@ class PageRankEnactor(Enactor):
         data = PullData(p.rank, p.next, split.contrib if first else p.contrib, p.next_contrib,
                         split.inv_weight, p.alpha,
                         (p.alpha * self.dangling + 1.0 - p.alpha) / p.num_vertices, split.first)
+        update = FirstUpdate if first else PullUpdate
+        if p.teleport is not None:  # restart and dangling mass to their vectors
+            data = PersonalData(*data, p.teleport, p.dangle_to, p.restart,
+                                p.alpha * self.dangling)
+            update = FirstPersonalUpdate if first else PersonalUpdate
         self.error, self.dangling = ops.neighbor_reduce(
-            self.graph, None, FirstUpdate if first else PullUpdate, data, p.next, edges="in",
-            aggregates=2, context=self.context)
+            self.graph, None, update, data, p.next, edges="in", aggregates=2,
+            context=self.context)
         p.rank, p.next = p.next, p.rank
         p.contrib, p.next_contrib = p.next_contrib, p.contrib
         return self.vertices
@@ -338,9 +407,29 @@ class PageRankResult(Result):
     _columns = {"rank": "pagerank"}
 
 
-def pagerank(G, *, alpha=0.85, tol=1e-6, max_iter=100, direction="pull", load_balance="auto",
-             backend="auto"):
-    """PageRank with networkx's semantics.
+def vertex_weights(G, values, name):
+    """``values`` (a dict keyed by node label, missing nodes 0, other keys ignored, or an
+    array of ``n``) as a float64 array summing to 1; ValueError if negative, not finite,
+    the wrong length or summing to 0."""
+    n = G.num_vertices
+    if isinstance(values, dict):
+        labels = G.labels()
+        x = np.fromiter((values.get(label, 0) for label in labels), np.float64, count=n)
+    else:
+        x = np.array(values, dtype=np.float64)
+        if x.shape != (n,):
+            raise ValueError(f"{name} must have one value per vertex ({n}), got shape {x.shape}")
+    if not (np.isfinite(x).all() and (x >= 0).all()):
+        raise ValueError(f"{name} must be finite and non-negative")
+    total = x.sum()
+    if not total > 0:
+        raise ValueError(f"{name} sums to 0: no vertex to restart at")
+    return x / total
+
+
+def pagerank(G, *, alpha=0.85, personalization=None, tol=1e-6, max_iter=100, dangling=None,
+             direction="pull", load_balance="auto", backend="auto"):
+    """PageRank with networkx's semantics, personalised or not.
 
     Parameters
     ----------
@@ -348,9 +437,16 @@ def pagerank(G, *, alpha=0.85, tol=1e-6, max_iter=100, direction="pull", load_ba
         Edge weights (if any) weight the transitions, as networkx's default ``weight="weight"``.
     alpha : float, default 0.85
         Damping factor.
+    personalization : dict or array_like, optional
+        Where a walk restarts (``1 - alpha`` of the rank): a dict ``{node: weight}``
+        (node labels, missing nodes 0, other keys ignored) or one weight per vertex,
+        normalised to sum 1; None: uniformly (networkx's ``personalization``).
     tol : float, default 1e-6
         Stop when the L1 change of the ranks is below ``n * tol``; 0 runs ``max_iter`` iterations.
     max_iter : int, default 100
+    dangling : dict or array_like, optional
+        Where the rank of vertices without out-edges goes, as ``personalization``;
+        None: where a walk restarts (networkx's ``dangling``).
     direction : {"pull", "push"}, default "pull"
         Gather over in-edges (no atomics) or scatter over out-edges (atomic adds).
     load_balance : str, default "auto"
@@ -369,11 +465,14 @@ def pagerank(G, *, alpha=0.85, tol=1e-6, max_iter=100, direction="pull", load_ba
     whose apply step updates, splits and sums: one launch and one read on a GPU) and
     keeps what depends on the graph alone (the inverse out-weights and the first
     split) with the graph's scratch arrays, so a repeated call allocates nothing but
-    its result.
+    its result. Personalised, the update adds ``(1 - alpha) * personalization[v]``
+    and the dangling mass times ``dangling[v]`` instead of uniform shares (networkx's
+    ``_pagerank_scipy`` rule, from the same uniform start).
 
     See Also
     --------
     networkx.pagerank
+    ppr : personalised PageRank from many sources in one call.
 
     Examples
     --------
@@ -382,11 +481,23 @@ def pagerank(G, *, alpha=0.85, tol=1e-6, max_iter=100, direction="pull", load_ba
     >>> r = gunpy.pagerank(G, backend="cpu")
     >>> r.rank.round(4).tolist(), r.converged
     ([0.3333, 0.3333, 0.3333], True)
+
+    Restarting at vertex 0 only (its rank is then the largest):
+
+    >>> gunpy.pagerank(G, personalization={0: 1}, backend="cpu").rank.round(4).tolist()
+    [0.3887, 0.3304, 0.2809]
     """
     problem = PageRankProblem(G, backend=backend)
     enactor = PageRankEnactor(problem, tol=tol, max_iter=max_iter, direction=direction,
                               load_balance=load_balance)
     problem.reset(alpha)
+    if personalization is not None or dangling is not None:
+        upload = enactor.context.upload
+        teleport = upload(np.full(G.num_vertices, 1.0 / max(G.num_vertices, 1))
+                          if personalization is None
+                          else vertex_weights(G, personalization, "personalization"))
+        problem.personalize(teleport, None if dangling is None else
+                            upload(vertex_weights(G, dangling, "dangling")))
     stats = enactor.enact()
     result = PageRankResult(G, stats, rank=enactor.rank)
     result.iterations = stats.iterations

@@ -79,7 +79,9 @@ def test_unsupported_options_are_declined():
     from gunpy.nx_backend import can_run
     g = GRAPHS["karate"]
     assert can_run("betweenness_centrality", (g,), {"k": 5}) is not True
-    assert can_run("pagerank", (g,), {"personalization": {0: 1}}) is not True
+    assert can_run("pagerank", (g,), {"nstart": {0: 1}}) is not True
+    assert can_run("pagerank", (g,), {"personalization": {0: -1}}) is not True
+    assert can_run("pagerank", (g,), {"personalization": {0: 1}, "dangling": {1: 2}}) is True
     assert can_run("bfs_edges", (g, 0), {"sort_neighbors": sorted}) is not True
     assert can_run("pagerank", (g,), {}) is True
 
@@ -273,3 +275,15 @@ def test_hits_dispatches_networkx_s_values_and_declines_what_it_lacks():
     assert "normalized" in can_run("hits", (g,), {"normalized": False})
     assert "without edges" in can_run("hits", (nx.empty_graph(3),), {})
     assert can_run("hits", (g,), {}) is True
+
+
+def test_personalised_pagerank_dispatches_networkx_s_values():
+    g = nx.gnp_random_graph(70, 0.05, directed=True, seed=8)
+    g.add_node("island")
+    for kw in ({"personalization": {0: 1}}, {"personalization": {3: 2, 9: 1, "zz": 5}},
+               {"personalization": {1: 1}, "dangling": {4: 1, 5: 3}}, {"dangling": {7: 1}}):
+        got, want = nx.pagerank(g, backend="gunpy", **kw), nx.pagerank(g, **kw)
+        assert list(got) == list(want)
+        assert max(abs(got[v] - want[v]) for v in g) < 1e-12, kw
+    with pytest.raises(ZeroDivisionError):
+        nx.pagerank(g, personalization={"zz": 1}, backend="gunpy")
