@@ -1,0 +1,72 @@
+"""gunpy as a NetworkX backend: ``nx.bfs_edges(G, 0, backend="gunpy")`` and friends.
+
+Registered through the ``networkx.backends`` entry point (like nx-cugraph and
+graphblas-algorithms), so networkx dispatches these functions to gunpy when a
+call says ``backend="gunpy"`` (or ``nx.config.backend_priority`` lists it):
+
+``bfs_edges``, ``bfs_layers``, ``single_source_shortest_path_length``,
+``single_source_dijkstra_path_length``, ``betweenness_centrality``,
+``connected_components``, ``weakly_connected_components``, ``pagerank``,
+``triangles``, ``transitivity``, ``clustering``, ``average_clustering``,
+``louvain_communities``, ``core_number``, ``k_core``, ``k_shell``, ``k_crust``, ``k_corona``,
+``hits``.
+
+Results are exactly networkx's (``louvain_communities`` excepted: another partition of
+about the same modularity, see its entry below): the same dict / generator / list shapes, the
+original node labels, unreachable nodes left out, and the same iteration order
+where networkx defines one (BFS edges and layers follow networkx's queue order,
+which is rebuilt from gunpy's depths level by level in NumPy). Calls that use
+an option gunpy does not implement (``sort_neighbors``, a weight function,
+``k`` sampling, a PageRank start vector, multigraphs where parallel edges change the
+answer) are declined by :func:`can_run`, and networkx runs them itself when
+fallback is enabled.
+
+One module per family (``traversal``, ``paths``, ``components``, ``centrality``,
+``cluster``, ``community``); ``dispatch`` holds ``_FUNCTIONS`` and ``can_run``.
+The gunpy backend used is ``$GUNPY_NX_BACKEND`` (``auto``, ``cpu`` or ``cuda``;
+default ``auto``).
+"""
+
+from ._functions import _FUNCTIONS
+
+
+def get_info():
+    """networkx's ``networkx.backend_info`` entry point."""
+    return {
+        "backend_name": "gunpy",
+        "project": "gunpy",
+        "package": "gunpy",
+        "url": "https://github.com/gunpy/gunpy",
+        "short_summary": "GPU (numba.cuda) and parallel CPU graph traversal, Gunrock-style",
+        "functions": {name: {"additional_docs": doc} for name, doc in _FUNCTIONS.items()},
+    }
+
+
+# networkx, imported by what follows, may call get_info while this package is importing
+
+import gunpy  # noqa: E402,F401  (tests patch gunpy.<primitive> through this name)
+
+from ._graph import GunpyGraph, convert_from_nx, convert_to_nx
+from . import centrality, cluster, community, components, paths, traversal
+from .dispatch import can_run, should_run
+
+__all__ = ["BackendInterface", "GunpyGraph", "get_info"]
+
+
+class BackendInterface:
+    """What networkx loads from the ``networkx.backends`` entry point."""
+
+    convert_from_nx = staticmethod(convert_from_nx)
+    convert_to_nx = staticmethod(convert_to_nx)
+    can_run = staticmethod(can_run)
+    should_run = staticmethod(should_run)
+
+    @staticmethod
+    def on_start_tests(items):
+        """networkx's test-suite hook: nothing to mark; unsupported calls are declined."""
+
+
+_FAMILIES = (traversal, paths, components, centrality, cluster, community)
+for _name in _FUNCTIONS:  # every dispatched function, under its networkx name
+    _family = next(m for m in _FAMILIES if hasattr(m, _name))
+    setattr(BackendInterface, _name, staticmethod(getattr(_family, _name)))

@@ -1,0 +1,39 @@
+"""The networkx functions gunpy answers, each with a line on how (networkx's backend info).
+
+No imports: networkx reads this table (through :func:`gunpy.nx_backend.get_info`) while it
+is itself being imported.
+"""
+
+_FUNCTIONS = {
+    "bfs_edges": "BFS tree edges in networkx's order (reverse=, depth_limit= supported)",
+    "bfs_layers": "BFS layers in networkx's order",
+    "single_source_shortest_path_length": "BFS depths (cutoff= supported)",
+    "single_source_dijkstra_path_length": "SSSP distances with near/far delta-stepping",
+    "betweenness_centrality": "Brandes BC over all sources (k=None, weight=None)",
+    "connected_components": "ECL-CC union-find hooking with Afforest sampling",
+    "weakly_connected_components": "the same on directed graphs",
+    "pagerank": "power iteration, push or pull; personalization= and dangling= supported "
+                "(nstart= left to networkx)",
+    "triangles": "degree-ordered orientation + segmented intersection (nodes= supported)",
+    "transitivity": "triangles over triads; directed graphs: networkx's successor-set count",
+    "clustering": "gunpy.lcc (intersections + a normalising neighbour reduction); undirected, "
+                  "unweighted",
+    "average_clustering": "the mean of clustering's values (count_zeros= supported); "
+                          "undirected, unweighted",
+    "louvain_communities": "gunpy.louvain (vertices move in seeded buckets, not one at a time): "
+                           "the partition can differ from networkx's, its modularity is about "
+                           "the same (networkx's modularity of it is what gunpy reports); "
+                           "seeded by the call's seed; undirected graphs, multigraphs' parallel "
+                           "edges summed; weight=None and max_level= are left to networkx "
+                           "(its tests pin their exact partitions)",
+    "core_number": "gunpy.kcore (peeling: a filter a level, atomic degree decrements in an "
+                   "advance a round); graphs with self-loops left to networkx (it raises)",
+    "k_core": "networkx's subgraph of gunpy.kcore's core numbers (core_number= left to networkx)",
+    "k_shell": "the same",
+    "k_crust": "the same",
+    "k_corona": "the same",
+    "hits": "gunpy.hits (the power iteration, two neighbour reductions an iteration): networkx's "
+            "values where the largest singular value is simple (ARPACK's vector is arbitrary "
+            "where it is repeated); nstart=, normalized=False, multigraphs and graphs without "
+            "edges are left to networkx",
+}
