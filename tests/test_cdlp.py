@@ -63,6 +63,8 @@ def test_ldbc_example_graphs(backend, directed):
 @pytest.mark.parametrize("name", sorted(nasty_graphs(small=True)))
 @pytest.mark.parametrize("rounds", [1, 4])
 def test_nasty_graphs_equal_the_definition(backend, cpu_split, small, name, rounds):
+    if small and rounds == 1:
+        pytest.skip("the simulator runs the same kernel in the 4-round test")
     G = nasty_graphs(small=small)[name]
     r = gunpy.cdlp(G, rounds, backend=backend)
     np.testing.assert_array_equal(r.labels, reference(G, rounds))
