@@ -19,7 +19,7 @@ them in place (insertion sort up to 16 keys, heapsort beyond: no recursion, no
 allocation) and scans the runs. CUDA: a thread per vertex in a grid-stride loop,
 the edges read counted on a context tally (no sync); a hub's keys are one
 thread's heapsort, ``O(d log d)`` steps. CPU: a ``prange`` over vertices, one
-core below a 16th of ``serial_below`` keys (:func:`gunpy.backends.cpu.run_thin`);
+core below ``serial_below`` keys (:func:`gunpy.backends.cpu.run_thin`);
 keys all equal (a settled neighbourhood) take one pass, and more than 16 are
 counted in the thread's own open-addressing table (Fibonacci hashing, a table of
 at least twice the keys, its counts cleared through the slots used) instead of
@@ -43,8 +43,6 @@ EDGES = ("out", "in", "both")
 INSERTION_MAX = 16
 #: the CPU's hash table per thread: slots for the keys of a vertex with up to half as many
 TABLE_SLOTS = 1 << 16
-#: the CPU runs a call serially below ``serial_below >> THIN_SHIFT`` keys
-THIN_SHIFT = 4
 
 
 def _sorter(jit):
@@ -313,10 +311,8 @@ def cpu_execute(ctx, dg, hooks, data, out, keys, queue, length, n, all_vertices,
 
     def call(kernel):
         read[0] = kernel(*args)
-    # a key costs a gather, a store and its share of a sort or a count: several times an
-    # advance's edge, so the work goes parallel at a 16th of the advance's threshold
     work = dg.num_edges * (outgoing + incoming) if all_vertices else n
-    if work < backend.serial_below >> THIN_SHIFT:
+    if work < backend.serial_below:
         ctx.log(build=run_thin(backend, cpu_source, hooks, build, call))
     else:
         call(functor_pair(cpu_source, hooks, build)[0])
