@@ -4,21 +4,28 @@ Registered through the ``networkx.backends`` entry point (like nx-cugraph and
 graphblas-algorithms), so networkx dispatches these functions to gunpy when a
 call says ``backend="gunpy"`` (or ``nx.config.backend_priority`` lists it):
 
-``bfs_edges``, ``bfs_layers``, ``single_source_shortest_path_length``,
-``single_source_dijkstra_path_length``, ``betweenness_centrality``,
-``connected_components``, ``weakly_connected_components``, ``pagerank``,
-``triangles``, ``transitivity``, ``clustering``, ``average_clustering``,
-``louvain_communities``, ``core_number``, ``k_core``, ``k_shell``, ``k_crust``, ``k_corona``,
-``hits``.
+the BFS family (``bfs_edges``, ``bfs_tree``, ``bfs_predecessors``, ``bfs_successors``,
+``bfs_layers``, ``descendants_at_distance``), reachability and components
+(``has_path``, ``descendants``, ``ancestors``, ``node_connected_component``,
+``[weakly_]connected_components``, ``is_[weakly_]connected``,
+``number_[weakly_]connected_components``), shortest paths (``shortest_path``,
+``shortest_path_length``, ``single_source_shortest_path[_length]``,
+``single_source_dijkstra[_path][_length]``, ``dijkstra_path[_length]``,
+``multi_source_dijkstra[_path][_length]``, ``bellman_ford_path_length``,
+``single_source_bellman_ford_path_length``), ``betweenness_centrality``, ``pagerank``,
+``hits``, ``triangles``, ``transitivity``, ``[average_]clustering``,
+``louvain_communities``, ``core_number``, ``k_core``, ``k_shell``, ``k_crust``,
+``k_corona``: every one with what it supports in ``docs/networkx.md``.
 
 Results are exactly networkx's (``louvain_communities`` excepted: another partition of
 about the same modularity, see its entry below): the same dict / generator / list shapes, the
 original node labels, unreachable nodes left out, and the same iteration order
 where networkx defines one (BFS edges and layers follow networkx's queue order,
-which is rebuilt from gunpy's depths level by level in NumPy). Calls that use
+which is rebuilt from gunpy's depths level by level in NumPy; Dijkstra's lengths and
+paths its heap's pop order and parents, rebuilt from gunpy's distances). Calls that use
 an option gunpy does not implement (``sort_neighbors``, a weight function,
-``k`` sampling, a PageRank start vector, multigraphs where parallel edges change the
-answer) are declined by :func:`can_run`, and networkx runs them itself when
+``k`` sampling, a PageRank start vector, several sources, zero or negative weights,
+multigraphs where parallel edges change the answer) are declined by :func:`can_run`, and networkx runs them itself when
 fallback is enabled.
 
 One module per family (``traversal``, ``paths``, ``components``, ``centrality``,

@@ -8,7 +8,37 @@ _FUNCTIONS = {
     "bfs_edges": "BFS tree edges in networkx's order (reverse=, depth_limit= supported)",
     "bfs_layers": "BFS layers in networkx's order",
     "single_source_shortest_path_length": "BFS depths (cutoff= supported)",
-    "single_source_dijkstra_path_length": "SSSP distances with near/far delta-stepping",
+    "single_source_dijkstra_path_length": "SSSP distances with near/far delta-stepping, in "
+                                          "networkx's pop order (positive weights)",
+    "bfs_tree": "networkx's DiGraph of bfs_edges (reverse=, depth_limit= supported)",
+    "bfs_predecessors": "bfs_edges' pairs reversed, in networkx's order (depth_limit= supported)",
+    "bfs_successors": "bfs_edges grouped by parent, in networkx's order (depth_limit= supported)",
+    "descendants_at_distance": "the vertices at one BFS depth",
+    "has_path": "one BFS from the source",
+    "descendants": "one BFS from the source",
+    "ancestors": "one BFS of the reversed graph",
+    "node_connected_component": "one BFS from the node",
+    "is_connected": "gunpy.cc's component count",
+    "number_connected_components": "gunpy.cc's component count",
+    "is_weakly_connected": "gunpy.cc's component count",
+    "number_weakly_connected_components": "gunpy.cc's component count",
+    "single_source_shortest_path": "BFS parents in networkx's queue order (cutoff= supported)",
+    "shortest_path": "with a source and no target: single_source_shortest_path or "
+                     "single_source_dijkstra_path (a target, no source or Bellman-Ford paths "
+                     "left to networkx)",
+    "shortest_path_length": "with a source: BFS or SSSP lengths (a target too; no source left "
+                            "to networkx)",
+    "single_source_dijkstra": "SSSP distances, paths rebuilt in networkx's pop order (target=, "
+                              "cutoff= supported; positive weights)",
+    "single_source_dijkstra_path": "the same paths",
+    "dijkstra_path": "the same path to the target",
+    "dijkstra_path_length": "SSSP distance to the target",
+    "multi_source_dijkstra": "as single_source_dijkstra, for one source (several left to "
+                             "networkx)",
+    "multi_source_dijkstra_path": "the same, paths only",
+    "multi_source_dijkstra_path_length": "the same, lengths only",
+    "bellman_ford_path_length": "SSSP distance on positive weights (others left to networkx)",
+    "single_source_bellman_ford_path_length": "SSSP distances on positive weights",
     "betweenness_centrality": "Brandes BC over all sources (k=None, weight=None)",
     "connected_components": "ECL-CC union-find hooking with Afforest sampling",
     "weakly_connected_components": "the same on directed graphs",

@@ -1,4 +1,13 @@
-"""Which calls gunpy declines (``can_run``), and which it should run (``should_run``)."""
+"""Which calls gunpy declines (``can_run``), and which it should run (``should_run``).
+
+A call's arguments are bound to the networkx function's own signature (defaults filled
+in), then each check of the function's entry in ``_CHECKS`` may name a reason to leave
+the call to networkx; a reason is returned as a string (networkx shows it), ``True``
+when there is none.
+"""
+
+import functools
+import inspect
 
 import networkx as nx
 import numpy as np
@@ -6,101 +15,193 @@ import numpy as np
 from ._functions import _FUNCTIONS
 from ._graph import GunpyGraph, _hashable
 
+
+@functools.cache
+def _signature(name):
+    from networkx.utils.backends import _registered_algorithms
+    return inspect.signature(_registered_algorithms[name].orig_func)
+
+
 def can_run(name, args, kwargs):
     """False (or a reason) for calls whose options gunpy does not implement."""
     if name not in _FUNCTIONS:
         return False
-    params = dict(kwargs)
-    graph = args[0] if args else params.get("G")
-    multigraph = graph is not None and graph.is_multigraph()
-    if name == "bfs_edges":
-        if params.get("sort_neighbors") is not None or (len(args) > 4 and args[4] is not None):
-            return "sort_neighbors is not supported"
-    if name == "bfs_layers":
-        srcs = params.get("sources", args[1] if len(args) > 1 else None)
-        single = graph is not None and _hashable(srcs) and srcs in graph
-        if srcs is not None and not single:
-            if not isinstance(srcs, list | tuple | set | frozenset):
-                return "sources given as an iterator (consumed once) are left to networkx"
-            if len(set(srcs)) != 1:
-                return "several sources are not supported"
-    if name == "single_source_dijkstra_path_length":
-        w = params.get("weight", args[3] if len(args) > 3 else "weight")
-        if callable(w):
-            return "weight functions are not supported"
-        if graph is not None and w is not None and any(
-                d.get(w, 1) < 0 or d.get(w, 1) != d.get(w, 1)
-                for _, _, d in (graph.nxg if isinstance(graph, GunpyGraph) else graph)
-                .edges(data=True)):
-            return "negative or NaN weights (networkx's error messages apply)"
-    if name == "betweenness_centrality":
-        if params.get("k") is not None or (len(args) > 1 and args[1] is not None):
-            return "k (sampling) is not supported"
-        if params.get("weight") is not None or (len(args) > 3 and args[3] is not None):
-            return "weighted BC is not supported"
-        if params.get("endpoints") or (len(args) > 4 and args[4]):
-            return "endpoints=True is not supported"
-        if multigraph:
-            return "parallel edges count as separate paths: not supported"
-    if name in ("clustering", "average_clustering"):
-        if graph is not None and graph.is_directed():
-            return "directed clustering (networkx's directed triangles) is not supported"
-        if params.get("weight") is not None or (len(args) > 2 and args[2] is not None):
-            return "weighted clustering is not supported"
-        if multigraph:
-            return "multigraphs are not supported"
-    if name == "louvain_communities":
-        reason = _louvain_declines(graph, params, args)
+    try:
+        bound = _signature(name).bind(*args, **kwargs)
+    except TypeError:
+        return "arguments networkx does not take (networkx raises its error)"
+    bound.apply_defaults()
+    p = dict(bound.arguments)
+    g = p.get("G")
+    p["nxg"] = g.nxg if isinstance(g, GunpyGraph) else g
+    for check in _CHECKS.get(name, ()):
+        reason = check(p)
         if reason:
             return reason
-    if name in ("core_number", "k_core", "k_shell", "k_crust", "k_corona"):
-        if params.get("core_number") is not None or len(args) > 2 and args[2] is not None:
-            return "core_number= given: networkx only filters the nodes"
-        nxg = graph.nxg if isinstance(graph, GunpyGraph) else graph
-        if nxg is not None and nx.number_of_selfloops(nxg):
-            return "self-loops: networkx raises NetworkXNotImplemented"
-    if name == "hits":
-        if params.get("nstart") is not None or len(args) > 3 and args[3] is not None:
-            return "nstart is not supported"
-        if not params.get("normalized", args[4] if len(args) > 4 else True):
-            return "normalized=False (ARPACK's unit vector, of either sign) is not supported"
-        if multigraph:
-            return "multigraphs are not supported"
-        if graph is not None and len(graph) and (len(graph) < 2 or not (
-                graph.nxg if isinstance(graph, GunpyGraph) else graph).number_of_edges()):
-            return "graphs without edges or of one node: networkx's ARPACK call raises"
-    if name == "pagerank":
-        if params.get("nstart") is not None or (len(args) > 5 and args[5] is not None):
-            return "nstart is not supported"
-        for p, pos in (("personalization", 2), ("dangling", 7)):
-            values = params.get(p, args[pos] if len(args) > pos else None)
-            if values is not None and not all(
-                    isinstance(x, int | float | np.integer | np.floating) and x >= 0
-                    for x in values.values()):
-                return f"{p} with negative or non-numeric values is not supported"
-            if p == "dangling" and values is not None and not sum(values.values()):
-                return "a dangling vector summing to 0 (networkx divides by it)"
-        if multigraph:
-            return "parallel edges sum their weights: not supported"
     return True
-
-
-def _louvain_declines(graph, params, args):
-    """Why gunpy leaves a louvain_communities call to networkx (None: it runs it)."""
-    if graph is not None and graph.is_directed():
-        return "directed modularity is not implemented"
-    if "weight" in params and params["weight"] is None or len(args) > 1 and args[1] is None:
-        return ("weight=None is left to networkx: its tests pin the partition of unweighted "
-                "calls, which gunpy's bucketed moves reach by another path")
-    if params.get("max_level") is not None or len(args) > 4 and args[4] is not None:
-        return ("max_level is left to networkx: its tests compare each level with its own "
-                "louvain_partitions")
-    w = params.get("weight", args[1] if len(args) > 1 else "weight")
-    nxg = graph.nxg if isinstance(graph, GunpyGraph) else graph
-    if nxg is not None and any(not d.get(w, 1) >= 0 for *_, d in nxg.edges(data=True)):
-        return "negative or NaN weights are not supported"
-    return None
 
 
 def should_run(name, args, kwargs):
     return can_run(name, args, kwargs) is True
+
+
+# ----------------------------------------------------------------------------- checks
+def _no_sort_neighbors(p):
+    if p.get("sort_neighbors") is not None:
+        return "sort_neighbors is not supported"
+
+
+def _one_source(p, empty_too=False):
+    srcs, g = p["sources"], p["nxg"]
+    if g is not None and _hashable(srcs) and srcs in g:
+        return None
+    if not isinstance(srcs, list | tuple | set | frozenset | dict):
+        return "sources given as an iterator (consumed once) are left to networkx"
+    if len(set(srcs)) > 1 or not (srcs or empty_too):
+        return "several sources are not supported (gunpy.sssp and gunpy.bfs take one)"
+
+
+def _one_source_or_none(p):  # networkx's ValueError for no source at all
+    return _one_source(p, empty_too=True)
+
+
+def _positive_weights(p):
+    """Dijkstra's order is rebuilt for positive weights: the others are left to networkx."""
+    w, g = p.get("weight"), p["nxg"]
+    if callable(w):
+        return "weight functions are not supported"
+    if w is None or g is None:
+        return None
+    for *_, d in g.edges(data=True):
+        x = d.get(w, 1)
+        if not isinstance(x, int | float | np.integer | np.floating) or not x > 0:
+            return "zero, negative, NaN or non-numeric weights are left to networkx"
+
+
+def _fifo_order(p):
+    """Bellman-Ford's lengths keyed in networkx's FIFO-queue order: BFS order while no
+    vertex is relaxed twice, so only where every weight is the same."""
+    w, g, name = p.get("weight"), p["nxg"], p["_name"]
+    if name == "shortest_path_length" and (p["method"] != "bellman-ford" or p["target"]
+                                           is not None or p["source"] is None):
+        return None
+    if w is not None and g is not None and len({d.get(w, 1) for *_, d in
+                                                g.edges(data=True)}) > 1:
+        return ("unequal weights: networkx's Bellman-Ford queue orders the lengths' keys by "
+                "its relaxations")
+
+
+def _source_and_no_target(p):
+    if p["source"] is None:
+        return "all pairs or paths to a target from every node are left to networkx"
+    if p["target"] is not None and "length" not in p["_name"]:
+        return ("a source and a target: networkx's bidirectional search picks among equal "
+                "paths by its own order")
+    if p["method"] == "bellman-ford" and p["weight"] is not None and "length" not in p["_name"]:
+        return "Bellman-Ford paths pick among equal paths by networkx's queue"
+
+
+def _named(name, check):
+    def named(p):
+        return check({**p, "_name": name})
+    return named
+
+
+def _betweenness(p):
+    if p["k"] is not None:
+        return "k (sampling) is not supported"
+    if p["weight"] is not None:
+        return "weighted BC is not supported"
+    if p["endpoints"]:
+        return "endpoints=True is not supported"
+    if _multi(p):
+        return "parallel edges count as separate paths: not supported"
+
+
+def _multi(p):
+    return p["nxg"] is not None and p["nxg"].is_multigraph()
+
+
+def _clustering(p):
+    if p["nxg"] is not None and p["nxg"].is_directed():
+        return "directed clustering (networkx's directed triangles) is not supported"
+    if p["weight"] is not None:
+        return "weighted clustering is not supported"
+    if _multi(p):
+        return "multigraphs are not supported"
+
+
+def _louvain(p):
+    """Why gunpy leaves a louvain_communities call to networkx (None: it runs it)."""
+    g, w = p["nxg"], p["weight"]
+    if g is not None and g.is_directed():
+        return "directed modularity is not implemented"
+    if w is None:
+        return ("weight=None is left to networkx: its tests pin the partition of unweighted "
+                "calls, which gunpy's bucketed moves reach by another path")
+    if p["max_level"] is not None:
+        return ("max_level is left to networkx: its tests compare each level with its own "
+                "louvain_partitions")
+    if g is not None and any(not d.get(w, 1) >= 0 for *_, d in g.edges(data=True)):
+        return "negative or NaN weights are not supported"
+
+
+def _cores(p):
+    if p.get("core_number") is not None:
+        return "core_number= given: networkx only filters the nodes"
+    if p["nxg"] is not None and nx.number_of_selfloops(p["nxg"]):
+        return "self-loops: networkx raises NetworkXNotImplemented"
+
+
+def _hits(p):
+    g = p["nxg"]
+    if p["nstart"] is not None:
+        return "nstart is not supported"
+    if not p["normalized"]:
+        return "normalized=False (ARPACK's unit vector, of either sign) is not supported"
+    if _multi(p):
+        return "multigraphs are not supported"
+    if g is not None and len(g) and (len(g) < 2 or not g.number_of_edges()):
+        return "graphs without edges or of one node: networkx's ARPACK call raises"
+
+
+def _pagerank(p):
+    if p["nstart"] is not None:
+        return "nstart is not supported"
+    for key in ("personalization", "dangling"):
+        values = p[key]
+        if values is not None and not all(
+                isinstance(x, int | float | np.integer | np.floating) and x >= 0
+                for x in values.values()):
+            return f"{key} with negative or non-numeric values is not supported"
+        if key == "dangling" and values is not None and not sum(values.values()):
+            return "a dangling vector summing to 0 (networkx divides by it)"
+    if _multi(p):
+        return "parallel edges sum their weights: not supported"
+
+
+_DIJKSTRA = ("single_source_dijkstra_path_length", "single_source_dijkstra",
+             "single_source_dijkstra_path", "dijkstra_path", "dijkstra_path_length",
+             "bellman_ford_path_length", "single_source_bellman_ford_path_length")
+_MULTI = ("multi_source_dijkstra", "multi_source_dijkstra_path",
+          "multi_source_dijkstra_path_length")
+_CHECKS = {
+    **{name: (_no_sort_neighbors,) for name in ("bfs_edges", "bfs_tree", "bfs_predecessors",
+                                                 "bfs_successors")},
+    "bfs_layers": (_one_source,),
+    **{name: (_positive_weights,) for name in _DIJKSTRA},
+    **{name: (_one_source_or_none, _positive_weights) for name in _MULTI},
+    "shortest_path": (_named("shortest_path", _source_and_no_target), _positive_weights),
+    "shortest_path_length": (_named("shortest_path_length", _source_and_no_target),
+                             _positive_weights, _named("shortest_path_length", _fifo_order)),
+    "single_source_bellman_ford_path_length": (
+        _positive_weights, _named("single_source_bellman_ford_path_length", _fifo_order)),
+    "betweenness_centrality": (_betweenness,),
+    "clustering": (_clustering,),
+    "average_clustering": (_clustering,),
+    "louvain_communities": (_louvain,),
+    **{name: (_cores,) for name in ("core_number", "k_core", "k_shell", "k_crust",
+                                    "k_corona")},
+    "hits": (_hits,),
+    "pagerank": (_pagerank,),
+}

@@ -1,12 +1,26 @@
-"""Shortest paths: networkx's unweighted and weighted path functions on gunpy.bfs / gunpy.sssp."""
+"""Shortest paths: networkx's unweighted and weighted path functions on gunpy.bfs / gunpy.sssp.
+
+gunpy computes the distances; the host rebuilds what networkx's own loop would have
+produced from them. Unweighted paths follow networkx's BFS queue (``_queue_order``).
+Weighted ones follow its Dijkstra: networkx pops vertices by (distance, push counter),
+and a vertex's last push comes from its first-popped *tight* in-neighbour (one whose
+distance plus the edge's weight is the vertex's distance) as that neighbour's ``pos``-th
+neighbour, so vertices at one distance pop in the order of (that neighbour's rank, pos),
+which :func:`_pop_order` settles distance by distance, and the same neighbour is the
+vertex's path parent (networkx's ``pred[v][0]``). Weights must be positive (zero weights
+let a tight neighbour pop after the vertex): :func:`~gunpy.nx_backend.can_run` leaves
+zero, negative and NaN weights, weight functions and several sources to networkx.
+"""
 
 import networkx as nx
 import numpy as np
 
 import gunpy
 
-from ._graph import _bfs, _device, _int_weights, _queue_order
+from ._graph import _bfs, _device, _int_weights, _nx_order_csr, _queue_order
 
+
+# ----------------------------------------------------------------------------- unweighted
 def single_source_shortest_path_length(G, source, cutoff=None):
     if source not in G:
         raise nx.NodeNotFound(f"Source {source} is not in G")
@@ -16,18 +30,238 @@ def single_source_shortest_path_length(G, source, cutoff=None):
     return {labels[v]: int(depth[v]) for level in order for v in level.tolist()}
 
 
+def single_source_shortest_path(G, source, cutoff=None):
+    if source not in G:
+        raise nx.NodeNotFound(f"Source {source} not in G")
+    s, depth = _bfs(G, source, cutoff)
+    order, parent = _queue_order(G, s, depth)
+    return _paths(G, np.concatenate(order), parent)
+
+
+def _paths(G, order, parent):
+    """``{node: path}`` in ``order`` (the first is the source), each its parent's path + itself."""
+    labels = G.nodes
+    order = order.tolist()
+    by_id = {order[0]: [labels[order[0]]]}
+    for v, p in zip(order[1:], parent[order[1:]].tolist()):
+        by_id[v] = by_id[p] + [labels[v]]
+    return {labels[v]: by_id[v] for v in order}
+
+
+# ----------------------------------------------------------------------------- Dijkstra
+def _nx_order_weights(G):
+    """Each edge's weight in networkx's adjacency order (a multigraph's least), cached."""
+    cached = getattr(G, "_nx_w", None)
+    if cached is None:
+        g, attr = G.nxg, G.weight_attr
+        adj = g._succ if g.is_directed() else g._adj
+        if attr is None:
+            cached = np.ones(_nx_order_csr(G)[1].size)
+        elif g.is_multigraph():
+            cached = np.array([min(d.get(attr, 1) for d in keys.values())
+                               for v in G.nodes for keys in adj[v].values()], dtype=np.float64)
+        else:
+            cached = np.array([d.get(attr, 1) for v in G.nodes for d in adj[v].values()],
+                              dtype=np.float64)
+        G._nx_w = cached
+    return cached
+
+
+def _pop_order(G, s, dist):
+    """networkx's Dijkstra pop order of the reached vertices and each one's path parent."""
+    ro, ci = _nx_order_csr(G)
+    w = _nx_order_weights(G)
+    n = dist.size
+    src = np.repeat(np.arange(n), np.diff(ro))
+    tight = np.isfinite(dist[src]) & (dist[src] + w == dist[ci]) & (ci != s)
+    tv, tu, tp = src[tight], ci[tight], (np.arange(ci.size) - ro[src])[tight]
+    reached = np.flatnonzero(np.isfinite(dist))
+    order = reached[np.argsort(dist[reached], kind="stable")]
+    rank = np.empty(n, dtype=np.int64)
+    rank[order] = np.arange(order.size)
+    by_target = np.argsort(rank[tu], kind="stable")
+    tv, tu, tp = tv[by_target], tu[by_target], tp[by_target]
+    bounds = np.concatenate([[0], np.flatnonzero(np.diff(dist[order])) + 1, [order.size]])
+    edge_bounds = np.searchsorted(rank[tu], bounds)
+    width = int(np.diff(ro).max(initial=0)) + 1
+    for g in np.flatnonzero(np.diff(bounds) > 1):  # ties: by (parent's rank, pos)
+        a, b = bounds[g], bounds[g + 1]
+        ea, eb = edge_bounds[g], edge_bounds[g + 1]
+        key, u = rank[tv[ea:eb]] * width + tp[ea:eb], rank[tu[ea:eb]]
+        k = np.lexsort((key, u))
+        best = key[k][np.unique(u[k], return_index=True)[1]]  # members in rank order
+        members = order[a:b][np.argsort(best, kind="stable")]
+        order[a:b] = members
+        rank[members] = np.arange(a, b)
+    k = np.lexsort((rank[tv], tu))
+    first = np.unique(tu[k], return_index=True)[1]
+    parent = np.full(n, -1, dtype=np.int64)
+    parent[tu[k][first]] = tv[k][first]
+    parent[s] = s
+    return order, parent
+
+
+def _dijkstra(G, source, cutoff=None):
+    """``(source id, distances, pop order, parents)`` with networkx's cutoff applied."""
+    s = G.node_index(source)
+    dist = gunpy.sssp(G.graph, s, backend=_device()).distance
+    if cutoff is not None:
+        dist = np.where(dist <= cutoff, dist, np.inf)
+    order, parent = _pop_order(G, s, dist)
+    return s, dist, order, parent
+
+
+def _lengths(G, s, dist, order, parent=None):
+    """``{node: length}`` in pop order, of networkx's types (int sums of int weights)."""
+    labels = G.nodes
+    values = dist[order].tolist()
+    if _int_weights(G):
+        values = [int(d) for d in values]
+    elif parent is not None and _any_int_weight(G):
+        values = _typed(G, order, parent, values)
+    values[0] = 0
+    return dict(zip([labels[v] for v in order.tolist()], values))
+
+
+def _any_int_weight(G):
+    return any(isinstance(d.get(G.weight_attr, 1), int) for *_, d in G.nxg.edges(data=True))
+
+
+def _typed(G, order, parent, values):
+    """Int and float weights mixed: networkx's sum is an int where every weight on the path
+    (its parent's path and the last edge) is one."""
+    labels, adj, attr = G.nodes, G.nxg._adj, G.weight_attr
+    is_int = {order[0]: True}
+    out = [values[0]]
+    for v, d in zip(order[1:].tolist(), values[1:]):
+        p = int(parent[v])
+        e = adj[labels[p]][labels[v]]
+        w = min(x.get(attr, 1) for x in e.values()) if G.is_multigraph() else e.get(attr, 1)
+        is_int[v] = is_int[p] and isinstance(w, int)
+        out.append(int(d) if is_int[v] else float(d))
+    return out
+
+
+def _one_source(sources):
+    if not sources:
+        raise ValueError("sources must not be empty")
+    (source,) = set(sources)  # can_run declines several
+    return source
+
+
+def _check_sources(G, sources):
+    for s in sources:
+        if s not in G:
+            raise nx.NodeNotFound(f"Node {s} not found in graph")
+    return _one_source(sources)
+
+
+def multi_source_dijkstra_path_length(G, sources, cutoff=None, weight="weight"):
+    source = _check_sources(G, sources)
+    s, dist, order, parent = _dijkstra(G, source, cutoff)
+    return _lengths(G, s, dist, order, parent)
+
+
 def single_source_dijkstra_path_length(G, source, cutoff=None, weight="weight"):
+    return multi_source_dijkstra_path_length(G, {source}, cutoff, weight)
+
+
+def multi_source_dijkstra(G, sources, target=None, cutoff=None, weight="weight"):
+    source = _check_sources(G, sources)
+    if target in sources:
+        return (0, [target])
+    s, dist, order, parent = _dijkstra(G, source, cutoff)
+    lengths, paths = _lengths(G, s, dist, order, parent), _paths(G, order, parent)
+    if target is None:
+        return (lengths, paths)
+    try:
+        return (lengths[target], paths[target])
+    except KeyError as err:
+        raise nx.NetworkXNoPath(f"No path to {target}.") from err
+
+
+def single_source_dijkstra(G, source, target=None, cutoff=None, weight="weight"):
+    return multi_source_dijkstra(G, {source}, target, cutoff, weight)
+
+
+def multi_source_dijkstra_path(G, sources, cutoff=None, weight="weight"):
+    return multi_source_dijkstra(G, sources, cutoff=cutoff, weight=weight)[1]
+
+
+def single_source_dijkstra_path(G, source, cutoff=None, weight="weight"):
+    return multi_source_dijkstra_path(G, {source}, cutoff, weight)
+
+
+def dijkstra_path(G, source, target, weight="weight"):
+    return single_source_dijkstra(G, source, target=target, weight=weight)[1]
+
+
+def dijkstra_path_length(G, source, target, weight="weight"):
     if source not in G:
         raise nx.NodeNotFound(f"Node {source} not found in graph")
-    s = G.node_index(source)
-    r = gunpy.sssp(G.graph, s, backend=_device())
-    dist = r.distance
-    reached = np.flatnonzero(np.isfinite(dist) & ((dist <= cutoff) if cutoff is not None
-                                                   else True))
-    reached = reached[np.argsort(dist[reached], kind="stable")]
+    if source == target:
+        return 0
+    lengths = single_source_dijkstra_path_length(G, source, weight=weight)
+    try:
+        return lengths[target]
+    except KeyError as err:
+        raise nx.NetworkXNoPath(f"Node {target} not reachable from {source}") from err
+
+
+# ----------------------------------------------------------------------------- Bellman-Ford
+def single_source_bellman_ford_path_length(G, source, weight="weight"):
+    # non-negative weights only (can_run): the lengths are Dijkstra's; the keys in networkx's
+    # first-relaxation order where its FIFO queue never re-relaxes (BFS discovery order)
+    if source not in G:
+        raise nx.NodeNotFound(f"Source {source} not in G")
+    lengths = _lengths(G, *_dijkstra(G, source))
     labels = G.nodes
-    out = {}
-    for v in reached.tolist():
-        d = dist[v]
-        out[labels[v]] = int(d) if v == s else (int(d) if _int_weights(G) else float(d))
-    return out
+    return {labels[v]: lengths[labels[v]]
+            for level in _queue_order(G, *_bfs(G, source))[0] for v in level.tolist()}
+
+
+def bellman_ford_path_length(G, source, target, weight="weight"):
+    if source == target:
+        if source not in G:
+            raise nx.NodeNotFound(f"Node {source} not found in graph")
+        return 0
+    if source not in G:
+        raise nx.NodeNotFound(f"Source {source} not in G")
+    lengths = _lengths(G, *_dijkstra(G, source))
+    try:
+        return lengths[target]
+    except KeyError as err:
+        raise nx.NetworkXNoPath(f"node {target} not reachable from {source}") from err
+
+
+# ----------------------------------------------------------------------------- generic
+def shortest_path(G, source=None, target=None, weight=None, method="dijkstra"):
+    # can_run: a source and no target, method dijkstra (weighted) or none (unweighted)
+    if method not in ("dijkstra", "bellman-ford"):
+        raise ValueError(f"method not supported: {method}")
+    if weight is None:
+        return single_source_shortest_path(G, source)
+    return single_source_dijkstra_path(G, source, weight=weight)
+
+
+def shortest_path_length(G, source=None, target=None, weight=None, method="dijkstra"):
+    # can_run: a source (a target too where lengths are asked of one pair)
+    if method not in ("dijkstra", "bellman-ford"):
+        raise ValueError(f"method not supported: {method}")
+    if target is None:
+        if weight is None:
+            return single_source_shortest_path_length(G, source)
+        if method == "dijkstra":
+            return single_source_dijkstra_path_length(G, source, weight=weight)
+        return single_source_bellman_ford_path_length(G, source, weight=weight)
+    if weight is None:
+        for kind, node in (("Source", source), ("Target", target)):
+            if node not in G:  # networkx's bidirectional_shortest_path's errors
+                raise nx.NodeNotFound(f"{kind} {node} is not in G")
+        depth = _bfs(G, source)[1][G.node_index(target)]
+        if depth < 0:
+            raise nx.NetworkXNoPath(f"No path between {source} and {target}.")
+        return int(depth)
+    if method == "dijkstra":
+        return dijkstra_path_length(G, source, target, weight)
+    return bellman_ford_path_length(G, source, target, weight)

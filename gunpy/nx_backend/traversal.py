@@ -1,21 +1,64 @@
-"""The BFS family: networkx's traversal functions on gunpy.bfs."""
+"""The BFS family: networkx's traversal functions on gunpy.bfs.
+
+Every result follows networkx's BFS queue (``_queue_order``: level by level, each vertex
+reached from its first discoverer in queue order), so edges, layers, predecessors and
+successors come in networkx's order; generators raise networkx's ``NetworkXError`` for a
+missing source when first advanced, as networkx's do.
+"""
 
 import networkx as nx
+import numpy as np
 
 from ._graph import _bfs, _queue_order, convert_from_nx
 
-def bfs_edges(G, source, reverse=False, depth_limit=None, sort_neighbors=None):
-    if reverse and G.is_directed():
-        G = convert_from_nx(G.nxg.reverse(copy=False))
-    s, depth = _bfs(G, source, depth_limit)
-    order, parent = _queue_order(G, s, depth)
-    labels = G.nodes
 
-    def edges():
+def bfs_edges(G, source, reverse=False, depth_limit=None, sort_neighbors=None):
+    def edges(G=G):
+        if source not in G:  # networkx's neighbors() / predecessors() error
+            kind = "digraph" if G.is_directed() else "graph"
+            raise nx.NetworkXError(f"The node {source} is not in the {kind}.")
+        if reverse and G.is_directed():
+            G = convert_from_nx(G.nxg.reverse(copy=False))
+        s, depth = _bfs(G, source, depth_limit)
+        order, parent = _queue_order(G, s, depth)
+        labels = G.nodes
         for level in order[1:]:
             for v in level.tolist():
                 yield labels[parent[v]], labels[v]
     return edges()
+
+
+def bfs_tree(G, source, reverse=False, depth_limit=None, sort_neighbors=None):
+    T = nx.DiGraph()
+    T.add_node(source)
+    T.add_edges_from(bfs_edges(G, source, reverse=reverse, depth_limit=depth_limit))
+    return T
+
+
+def bfs_predecessors(G, source, depth_limit=None, sort_neighbors=None):
+    return ((child, parent) for parent, child in bfs_edges(G, source, depth_limit=depth_limit))
+
+
+def bfs_successors(G, source, depth_limit=None, sort_neighbors=None):
+    def successors():  # networkx's grouping of bfs_edges by parent, (source, []) included
+        parent, children = source, []
+        for p, c in bfs_edges(G, source, depth_limit=depth_limit):
+            if p == parent:
+                children.append(c)
+                continue
+            yield (parent, children)
+            children, parent = [c], p
+        yield (parent, children)
+    return successors()
+
+
+def descendants_at_distance(G, source, distance):
+    if source not in G:
+        raise nx.NetworkXError(f"The node {source} is not in the graph.")
+    if distance < 0:  # networkx's layers are numbered from 0
+        return set()
+    s, depth = _bfs(G, source)
+    return {G.nodes[v] for v in np.flatnonzero(depth == distance).tolist()}
 
 
 def bfs_layers(G, sources):

@@ -1,0 +1,172 @@
+"""The networkx backend's BFS family, reachability and shortest paths (issue 17).
+
+Every result is compared with networkx's own: values, types, and the order of dict keys,
+lists and generators (networkx's Dijkstra pops and its BFS queue are rebuilt from gunpy's
+distances). Host glue over gunpy.bfs / gunpy.sssp / gunpy.cc: CPU mode only.
+"""
+
+import random
+
+import networkx as nx
+import pytest
+
+from gunpy.nx_backend import can_run
+
+pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
+
+
+def graphs():
+    rng = random.Random(1)
+    d = nx.gnp_random_graph(60, 0.06, directed=True, seed=3)
+    d.add_edge(5, 5)
+    parts = nx.disjoint_union(nx.path_graph(7), nx.star_graph(5))
+    parts.add_nodes_from(["iso-a", "iso-b"])
+    grid = nx.grid_2d_graph(8, 8)  # weights 1 and 2: many equal distances, many equal paths
+    for u, v in grid.edges:
+        grid[u][v]["weight"] = rng.choice([1, 2])
+    floats = nx.gnm_random_graph(80, 300, seed=2, directed=True)
+    for u, v in floats.edges:
+        floats[u][v]["weight"] = rng.random()
+    multi = nx.MultiDiGraph(floats)  # parallel edges: the least weight counts
+    for u, v in list(floats.edges)[:40]:
+        multi.add_edge(u, v, weight=rng.choice([0.05, 3]))
+    les = nx.les_miserables_graph()
+    return {"karate": nx.karate_club_graph(), "directed": d, "parts": parts, "grid": grid,
+            "floats": floats, "multi": multi,
+            "labelled": nx.relabel_nodes(les, {n: f"<{n}>" for n in les})}
+
+
+GRAPHS = graphs()
+
+
+def same(got, want):
+    """Equal values of equal types, dict keys and items in the same order."""
+    if isinstance(want, dict):
+        assert list(got.items()) == list(want.items())
+        assert [type(x) for x in got.values()] == [type(x) for x in want.values()]
+    elif isinstance(want, tuple):
+        for a, b in zip(got, want, strict=True):
+            same(a, b)
+    else:
+        assert got == want and type(got) is type(want)
+
+
+def outcome(f, *args, **kwargs):
+    try:
+        return f(*args, **kwargs)
+    except nx.NetworkXException as e:
+        return type(e), str(e)
+
+
+@pytest.mark.parametrize("name", sorted(GRAPHS))
+def test_shortest_paths_in_networkx_s_order(name):
+    g = GRAPHS[name]
+    for s in list(g)[:3]:
+        for f, kw in [(nx.single_source_shortest_path, {}),
+                      (nx.single_source_shortest_path, {"cutoff": 2}),
+                      (nx.single_source_dijkstra_path_length, {}),
+                      (nx.single_source_dijkstra_path, {"cutoff": 2.5}),
+                      (nx.single_source_dijkstra, {}),
+                      (nx.shortest_path_length, {}),
+                      (nx.shortest_path_length, {"weight": "weight"}),
+                      (nx.shortest_path, {"weight": "weight"}), (nx.shortest_path, {})]:
+            same(f(g, s, backend="gunpy", **kw), f(g, s, **kw))
+        same(nx.multi_source_dijkstra(g, [s], backend="gunpy"), nx.multi_source_dijkstra(g, [s]))
+        same(nx.multi_source_dijkstra_path_length(g, {s}, cutoff=3, backend="gunpy"),
+             nx.multi_source_dijkstra_path_length(g, {s}, cutoff=3))
+        for t in list(g)[-3:]:
+            for f in (nx.dijkstra_path, nx.dijkstra_path_length, nx.bellman_ford_path_length,
+                      nx.has_path, nx.shortest_path_length):
+                same(outcome(f, g, s, t, backend="gunpy"), outcome(f, g, s, t))
+            same(outcome(nx.single_source_dijkstra, g, s, t, backend="gunpy"),
+                 outcome(nx.single_source_dijkstra, g, s, t))
+
+
+def test_weighted_ties_follow_networkx_s_heap():
+    # a diamond's two equal paths and two equal-distance vertices: networkx's pops and
+    # parents come from its neighbour order, which the sorted CSR does not keep
+    g = nx.DiGraph()
+    g.add_weighted_edges_from([(0, 3, 1), (0, 2, 1), (3, 1, 1), (2, 1, 1), (2, 4, 2), (3, 4, 2)])
+    got = nx.single_source_dijkstra(g, 0, backend="gunpy")
+    assert list(got[0].items()) == [(0, 0), (3, 1), (2, 1), (1, 2), (4, 3)]
+    assert got[1] == {0: [0], 3: [0, 3], 2: [0, 2], 1: [0, 3, 1], 4: [0, 3, 4]}
+    assert list(got[1]) == [0, 3, 2, 1, 4]
+    same(got, nx.single_source_dijkstra(g, 0))
+    g[0][3]["weight"] = 1.0  # a float on one path: networkx's sums become floats there only
+    nx._clear_cache(g)  # an attribute changed in place: networkx's rule for cached conversions
+    got = nx.single_source_dijkstra_path_length(g, 0, backend="gunpy")
+    assert [type(x) for x in got.values()] == [int, float, int, float, float]
+    same(got, nx.single_source_dijkstra_path_length(g, 0))
+
+
+@pytest.mark.parametrize("name", sorted(GRAPHS))
+def test_bfs_family_and_reachability(name):
+    g = GRAPHS[name]
+    for s in list(g)[:3]:
+        for f, kw in [(nx.bfs_predecessors, {}), (nx.bfs_successors, {}),
+                      (nx.bfs_successors, {"depth_limit": 1}), (nx.bfs_edges, {"reverse": True})]:
+            assert list(f(g, s, backend="gunpy", **kw)) == list(f(g, s, **kw))
+        got = nx.bfs_tree(g, s, depth_limit=2, backend="gunpy")
+        want = nx.bfs_tree(g, s, depth_limit=2)
+        assert list(got.nodes) == list(want.nodes) and list(got.edges) == list(want.edges)
+        for k in (-1, 0, 1, 2, 5):
+            assert nx.descendants_at_distance(g, s, k, backend="gunpy") == \
+                nx.descendants_at_distance(g, s, k)
+        assert nx.descendants(g, s, backend="gunpy") == nx.descendants(g, s)
+        assert nx.ancestors(g, s, backend="gunpy") == nx.ancestors(g, s)
+        if not g.is_directed():
+            assert nx.node_connected_component(g, s, backend="gunpy") == \
+                nx.node_connected_component(g, s)
+    weak = g.is_directed()
+    for f in ((nx.is_weakly_connected, nx.number_weakly_connected_components) if weak else
+              (nx.is_connected, nx.number_connected_components)):
+        same(f(g, backend="gunpy"), f(g))
+    assert nx.number_connected_components(GRAPHS["parts"], backend="gunpy") == 4
+
+
+def test_errors_are_networkx_s():
+    g, d = GRAPHS["parts"], GRAPHS["directed"]
+    for graph in (g, d):
+        for f in (nx.descendants, nx.ancestors, nx.descendants_at_distance):
+            args = (graph, "nope") + ((1,) if f is nx.descendants_at_distance else ())
+            with pytest.raises(nx.NetworkXError, match="not in the"):
+                f(*args, backend="gunpy")
+        with pytest.raises(nx.NetworkXError, match="The node nope is not in the"):
+            list(nx.bfs_predecessors(graph, "nope", backend="gunpy"))  # when first advanced
+    for f in (nx.single_source_shortest_path, nx.single_source_dijkstra,
+              nx.single_source_bellman_ford_path_length):
+        same(outcome(f, g, "nope", backend="gunpy"), outcome(f, g, "nope"))
+    for f in (nx.has_path, nx.dijkstra_path_length, nx.dijkstra_path, nx.shortest_path_length):
+        for s, t in (("nope", 0), (0, "nope"), (0, "iso-a")):
+            same(outcome(f, g, s, t, backend="gunpy"), outcome(f, g, s, t))
+    with pytest.raises(ValueError, match="sources must not be empty"):
+        nx.multi_source_dijkstra(g, [], backend="gunpy")
+    with pytest.raises(nx.NetworkXPointlessConcept):
+        nx.is_connected(nx.Graph(), backend="gunpy")
+    with pytest.raises(KeyError):
+        nx.node_connected_component(g, "nope", backend="gunpy")
+    assert nx.multi_source_dijkstra(g, {0}, target=0, backend="gunpy") == (0, [0])
+
+
+def test_what_gunpy_leaves_to_networkx():
+    g = GRAPHS["karate"]
+    zero = nx.Graph([(0, 1, {"weight": 0}), (1, 2, {"weight": 1})])
+    assert "zero" in can_run("dijkstra_path", (zero, 0, 2), {})
+    assert "weight functions" in can_run("single_source_dijkstra", (g, 0),
+                                         {"weight": lambda u, v, d: 1})
+    assert "several sources" in can_run("multi_source_dijkstra", (g, [0, 1]), {})
+    assert "iterator" in can_run("multi_source_dijkstra_path", (g, iter([0])), {})
+    assert "bidirectional" in can_run("shortest_path", (g, 0, 5), {})
+    assert "all pairs" in can_run("shortest_path_length", (g,), {})
+    assert "Bellman-Ford" in can_run("shortest_path", (g, 0), {"weight": "weight",
+                                                               "method": "bellman-ford"})
+    assert "unequal weights" in can_run("single_source_bellman_ford_path_length", (g, 0), {})
+    assert "sort_neighbors" in can_run("bfs_tree", (g, 0), {"sort_neighbors": sorted})
+    assert can_run("shortest_path_length", (g, 0, 5), {"weight": "weight"}) is True
+    assert can_run("single_source_bellman_ford_path_length", (nx.path_graph(3), 0), {}) is True
+    # unweighted Bellman-Ford: networkx's FIFO queue is BFS, keys in its order
+    p = nx.path_graph(6)
+    same(nx.single_source_bellman_ford_path_length(p, 2, backend="gunpy"),
+         nx.single_source_bellman_ford_path_length(p, 2))
+    with pytest.raises(NotImplementedError):
+        nx.shortest_path(g, 0, 5, backend="gunpy")
