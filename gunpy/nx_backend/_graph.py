@@ -63,6 +63,8 @@ def convert_from_nx(graph, edge_attrs=None, node_attrs=None, preserve_edge_attrs
     dst = np.empty(m, dtype=np.int64)
     w = np.empty(m, dtype=np.float64) if weight is not None else None
     edges = graph.edges(data=weight, default=default) if weight is not None else graph.edges()
+    if weight is True or weight is False:  # attribute names edges(data=) reads as flags
+        edges = ((u, v, d.get(weight, default)) for u, v, d in graph.edges(data=True))
     for k, e in enumerate(edges):
         src[k] = index[e[0]]
         dst[k] = index[e[1]]
