@@ -170,3 +170,18 @@ def test_what_gunpy_leaves_to_networkx():
          nx.single_source_bellman_ford_path_length(p, 2))
     with pytest.raises(NotImplementedError):
         nx.shortest_path(g, 0, 5, backend="gunpy")
+
+
+def test_the_networkx_page_runs_and_lists_every_dispatched_function():
+    import doctest
+    import os
+    import re
+
+    from gunpy.nx_backend import _FUNCTIONS
+    path = os.path.join(os.path.dirname(__file__), "..", "docs", "networkx.md")
+    result = doctest.testfile(path, module_relative=False,
+                              optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
+    assert result.failed == 0 and result.attempted >= 8
+    rows = [line.split("|")[1] for line in open(path) if line.startswith("| `")]
+    listed = {name for row in rows for name in re.findall(r"`(\w+)`", row)}
+    assert listed == set(_FUNCTIONS)
