@@ -185,3 +185,27 @@ def test_the_networkx_page_runs_and_lists_every_dispatched_function():
     rows = [line.split("|")[1] for line in open(path) if line.startswith("| `")]
     listed = {name for row in rows for name in re.findall(r"`(\w+)`", row)}
     assert listed == set(_FUNCTIONS)
+
+
+@pytest.mark.parametrize("name", sorted(GRAPHS))
+def test_closeness_harmonic_eccentricity_to_the_bit(name):
+    # networkx's loops over gunpy's path-length dicts: sums in networkx's order, so the
+    # floats are equal, not close
+    g = GRAPHS[name]
+    for kw in ({}, {"distance": "weight"}, {"wf_improved": False}, {"u": list(g)[1]}):
+        same(nx.closeness_centrality(g, backend="gunpy", **kw), nx.closeness_centrality(g, **kw))
+    for kw in ({}, {"distance": "weight"}, {"nbunch": list(g)[:3]}, {"sources": list(g)[:4]}):
+        same(nx.harmonic_centrality(g, backend="gunpy", **kw), nx.harmonic_centrality(g, **kw))
+    for kw in ({}, {"weight": "weight"}, {"v": list(g)[2]}, {"v": list(g)[:2]}):
+        same(outcome(nx.eccentricity, g, backend="gunpy", **kw), outcome(nx.eccentricity, g, **kw))
+    assert "sp=" in can_run("eccentricity", (g,), {"sp": {}})
+    zero = nx.Graph([(0, 1, {"weight": 0})])
+    assert "zero" in can_run("closeness_centrality", (zero,), {"distance": "weight"})
+    assert can_run("closeness_centrality", (zero,), {}) is True
+
+
+def test_closeness_of_a_known_graph():
+    g = nx.path_graph(4)
+    got = nx.closeness_centrality(g, backend="gunpy")
+    assert got == {0: 0.5, 1: 0.75, 2: 0.75, 3: 0.5}
+    assert nx.eccentricity(g, backend="gunpy") == {0: 3, 1: 2, 2: 2, 3: 3}

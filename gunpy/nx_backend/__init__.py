@@ -12,10 +12,10 @@ the BFS family (``bfs_edges``, ``bfs_tree``, ``bfs_predecessors``, ``bfs_success
 ``shortest_path_length``, ``single_source_shortest_path[_length]``,
 ``single_source_dijkstra[_path][_length]``, ``dijkstra_path[_length]``,
 ``multi_source_dijkstra[_path][_length]``, ``bellman_ford_path_length``,
-``single_source_bellman_ford_path_length``), ``betweenness_centrality``, ``pagerank``,
+``single_source_bellman_ford_path_length``), centrality (``betweenness_centrality``,
+``closeness_centrality``, ``harmonic_centrality``, ``eccentricity``), ``pagerank``,
 ``hits``, ``triangles``, ``transitivity``, ``[average_]clustering``,
-``louvain_communities``, ``core_number``, ``k_core``, ``k_shell``, ``k_crust``,
-``k_corona``: every one with what it supports in ``docs/networkx.md``.
+``louvain_communities``, ``core_number``, ``k_core``, ``k_shell``, ``k_crust``, ``k_corona``: every one with what it supports in ``docs/networkx.md``.
 
 Results are exactly networkx's (``louvain_communities`` excepted: another partition of
 about the same modularity, see its entry below): the same dict / generator / list shapes, the

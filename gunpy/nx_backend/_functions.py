@@ -42,6 +42,12 @@ _FUNCTIONS = {
     "betweenness_centrality": "Brandes BC over all sources (k=None, weight=None)",
     "connected_components": "ECL-CC union-find hooking with Afforest sampling",
     "weakly_connected_components": "the same on directed graphs",
+    "closeness_centrality": "a BFS (distance=: an SSSP) to each node, networkx's sums in its "
+                            "order (u=, wf_improved= supported)",
+    "harmonic_centrality": "a BFS (distance=: an SSSP) from each source, networkx's sums in its "
+                           "order (nbunch=, sources= supported)",
+    "eccentricity": "a BFS (weight=: an SSSP) from each node (v= supported; sp= left to "
+                    "networkx)",
     "pagerank": "power iteration, push or pull; personalization= and dangling= supported "
                 "(nstart= left to networkx)",
     "triangles": "degree-ordered orientation + segmented intersection (nodes= supported)",

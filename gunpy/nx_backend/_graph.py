@@ -155,6 +155,15 @@ def _int_weights(G):
     return cached
 
 
+def _reversed(G):
+    """The converted reverse of a directed graph (the same weight attribute), cached."""
+    reverse = getattr(G, "_reverse", None)
+    if reverse is None:
+        attrs = None if G.weight_attr is None else {G.weight_attr: 1}
+        reverse = G._reverse = convert_from_nx(G.nxg.reverse(copy=False), edge_attrs=attrs)
+    return reverse
+
+
 def _hashable(x):
     try:
         hash(x)

@@ -1,10 +1,17 @@
-"""Centrality and link analysis: betweenness (gunpy.bc), PageRank, HITS."""
+"""Centrality and link analysis: betweenness (gunpy.bc), PageRank, HITS; closeness,
+harmonic centrality and eccentricity (a BFS or SSSP a node).
+
+The last three run networkx's own loop over the path-length dicts gunpy's BFS and SSSP
+give (networkx's keys in networkx's order), so every sum is taken in networkx's order
+and the floats are networkx's to the bit.
+"""
 
 import networkx as nx
 
 import gunpy
 
-from ._graph import _device
+from ._graph import _device, _reversed
+from .paths import single_source_dijkstra_path_length, single_source_shortest_path_length
 
 def betweenness_centrality(G, k=None, normalized=True, weight=None, endpoints=False,
                            seed=None):
@@ -39,3 +46,58 @@ def hits(G, max_iter=100, tol=1.0e-8, nstart=None, normalized=True):
     if not r.converged:
         raise nx.PowerIterationFailedConvergence(max_iter)
     return (dict(zip(G.nodes, r.hubs.tolist())), dict(zip(G.nodes, r.authorities.tolist())))
+
+
+def _path_lengths(G, weight):
+    if weight is None:
+        return single_source_shortest_path_length
+    return lambda G, n: single_source_dijkstra_path_length(G, n, weight=weight)
+
+
+def closeness_centrality(G, u=None, distance=None, wf_improved=True):
+    path_length = _path_lengths(G, distance)
+    nodes = G.nodes if u is None else [u]
+    H = _reversed(G) if G.is_directed() else G  # networkx: distances to each node
+    closeness = {}
+    for n in nodes:
+        sp = path_length(H, n)
+        totsp = sum(sp.values())
+        len_G = len(G)
+        value = 0.0
+        if totsp > 0.0 and len_G > 1:
+            value = (len(sp) - 1.0) / totsp
+            if wf_improved:
+                value *= (len(sp) - 1.0) / (len_G - 1)
+        closeness[n] = value
+    return closeness if u is None else closeness[u]
+
+
+def harmonic_centrality(G, nbunch=None, distance=None, sources=None):
+    g = G.nxg
+    nbunch = set(g.nbunch_iter(nbunch) if nbunch is not None else g.nodes)
+    sources = set(g.nbunch_iter(sources) if sources is not None else g.nodes)
+    centrality = {u: 0 for u in nbunch}
+    transposed = len(nbunch) < len(sources)
+    if transposed:
+        nbunch, sources = sources, nbunch
+        G = _reversed(G) if G.is_directed() else G
+    path_length = _path_lengths(G, distance)
+    for v in sources:
+        dist = path_length(G, v)
+        for u, d_uv in dist.items():
+            if d_uv != 0 and u in nbunch:  # self-loops and 0 weights left out, as networkx
+                centrality[v if transposed else u] += 1 / d_uv
+    return centrality
+
+
+def eccentricity(G, v=None, sp=None, weight=None):
+    path_length = _path_lengths(G, weight)
+    order = len(G)
+    e = {}
+    for n in G.nxg.nbunch_iter(v):
+        length = path_length(G, n)
+        if len(length) != order:
+            kind = "digraph is not strongly" if G.is_directed() else "graph is not"
+            raise nx.NetworkXError(f"Found infinite path length because the {kind} connected")
+        e[n] = max(length.values())
+    return e[v] if v in G else e

@@ -12,7 +12,7 @@ import numpy as np
 
 import gunpy
 
-from ._graph import _bfs, _device, convert_from_nx
+from ._graph import _bfs, _device, _reversed
 
 
 def _components(G):
@@ -75,12 +75,7 @@ def ancestors(G, source):
     if source not in G:
         kind = "digraph" if G.is_directed() else "graph"
         raise nx.NetworkXError(f"The node {source} is not in the {kind}.")
-    if G.is_directed():
-        reverse = getattr(G, "_reverse", None)
-        if reverse is None:
-            reverse = G._reverse = convert_from_nx(G.nxg.reverse(copy=False))
-        G = reverse
-    return _reached(G, source)
+    return _reached(_reversed(G) if G.is_directed() else G, source)
 
 
 def node_connected_component(G, n):

@@ -107,6 +107,15 @@ def _named(name, check):
     return named
 
 
+def _distance_weights(p):  # closeness and harmonic centrality name their weight distance=
+    return _positive_weights({**p, "weight": p["distance"]})
+
+
+def _no_sp(p):
+    if p["sp"] is not None:
+        return "sp= given: networkx only reads it"
+
+
 def _betweenness(p):
     if p["k"] is not None:
         return "k (sampling) is not supported"
@@ -197,6 +206,9 @@ _CHECKS = {
     "single_source_bellman_ford_path_length": (
         _positive_weights, _named("single_source_bellman_ford_path_length", _fifo_order)),
     "betweenness_centrality": (_betweenness,),
+    "closeness_centrality": (_distance_weights,),
+    "harmonic_centrality": (_distance_weights,),
+    "eccentricity": (_no_sp, _positive_weights),
     "clustering": (_clustering,),
     "average_clustering": (_clustering,),
     "louvain_communities": (_louvain,),
