@@ -1,0 +1,192 @@
+"""Issue 16's catalogue on the CPU: wall time per call of gunpy and its peers, interleaved.
+
+    python bench/catalogue.py                                  # rmat18, luxembourg_osm
+    python bench/catalogue.py --graphs rmat18 --primitives kcore,hits --reps 5
+
+Every library runs in this one process on the same (undirected) graph, called as
+a user would, and each result is checked against gunpy's first:
+
+``kcore``
+    ``gunpy.kcore(G)`` against NetworKit's ``CoreDecomposition``, igraph's
+    ``coreness()`` and, under 300,000 edges, networkx's ``core_number`` (equal);
+``hits``
+    ``gunpy.hits(G)`` against igraph's ``hub_score()`` and ``authority_score()``
+    (one call each, ARPACK) and scipy's ``svds(A, k=1)`` (networkx's ``hits``
+    minus its dicts), each normalised to sum 1 (equal to ``--hits-atol``);
+``ppr``
+    ``gunpy.ppr(G, sources)`` (``--sources`` vertices, one call) against igraph's
+    ``personalized_pagerank(reset_vertices=s)`` (PRPACK, exact) and networkx's
+    ``_pagerank_scipy`` loop written with scipy, once per source (1e-6 in L1 per
+    source: networkx's own tolerance).
+
+One untimed call each, then ``--reps`` rounds of one call per library in turn
+(so that a slow patch of the shared machine falls on all); medians and ranges
+in ms, and gunpy's median over the fastest peer's (>1: gunpy is faster).
+"""
+
+import argparse
+import statistics
+import sys
+import time
+
+import warnings
+
+import numpy as np
+
+warnings.filterwarnings("ignore", category=RuntimeWarning)  # igraph on undirected graphs
+
+PRIMS = ("kcore", "hits", "ppr")
+
+
+def _edges(G):
+    src = np.repeat(np.arange(G.num_vertices), G.out_degrees())
+    keep = src < G.column_indices  # each undirected edge once
+    return src[keep], G.column_indices[keep]
+
+
+def _kcore_peers(G, out):
+    import igraph as ig
+    import networkit as nk
+    src, dst = _edges(G)
+    gi = ig.Graph(n=G.num_vertices, edges=np.column_stack([src, dst]))
+    out["igraph"] = lambda: np.asarray(gi.coreness())
+    h = nk.GraphFromCoo((np.ones(src.size), (src.astype(np.uint64), dst.astype(np.uint64))),
+                        n=G.num_vertices, directed=False, weighted=False)
+
+    def networkit():
+        c = nk.centrality.CoreDecomposition(h)
+        c.run()
+        return np.asarray(c.scores(), dtype=np.int64)
+    out["networkit"] = networkit
+    if G.num_edges < 300_000:
+        import networkx as nx
+        gx = G.to_networkx()
+        out["networkx"] = lambda: np.array(list(nx.core_number(gx).values()))
+
+
+def _hits_peers(G, out):
+    import igraph as ig
+    import scipy.sparse.linalg as sla
+    src, dst = _edges(G)
+    gi = ig.Graph(n=G.num_vertices, edges=np.column_stack([src, dst]))
+    A = G.to_scipy().astype(np.float64)
+
+    def igraph():
+        h, a = np.asarray(gi.hub_score()), np.asarray(gi.authority_score())
+        return h / h.sum(), a / a.sum()
+
+    def scipy():
+        _, _, vt = sla.svds(A, k=1, maxiter=100, tol=1e-8)
+        a = vt.ravel().real
+        h = A @ a
+        return h / h.sum(), a / a.sum()
+    out["igraph"], out["scipy"] = igraph, scipy
+
+
+def _ppr_peers(G, sources, out):
+    import igraph as ig
+    src, dst = _edges(G)
+    gi = ig.Graph(n=G.num_vertices, edges=np.column_stack([src, dst]))
+    n = G.num_vertices
+    A = G.to_scipy().astype(np.float64)
+    S = np.asarray(A.sum(axis=1)).ravel()
+    inv = np.divide(1.0, S, out=np.zeros(n), where=S != 0)
+    P = (A.T.multiply(inv)).T.tocsr()
+    dangling = np.flatnonzero(S == 0)
+
+    def scipy_one(s, alpha=0.85, tol=1e-6):
+        x = np.full(n, 1.0 / n)
+        for _ in range(100):
+            last = x
+            x = alpha * (x @ P)
+            x[s] += alpha * last[dangling].sum() + 1 - alpha
+            if np.abs(x - last).sum() < n * tol:
+                break
+        return x
+    out["igraph"] = lambda: np.array([gi.personalized_pagerank(reset_vertices=[s])
+                                      for s in sources])
+    out["scipy"] = lambda: np.array([scipy_one(s) for s in sources])
+
+
+def _calls(G, prims, sources):
+    import gunpy
+    calls, checks = {}, {}
+    for prim in prims:
+        peers = {}
+        if prim == "kcore":
+            calls[prim, "gunpy"] = lambda: gunpy.kcore(G, backend="cpu").core
+            _kcore_peers(G, peers)
+            checks[prim] = lambda a, b: np.array_equal(a, b)
+        elif prim == "hits":
+            calls[prim, "gunpy"] = lambda: (lambda r: (r.hubs, r.authorities))(
+                gunpy.hits(G, backend="cpu"))
+            _hits_peers(G, peers)
+            checks[prim] = lambda a, b: max(np.abs(a[0] - b[0]).max(),
+                                            np.abs(a[1] - b[1]).max()) < ARGS.hits_atol
+        else:
+            calls[prim, "gunpy"] = lambda: gunpy.ppr(G, sources, backend="cpu").rank
+            _ppr_peers(G, sources, peers)
+            checks[prim] = lambda a, b: np.abs(a - b).sum(axis=1).max() < 1e-5
+        for name, f in peers.items():
+            calls[prim, name] = f
+    return calls, checks
+
+
+def measure(name, prims, reps, nsources):
+    from gunpy.bench.graphs import graph
+    G = graph(name, 1)
+    deg = np.diff(G.row_offsets)
+    sources = np.random.default_rng(7).choice(np.flatnonzero(deg > 0), nsources,
+                                              replace=False).tolist()
+    calls, checks = _calls(G, prims, sources)
+    times, first = {key: [] for key in calls}, {}
+    for (prim, lib), f in calls.items():  # untimed: compile, load, warm; and check
+        first[prim, lib] = f()
+        if lib != "gunpy" and not checks[prim](first[prim, "gunpy"], first[prim, lib]):
+            print(f"  note: {prim} of {lib} differs from gunpy's", file=sys.stderr)
+    for _ in range(reps):
+        for key, f in calls.items():
+            t = time.perf_counter()
+            f()
+            times[key].append((time.perf_counter() - t) * 1e3)
+    return G, times
+
+
+def report(name, G, times, prims, out=sys.stdout):
+    print(f"\n{name}: {G.num_vertices:,} vertices, {G.num_edges:,} edges "
+          "(ms per call: median [min-max])", file=out)
+    for prim in prims:
+        rows = {lib: ts for (p, lib), ts in times.items() if p == prim}
+        med = {lib: statistics.median(ts) for lib, ts in rows.items()}
+        peers = [lib for lib in rows if lib != "gunpy"]
+        best = min(peers, key=med.get) if peers else None
+        cells = "  ".join(f"{lib} {med[lib]:.2f} [{min(ts):.2f}-{max(ts):.2f}]"
+                          for lib, ts in rows.items())
+        ratio = f"  gunpy x{med[best] / med['gunpy']:.2f} of {best}" if best else ""
+        print(f"  {prim:6s} {cells}{ratio}", file=out)
+
+
+ARGS = None
+
+
+def main(argv=None):
+    global ARGS
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--graphs", default="rmat18,luxembourg_osm")
+    ap.add_argument("--primitives", default=",".join(PRIMS))
+    ap.add_argument("--reps", type=int, default=7)
+    ap.add_argument("--sources", type=int, default=4, help="PPR's sources per call")
+    ap.add_argument("--hits-atol", type=float, default=1e-6)
+    ap.add_argument("--keep-wait-policy", action="store_true")
+    ARGS = args = ap.parse_args(argv)
+    if not args.keep_wait_policy:
+        from gunpy.backends import threads
+        threads.configure()  # before any parallel region or peer's OpenMP runtime starts
+    prims = [p for p in args.primitives.split(",") if p]
+    for name in args.graphs.split(","):
+        G, times = measure(name, prims, args.reps, args.sources)
+        report(name, G, times, prims)
+
+
+if __name__ == "__main__":
+    main()
