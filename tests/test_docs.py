@@ -23,7 +23,8 @@ MODULES = ["gunpy.graph", "gunpy.io", "gunpy.generators", "gunpy.datasets", "gun
            "gunpy.blas.algorithms.pagerank", "gunpy.blas.algorithms.triangle_count",
            "gunpy.blas.algorithms.lcc", "gunpy.primitives.lcc", "gunpy.primitives.cdlp",
            "gunpy.primitives.louvain", "gunpy.operators.neighbor_best", "gunpy.operators.contract",
-           "gunpy.primitives.kcore", "gunpy.primitives.hits", "gunpy.primitives.ppr"]
+           "gunpy.primitives.kcore", "gunpy.primitives.hits", "gunpy.primitives.ppr",
+           "gunpy.primitives.spmv"]
 
 
 @pytest.mark.parametrize("name", MODULES)
