@@ -125,8 +125,8 @@ def test_networkx_own_tests_pass_with_gunpy_as_test_backend(tmp_path):
             "networkx.algorithms.tests.test_core",
             "networkx.algorithms.link_analysis.tests.test_hits"]
     out = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "countcalls", "-p",
-                          "no:cacheprovider", "-W", "ignore", "-k", "not use_bounds_on_off_consistency",
-                          "--pyargs", *mods],
+                          "no:cacheprovider", "-W", "ignore",
+                          "-k", "not use_bounds_on_off_consistency", "--pyargs", *mods],
                          cwd=tmp_path, env=env, capture_output=True, text=True, timeout=1500)
     tail = out.stdout[-3000:]
     assert out.returncode == 0, tail
