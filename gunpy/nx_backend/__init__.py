@@ -15,7 +15,8 @@ the BFS family (``bfs_edges``, ``bfs_tree``, ``bfs_predecessors``, ``bfs_success
 ``single_source_bellman_ford_path_length``), centrality (``betweenness_centrality``,
 ``closeness_centrality``, ``harmonic_centrality``, ``eccentricity``), ``pagerank``,
 ``hits``, ``triangles``, ``transitivity``, ``[average_]clustering``,
-``louvain_communities``, ``core_number``, ``k_core``, ``k_shell``, ``k_crust``, ``k_corona``: every one with what it supports in ``docs/networkx.md``.
+``louvain_communities``, ``core_number``, ``k_core``, ``k_shell``, ``k_crust``,
+``k_corona``: every one with what it supports in ``docs/networkx.md``.
 
 Results are exactly networkx's (``louvain_communities`` excepted: another partition of
 about the same modularity, see its entry below): the same dict / generator / list shapes, the
@@ -25,11 +26,12 @@ which is rebuilt from gunpy's depths level by level in NumPy; Dijkstra's lengths
 paths its heap's pop order and parents, rebuilt from gunpy's distances). Calls that use
 an option gunpy does not implement (``sort_neighbors``, a weight function,
 ``k`` sampling, a PageRank start vector, several sources, zero or negative weights,
-multigraphs where parallel edges change the answer) are declined by :func:`can_run`, and networkx runs them itself when
-fallback is enabled.
+multigraphs where parallel edges change the answer) are declined by :func:`can_run`,
+and networkx runs them itself when fallback is enabled.
 
 One module per family (``traversal``, ``paths``, ``components``, ``centrality``,
-``cluster``, ``community``); ``dispatch`` holds ``_FUNCTIONS`` and ``can_run``.
+``cluster``, ``community``); ``dispatch`` holds ``can_run``, ``_functions`` the table
+``_FUNCTIONS`` of what gunpy answers.
 The gunpy backend used is ``$GUNPY_NX_BACKEND`` (``auto``, ``cpu`` or ``cuda``;
 default ``auto``).
 """
