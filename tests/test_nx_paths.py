@@ -209,3 +209,16 @@ def test_closeness_of_a_known_graph():
     got = nx.closeness_centrality(g, backend="gunpy")
     assert got == {0: 0.5, 1: 0.75, 2: 0.75, 3: 0.5}
     assert nx.eccentricity(g, backend="gunpy") == {0: 3, 1: 2, 2: 2, 3: 3}
+
+
+def test_weight_checks_are_cached_until_the_graph_changes():
+    g = nx.path_graph(5)
+    nx.set_edge_attributes(g, 2, "weight")
+    assert can_run("dijkstra_path_length", (g, 0, 4), {}) is True
+    assert ("gunpy", "weight facts", "weight") in g.__networkx_cache__
+    assert nx.dijkstra_path_length(g, 0, 4, backend="gunpy") == 8
+    g.add_edge(4, 5, weight=0)  # networkx clears its cache: the new zero weight is seen
+    assert "zero" in can_run("dijkstra_path_length", (g, 0, 4), {})
+    with pytest.raises(nx.NetworkXNoPath, match="Node 9 not reachable from 0"):
+        nx.dijkstra_path_length(nx.path_graph(3), 0, 9, backend="gunpy")
+    assert nx.single_source_dijkstra(nx.path_graph(4), 0, 3, backend="gunpy") == (3, [0, 1, 2, 3])

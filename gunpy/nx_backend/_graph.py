@@ -38,6 +38,13 @@ class GunpyGraph:
         except (KeyError, TypeError):
             raise nx.NodeNotFound(f"Source {node} is not in G") from None
 
+    def index_of(self, node):
+        """The vertex id of ``node``, None where it is not in the graph."""
+        try:
+            return self.node_index(node)
+        except nx.NodeNotFound:
+            return None
+
     def __len__(self):
         return len(self.nodes)
 

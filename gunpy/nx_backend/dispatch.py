@@ -70,12 +70,23 @@ def _positive_weights(p):
     w, g = p.get("weight"), p["nxg"]
     if callable(w):
         return "weight functions are not supported"
-    if w is None or g is None:
-        return None
-    for *_, d in g.edges(data=True):
-        x = d.get(w, 1)
-        if not isinstance(x, int | float | np.integer | np.floating) or not x > 0:
-            return "zero, negative, NaN or non-numeric weights are left to networkx"
+    if w is not None and g is not None and not _weight_facts(g, w)[0]:
+        return "zero, negative, NaN or non-numeric weights are left to networkx"
+
+
+def _weight_facts(g, w):
+    """``(every weight a positive number, every weight the same)``, kept in networkx's
+    cache of the graph (cleared when the graph changes) so a call scans the edges once."""
+    cache = getattr(g, "__networkx_cache__", None) if nx.config.cache_converted_graphs else None
+    key = ("gunpy", "weight facts", w)
+    if cache is not None and key in cache:
+        return cache[key]
+    values = {d.get(w, 1) for *_, d in g.edges(data=True)}
+    facts = (all(isinstance(x, int | float | np.integer | np.floating) and x > 0
+                 for x in values), len(values) <= 1)
+    if cache is not None:
+        cache[key] = facts
+    return facts
 
 
 def _fifo_order(p):
@@ -85,8 +96,7 @@ def _fifo_order(p):
     if name == "shortest_path_length" and (p["method"] != "bellman-ford" or p["target"]
                                            is not None or p["source"] is None):
         return None
-    if w is not None and g is not None and len({d.get(w, 1) for *_, d in
-                                                g.edges(data=True)}) > 1:
+    if w is not None and g is not None and not _weight_facts(g, w)[1]:
         return ("unequal weights: networkx's Bellman-Ford queue orders the lengths' keys by "
                 "its relaxations")
 

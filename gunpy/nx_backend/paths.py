@@ -171,13 +171,24 @@ def multi_source_dijkstra(G, sources, target=None, cutoff=None, weight="weight")
     if target in sources:
         return (0, [target])
     s, dist, order, parent = _dijkstra(G, source, cutoff)
-    lengths, paths = _lengths(G, s, dist, order, parent), _paths(G, order, parent)
     if target is None:
-        return (lengths, paths)
-    try:
-        return (lengths[target], paths[target])
-    except KeyError as err:
-        raise nx.NetworkXNoPath(f"No path to {target}.") from err
+        return (_lengths(G, s, dist, order, parent), _paths(G, order, parent))
+    t = G.index_of(target)
+    if t is None or not np.isfinite(dist[t]):
+        raise nx.NetworkXNoPath(f"No path to {target}.")
+    path = [t]
+    while path[-1] != s:  # networkx's pred[v][0] walk, on the parents rebuilt above
+        path.append(int(parent[path[-1]]))
+    return (_length_to(G, dist, order, parent, t), [G.nodes[v] for v in reversed(path)])
+
+
+def _length_to(G, dist, order, parent, t):
+    """One node's length, of the type networkx's sum along its path has."""
+    if _int_weights(G):
+        return int(dist[t])
+    if not _any_int_weight(G):
+        return float(dist[t])
+    return _lengths(G, None, dist, order, parent)[G.nodes[t]]
 
 
 def single_source_dijkstra(G, source, target=None, cutoff=None, weight="weight"):
@@ -201,11 +212,19 @@ def dijkstra_path_length(G, source, target, weight="weight"):
         raise nx.NodeNotFound(f"Node {source} not found in graph")
     if source == target:
         return 0
-    lengths = single_source_dijkstra_path_length(G, source, weight=weight)
-    try:
-        return lengths[target]
-    except KeyError as err:
-        raise nx.NetworkXNoPath(f"Node {target} not reachable from {source}") from err
+    return _distance_to(G, source, target,
+                        lambda: nx.NetworkXNoPath(f"Node {target} not reachable from {source}"))
+
+
+def _distance_to(G, source, target, no_path):
+    """The length to ``target`` alone (networkx's type); ``no_path()`` raised if unreached."""
+    s, t = G.node_index(source), G.index_of(target)
+    dist = gunpy.sssp(G.graph, s, backend=_device()).distance
+    if t is None or not np.isfinite(dist[t]):
+        raise no_path()
+    if _int_weights(G) or not _any_int_weight(G):  # one type for every sum: no order needed
+        return int(dist[t]) if _int_weights(G) else float(dist[t])
+    return _length_to(G, dist, *_pop_order(G, s, dist), t)
 
 
 # ----------------------------------------------------------------------------- Bellman-Ford
@@ -227,11 +246,8 @@ def bellman_ford_path_length(G, source, target, weight="weight"):
         return 0
     if source not in G:
         raise nx.NodeNotFound(f"Source {source} not in G")
-    lengths = _lengths(G, *_dijkstra(G, source))
-    try:
-        return lengths[target]
-    except KeyError as err:
-        raise nx.NetworkXNoPath(f"node {target} not reachable from {source}") from err
+    return _distance_to(G, source, target,
+                        lambda: nx.NetworkXNoPath(f"node {target} not reachable from {source}"))
 
 
 # ----------------------------------------------------------------------------- generic
