@@ -181,11 +181,30 @@ def _configure_cubin():
     PtxBackend.defaults.update(link=True, ptxas=ptxas)
 
 
+def _cubin_records(config):
+    # this process's linked kernels, and those pytest-xdist workers handed back
+    from gunpy.testing import machine_code_records
+    records = dict(getattr(config, "_gunpy_worker_records", {}))
+    records.update(machine_code_records())
+    return records
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node, error):
+    # pytest-xdist: a worker's cubin records (its pytest_sessionfinish put them there)
+    out = getattr(node, "workeroutput", {}).get("gunpy_cubin")
+    if out:
+        import json
+        cfg = node.config
+        cfg._gunpy_worker_records = {**getattr(cfg, "_gunpy_worker_records", {}),
+                                     **json.loads(out)}
+
+
 def pytest_terminal_summary(terminalreporter, exitstatus, config):
     if getattr(config, "_gunpy_mode", None) != "cubin":
         return
     from gunpy.testing import PtxBackend, machine_code_table, ptxas_version
-    rows, seconds = machine_code_table()
+    rows, seconds = machine_code_table(_cubin_records(config))
     ptxas = PtxBackend.defaults["ptxas"]
     variants = sum(r[1] for r in rows)
     head = (f"sm_90 machine code: {len(rows)} kernels, {variants} variants linked by nvJitLink"
@@ -205,9 +224,14 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
 
 
 def pytest_sessionfinish(session, exitstatus):
+    config = session.config
+    if getattr(config, "_gunpy_mode", None) != "cubin":
+        return
+    if hasattr(config, "workerinput"):  # a pytest-xdist worker: hand the records over
+        import json
+        from gunpy.testing import machine_code_records
+        config.workeroutput["gunpy_cubin"] = json.dumps(machine_code_records())
+        return
     # a cubin run that linked nothing proved nothing
-    if getattr(session.config, "_gunpy_mode", None) == "cubin" and exitstatus == 0 \
-            and session.testscollected:
-        from gunpy.testing import machine_code_reports
-        if not machine_code_reports:
-            session.exitstatus = 1
+    if exitstatus == 0 and session.testscollected and not _cubin_records(config):
+        session.exitstatus = 1

@@ -26,8 +26,9 @@ if you want the simulator.
 """
 
 from gunpy.testing.simulator import ON_CUDASIM, install_simulator_shims
-from gunpy.testing.ptx import (PtxBackend, machine_code_reports, machine_code_table,
-                               oldest_ptxas, ptxas_version, OLDEST_CUDA13_NVCC)
+from gunpy.testing.ptx import (PtxBackend, machine_code_records, machine_code_reports,
+                               machine_code_table, oldest_ptxas, ptxas_version,
+                               OLDEST_CUDA13_NVCC)
 from gunpy.testing.oracles import (RawEdges, check_bfs_tree, check_sssp_tree,
                                    graph_from_edges, graph_from_networkx, raw_edges,
                                    reference_depths, reference_distances, reference_edges,
@@ -35,7 +36,8 @@ from gunpy.testing.oracles import (RawEdges, check_bfs_tree, check_sssp_tree,
 from gunpy.testing.graphs import SIM_GRAPHS, graph_names, nasty_graphs
 
 __all__ = ["ON_CUDASIM", "install_simulator_shims", "PtxBackend", "oldest_ptxas",
-           "ptxas_version", "machine_code_reports", "machine_code_table", "check_bfs_tree",
+           "ptxas_version", "machine_code_reports", "machine_code_records", "machine_code_table",
+           "check_bfs_tree",
            "check_sssp_tree", "reference_depths", "reference_distances", "reference_edges",
            "nasty_graphs", "to_nx", "graph_names", "SIM_GRAPHS", "RawEdges", "raw_edges",
            "graph_from_edges", "graph_from_networkx", "weighted_copy", "OLDEST_CUDA13_NVCC"]

@@ -12,8 +12,8 @@ import time
 import numba
 import numpy as np
 
-__all__ = ["PtxBackend", "KernelReport", "machine_code_reports", "machine_code_table",
-           "oldest_ptxas", "ptxas_version", "OLDEST_CUDA13_NVCC"]
+__all__ = ["PtxBackend", "KernelReport", "machine_code_reports", "machine_code_records",
+           "machine_code_table", "oldest_ptxas", "ptxas_version", "OLDEST_CUDA13_NVCC"]
 
 
 class PtxBackend:
@@ -155,22 +155,36 @@ class KernelReport:
 
 
 
-def machine_code_table():
+def machine_code_records():
+    """This process's linked kernels as plain rows (PTX hash -> the table's facts), which
+    worker processes hand to the one that prints the table (pytest-xdist)."""
+    return {key: {"name": r.name, "registers": r.linked.registers, "spills": r.linked.spills,
+                  "stack": r.linked.stack, "shared": r.linked.shared,
+                  "max_threads": r.linked.max_threads, "blocks": sorted(r.block_sizes),
+                  "ptxas": None if r.assembled is None else r.assembled.registers,
+                  "seconds": getattr(r, "seconds", 0.0)}
+            for key, r in machine_code_reports.items()}
+
+
+def machine_code_table(records=None):
     """The cubin mode's table: one row per kernel (its variants' worst case), as
     ``(kernel, variants, registers, spills, local, static shared, largest block,
-    block used, ptxas registers)``; and the seconds spent linking and assembling."""
+    block used, ptxas registers)``; and the seconds spent linking and assembling.
+    ``records``: :func:`machine_code_records` of one or more processes (merged by
+    PTX hash); this process's by default."""
+    records = machine_code_records() if records is None else records
     by_name = {}
-    for rep in machine_code_reports.values():
-        by_name.setdefault(rep.name, []).append(rep)
+    for rec in records.values():
+        by_name.setdefault(rec["name"], []).append(rec)
     rows = []
-    for name, reps in sorted(by_name.items()):
-        ptxas_regs = [r.assembled.registers for r in reps if r.assembled is not None]
-        rows.append((name, len(reps), max(r.linked.registers for r in reps),
-                     max(r.linked.spills for r in reps), max(r.linked.stack for r in reps),
-                     max(r.linked.shared for r in reps), min(r.linked.max_threads for r in reps),
-                     max(max(r.block_sizes, default=0) for r in reps),
+    for name, recs in sorted(by_name.items()):
+        ptxas_regs = [r["ptxas"] for r in recs if r["ptxas"] is not None]
+        rows.append((name, len(recs), max(r["registers"] for r in recs),
+                     max(r["spills"] for r in recs), max(r["stack"] for r in recs),
+                     max(r["shared"] for r in recs), min(r["max_threads"] for r in recs),
+                     max(max(r["blocks"], default=0) for r in recs),
                      max(ptxas_regs) if ptxas_regs else "-"))
-    return rows, sum(getattr(r, "seconds", 0.0) for r in machine_code_reports.values())
+    return rows, sum(r["seconds"] for r in records.values())
 
 
 def _machine_code(ptx, cc, ptxas, name, threads):
