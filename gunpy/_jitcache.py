@@ -237,7 +237,7 @@ _env_key = None
 
 #: gunpy modules that build no kernel and that no kernel reaches: editing them (the command
 #: line, the benchmarks, the networkx backend...) keeps every cached kernel
-TOOLING = frozenset({"cli.py", "bench/", "warmup.py", "nx_backend.py", "registry.py",
+TOOLING = frozenset({"cli.py", "bench/", "warmup.py", "nx_backend/", "registry.py",
                      "datasets.py", "_version.py", "backends/toolchain.py"})
 
 

@@ -265,4 +265,6 @@ register_primitive(Primitive(
     "cc", cc, fields=CCResult._fields, summary=_summary,
     options=(Option("sample", 2, "Afforest: neighbours hooked first (0: none)"),
              Option("load_balance", "auto", "how the hooking advance maps edge lists to threads")),
-    networkx=("connected_components", "weakly_connected_components"), dist="gunpy.dist:cc"))
+    networkx=("connected_components", "weakly_connected_components", "is_connected",
+              "number_connected_components", "is_weakly_connected",
+              "number_weakly_connected_components"), dist="gunpy.dist:cc"))

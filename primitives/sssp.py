@@ -297,4 +297,10 @@ register_primitive(Primitive(
              Option("method", "near_far", "near_far (delta-stepping) or bellman_ford",
                     choices=METHODS),
              Option("load_balance", "auto", "advance strategy")),
-    networkx=("single_source_dijkstra_path_length",), dist="gunpy.dist:sssp"))
+    networkx=("single_source_dijkstra_path_length", "single_source_dijkstra",
+              "single_source_dijkstra_path", "dijkstra_path", "dijkstra_path_length",
+              "multi_source_dijkstra", "multi_source_dijkstra_path",
+              "multi_source_dijkstra_path_length", "bellman_ford_path_length",
+              "single_source_bellman_ford_path_length", "shortest_path",
+              "shortest_path_length"),
+    dist="gunpy.dist:sssp"))
