@@ -36,62 +36,15 @@ from gunpy.functor import compile_functor, hooks_cache
 from gunpy.operators.advance.common import cpu_weight, cuda_weight
 from gunpy.operators.common import problem_data
 from gunpy.operators.context import callable_module, context_for
+from gunpy.operators.neighbor_mode import key_sorter
 
 __all__ = ["neighbor_best", "run", "execute", "cuda_kernel", "cpu_source", "cuda_execute",
            "cpu_execute", "pair_sorter"]
 
-#: keys up to this many are sorted by insertion, longer runs by heapsort
-INSERTION_MAX = 16
-
-
 def pair_sorter(jit):
-    """``sort(keys, vals, lo, n)``: sort ``keys[lo:lo + n]`` in place, ``vals`` moved alike."""
-    @jit
-    def swap(keys, vals, i, j):
-        k = keys[i]
-        keys[i] = keys[j]
-        keys[j] = k
-        w = vals[i]
-        vals[i] = vals[j]
-        vals[j] = w
-
-    @jit
-    def sift(keys, vals, lo, root, end):
-        while True:
-            child = 2 * root + 1
-            if child > end:
-                return
-            if child + 1 <= end and keys[lo + child] < keys[lo + child + 1]:
-                child += 1
-            if keys[lo + root] >= keys[lo + child]:
-                return
-            swap(keys, vals, lo + root, lo + child)
-            root = child
-
-    @jit
-    def sort(keys, vals, lo, n):
-        if n <= INSERTION_MAX:
-            for i in range(lo + 1, lo + n):
-                k, w = keys[i], vals[i]
-                j = i - 1
-                while j >= lo and keys[j] > k:
-                    keys[j + 1] = keys[j]
-                    vals[j + 1] = vals[j]
-                    j -= 1
-                keys[j + 1] = k
-                vals[j + 1] = w
-            return
-        start = n // 2 - 1
-        while start >= 0:
-            sift(keys, vals, lo, start, n - 1)
-            start -= 1
-        end = n - 1
-        while end > 0:
-            swap(keys, vals, lo, lo + end)
-            end -= 1
-            sift(keys, vals, lo, 0, end)
-
-    return sort
+    """``sort(keys, vals, lo, n)``: sort ``keys[lo:lo + n]`` in place, ``vals`` moved alike
+    (:func:`gunpy.operators.neighbor_mode.key_sorter`, paired)."""
+    return key_sorter(jit, paired=True)
 
 
 def _score_hook(hooks, jit):

@@ -45,45 +45,57 @@ INSERTION_MAX = 16
 TABLE_SLOTS = 1 << 16
 
 
-def _sorter(jit):
-    """``sort(a, lo, n)``: sort ``a[lo:lo + n]`` in place, compiled with ``jit``."""
+def key_sorter(jit, paired=False):
+    """``sort(keys, vals, lo, n)``: sort ``keys[lo:lo + n]`` in place (insertion up to
+    :data:`INSERTION_MAX` keys, heapsort past them), compiled with ``jit``; ``paired``:
+    ``vals[lo:lo + n]`` moves alike, else ``vals`` is never written (pass ``keys``)."""
     @jit
-    def sift(a, lo, root, end):
+    def swap(keys, vals, i, j):
+        k = keys[i]
+        keys[i] = keys[j]
+        keys[j] = k
+        if paired:
+            w = vals[i]
+            vals[i] = vals[j]
+            vals[j] = w
+
+    @jit
+    def sift(keys, vals, lo, root, end):
         while True:
             child = 2 * root + 1
             if child > end:
                 return
-            if child + 1 <= end and a[lo + child] < a[lo + child + 1]:
+            if child + 1 <= end and keys[lo + child] < keys[lo + child + 1]:
                 child += 1
-            if a[lo + root] >= a[lo + child]:
+            if keys[lo + root] >= keys[lo + child]:
                 return
-            t = a[lo + root]
-            a[lo + root] = a[lo + child]
-            a[lo + child] = t
+            swap(keys, vals, lo + root, lo + child)
             root = child
 
     @jit
-    def sort(a, lo, n):
+    def sort(keys, vals, lo, n):
         if n <= INSERTION_MAX:
             for i in range(lo + 1, lo + n):
-                x = a[i]
+                k, w = keys[i], vals[i]
                 j = i - 1
-                while j >= lo and a[j] > x:
-                    a[j + 1] = a[j]
+                while j >= lo and keys[j] > k:
+                    keys[j + 1] = keys[j]
+                    if paired:
+                        vals[j + 1] = vals[j]
                     j -= 1
-                a[j + 1] = x
+                keys[j + 1] = k
+                if paired:
+                    vals[j + 1] = w
             return
         start = n // 2 - 1
         while start >= 0:
-            sift(a, lo, start, n - 1)
+            sift(keys, vals, lo, start, n - 1)
             start -= 1
         end = n - 1
         while end > 0:
-            t = a[lo]
-            a[lo] = a[lo + end]
-            a[lo + end] = t
+            swap(keys, vals, lo, lo + end)
             end -= 1
-            sift(a, lo, 0, end)
+            sift(keys, vals, lo, 0, end)
 
     return sort
 
@@ -121,11 +133,11 @@ def _keys(hooks, weight, outgoing, incoming, jit):
 def _sorted_mode(jit):
     """``mode(keys, base, n)``: sort ``keys[base:base + n]`` (n > 0) and return its most
     frequent key: the longest run, the first (smallest) of equally long ones."""
-    sort = _sorter(jit)
+    sort = key_sorter(jit)
 
     @jit
     def mode(keys, base, n):
-        sort(keys, base, n)
+        sort(keys, keys, base, n)
         best, best_count = keys[base], np.int64(0)
         run_key, run_count = keys[base], np.int64(0)
         for i in range(base, base + n):
