@@ -36,11 +36,12 @@ __all__ = ["contract", "run", "cpu_contract", "cuda_contract"]
 def _cpu_kernels():
     from numba import njit
 
+    from gunpy._jitcache import cpu_jit  # kept in the persistent kernel cache
     from gunpy.operators.neighbor_best import pair_sorter
 
     sort = pair_sorter(njit(inline="always"))
 
-    @njit(nogil=True)
+    @cpu_jit
     def relabel(labels, n):
         # 1. the labels present, numbered in order: labels[v] becomes that number
         ids = np.zeros(max(n, 1), dtype=np.int64)
@@ -55,7 +56,7 @@ def _cpu_kernels():
             labels[v] = ids[labels[v]]
         return k
 
-    @njit(nogil=True)
+    @cpu_jit
     def quotient(row_offsets, column_indices, values, weighted, labels, n, k):
         # 2. members of each community, in vertex order (a counting sort)
         first = np.zeros(k + 1, dtype=np.int64)
