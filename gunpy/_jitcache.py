@@ -199,10 +199,6 @@ def _value_fp(obj, seen):
             if obj.__closure__:
                 return _function_fp(obj, seen)
             return f"fn:{module}:{obj.__qualname__}"
-        if module == "numba" or module.startswith("numba."):
-            # numba's own functions (get_thread_id, ...): numba's version is in every key,
-            # and their globals (locks, ctypes callbacks) have no value to describe
-            return f"fn:{module}:{obj.__qualname__}"
         return _function_fp(obj, seen)
     py_func = getattr(obj, "py_func", None)
     if isinstance(py_func, pytypes.FunctionType):  # a numba dispatcher (CPU or CUDA)

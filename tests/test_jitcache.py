@@ -356,24 +356,3 @@ def test_source_hash_covers_kernel_modules_not_tooling(tmp_path):
     with open(prims / "bfs.py", "a") as f:
         f.write("\n# edited\n")
     assert _jitcache._source_hash(roots) != before
-
-
-def test_numba_functions_a_kernel_calls_keep_it_cacheable():
-    # a per-thread scratch indexed by numba.get_thread_id (LCC's intersect, CDLP's
-    # neighbor_mode): numba's function was fingerprinted through its globals (an RLock, a
-    # ctypes callback), so both kernels recompiled in every process (~1.2 s each)
-    from gunpy._jitcache import Uncacheable, fingerprint
-
-    from numba import get_thread_id  # a closure cell, as the operators' sources hold it
-
-    def uses_thread_id(a):
-        a[get_thread_id()] += 1
-
-    def uses_a_lock(a):
-        return LOCK
-
-    assert len(fingerprint(uses_thread_id)) == 64  # raised Uncacheable before
-    import threading
-    uses_a_lock.__globals__["LOCK"] = threading.RLock()
-    with pytest.raises(Uncacheable):
-        fingerprint(uses_a_lock)  # what really has no value stays uncacheable
