@@ -82,7 +82,7 @@ def _hypothesis_profiles(mode, fuzz, fuzz_examples=5000):
         from hypothesis import HealthCheck, settings
     except ImportError:
         return
-    settings.register_profile("ci", max_examples=6 if mode == "sim" else 30, derandomize=True,
+    settings.register_profile("ci", max_examples=3 if mode == "sim" else 30, derandomize=True,
                               deadline=None, print_blob=True)
     settings.register_profile("fuzz", max_examples=fuzz_examples, deadline=None, print_blob=True,
                               suppress_health_check=list(HealthCheck))
