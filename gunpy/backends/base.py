@@ -69,6 +69,9 @@ OPERATORS = {
     "contract": OperatorSpec("gunpy.operators.contract:{}_contract", "ctx, G, labels"),
     "intersect": OperatorSpec("gunpy.operators.intersect:{}_execute",
                               "ctx, hooks, data, left, right, counts"),
+    "spgemm.structure": OperatorSpec("gunpy.operators.spgemm:{}_structure",
+                                     "ctx, lg, rg, xg, offsets, exclude"),
+    "spgemm": OperatorSpec("gunpy.operators.spgemm:{}_execute", "ctx, hooks, data, left, right"),
     "near_far.split": OperatorSpec(
         "gunpy.operators.near_far.split:{}_split",
         "ctx, frontier, out, far_out, hooks, data, level, floor, dedupe, seen"),

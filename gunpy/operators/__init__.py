@@ -14,7 +14,8 @@ strategy or filter algorithm), ``ops.compute``, ``ops.neighbor_reduce``,
 ``ops.neighbor_mode``, ``ops.neighbor_best`` (each vertex's best-scoring key by summed
 edge weights), ``ops.contract`` (the quotient graph by labels), ``ops.reverse_levels``
 (a traversal's levels walked deepest first, many to a call), ``ops.sample``,
-``ops.intersect`` and ``ops.reduce`` modules; each is also callable as its operator. ``ops.near_far`` is the near/far priority queue (a package) and
+``ops.intersect``, ``ops.spgemm`` (a general sparse product, Gustavson's two passes)
+and ``ops.reduce`` modules; each is also callable as its operator. ``ops.near_far`` is the near/far priority queue (a package) and
 ``ops.fusion`` the rule for fused thin steps. An :class:`~gunpy.Enactor` is the
 loop around them.
 """
@@ -22,7 +23,8 @@ loop around them.
 from gunpy.operators.context import Context
 
 __all__ = ["Context", "advance", "filter", "compute", "neighbor_reduce", "neighbor_mode",
-           "neighbor_best", "contract", "reverse_levels", "sample", "intersect", "reduce",
+           "neighbor_best", "contract", "reverse_levels", "sample", "intersect", "spgemm",
+           "reduce",
            "bitmap", "near_far", "fusion"]
 
 
