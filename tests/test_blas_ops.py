@@ -600,12 +600,19 @@ def test_masked_mxm(name, dt, data, backend):
                 ref.check_matrix_entries(*C.to_coo(), expect, f"{name} mask {kind}")
 
 
-def test_mxm_unsupported_masks_raise(backend):
-    A = blas.Matrix.from_coo([0, 1], [1, 2], [1.0, 2.0], nrows=3, ncols=3, backend=backend)
-    with pytest.raises(NotImplementedError):
-        blas.semiring.plus_pair(A @ A).new()
-    with pytest.raises(NotImplementedError):
-        blas.semiring.plus_pair(A @ A).new(mask=~A.S)
+def test_mxm_unmasked_and_complemented(backend):
+    """General SpGEMM (Gustavson; tests/test_spgemm.py checks it against SuiteSparse)."""
+    A = blas.Matrix.from_coo([0, 1, 1], [1, 2, 0], [1.0, 2.0, 3.0], nrows=3, ncols=3,
+                             backend=backend)
+    C = blas.semiring.plus_pair(A @ A).new()
+    assert [x.tolist() for x in C.to_coo()] == [[0, 0, 1], [0, 2, 1], [1, 1, 1]]
+    C = blas.semiring.plus_times(A @ A).new(mask=~A.S)
+    assert [x.tolist() for x in C.to_coo()] == [[0, 0, 1], [0, 2, 1], [3.0, 2.0, 3.0]]
+    M = blas.Matrix.from_coo([0, 1], [2, 1], [1.0, 0.0], nrows=3, ncols=3, backend=backend)
+    C = blas.semiring.plus_times(A @ A).new(mask=~M.S)
+    assert [x.tolist() for x in C.to_coo()] == [[0], [0], [3.0]]
+    C = blas.semiring.plus_times(A @ A).new(mask=~M.V)   # M(1, 1) = 0 does not block
+    assert [x.tolist() for x in C.to_coo()] == [[0, 1], [0, 1], [3.0, 3.0]]
 
 
 # ----------------------------------------------------------------------------- element-wise

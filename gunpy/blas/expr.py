@@ -18,6 +18,7 @@ mxv ``A @ u``, pull       pull ``advance``: each row outside the mask scans its 
                           whose source is in u (u as a bitmap); early exit at the monoid's
                           terminal value; operand reuse tests the mask instead of u
 mxm ``A @ B`` masked      ``intersect`` over the mask's edges (:func:`gunpy.blas.matrix.mxm`)
+mxm unmasked, ``~M``      ``spgemm``: Gustavson's row-wise product, pattern then values
 ewise_add / ewise_mult    ``compute`` over all indices / ``filter`` over the sparser input
 apply, select             ``compute`` / ``filter`` over the entries
 reduce                    ``compute`` + ``reduce``
@@ -112,7 +113,7 @@ class MatMulExpr(VectorExpr):
 
     def evaluate(self, mask, desc):
         if self.kind == "mxm":
-            raise TypeError("A @ B is a Matrix: use .new(mask=M.S)")
+            raise TypeError("A @ B is a Matrix: use .new() or .new(mask=M.S)")
         if self.opts:
             desc = resolve(self.opts, desc)
         return product(self.left, self.right, self._sr, self.kind == "mxv", mask, desc)

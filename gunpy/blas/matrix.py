@@ -1,5 +1,6 @@
 """Matrix: a square adjacency matrix (a :class:`gunpy.Graph` whose CSR holds the rows),
-and the masked ``A @ B`` it computes with the ``intersect`` operator."""
+and ``A @ B``: masked with the ``intersect`` operator, unmasked or under a complemented
+mask with the ``spgemm`` operator (Gustavson's row-wise product)."""
 
 import numpy as np
 
@@ -11,7 +12,7 @@ from gunpy.blas.scalar import Scalar
 from gunpy.blas.vector import Vector, as_backend
 from gunpy.functor import Functor
 from gunpy.graph import CSC, Graph
-from gunpy.operators import Context, intersect
+from gunpy.operators import Context, intersect, spgemm
 
 __all__ = ["Matrix", "as_matrix", "mxm"]
 
@@ -267,20 +268,26 @@ def _transpose_graph(G):
 
 # --------------------------------------------------------------------------- A @ B
 def mxm(A, B, sr, mask, dtype):
-    """``C<M> = A sr B`` by sorted-list intersection over the mask's entries."""
-    if mask is None or not isinstance(mask, Mask) or not isinstance(mask.parent, Matrix):
-        raise NotImplementedError("gunpy.blas computes A @ B only under a matrix mask "
-                                  "(.new(mask=M.S)): GraphBLAST's masked SpGEMM")
-    if mask.complement:
-        raise NotImplementedError("a complemented mask for A @ B is not implemented")
-    M = mask.parent if mask.structure else mask.parent.select("!=", 0)
-    if not (A.nrows == B.nrows == M.nrows):
+    """``C<M> = A sr B``: by sorted-list intersection over the mask's entries (a mask),
+    or by Gustavson's row-wise product (no mask, a complemented mask)."""
+    if mask is not None and (not isinstance(mask, Mask) or not isinstance(mask.parent, Matrix)):
+        raise TypeError("the mask of A @ B must be a matrix's: M.S, M.V, ~M.S or ~M.V")
+    mats = (A, B) if mask is None else (A, B, mask.parent)
+    if any(X.nrows != A.nrows for X in mats):
         raise ValueError("A, B and the mask must have the same shape")
-    if not (A.backend is B.backend is M.backend):
+    if any(X.backend is not A.backend for X in mats):
         raise ValueError("A, B and the mask live on different backends")
-    binop, mon = sr.binop, sr.monoid
-    if mon.binop.kind == "positional":
+    if sr.monoid.binop.kind == "positional":
         raise ValueError("a positional op cannot be a monoid")
+    if mask is None or mask.complement:
+        return _gustavson(A, B, sr, mask, dtype)
+    return _masked(A, B, sr, mask, dtype)
+
+
+def _masked(A, B, sr, mask, dtype):
+    """``C<M> = A sr B`` by intersect over ``M``'s entries (GraphBLAST's masked SpGEMM)."""
+    M = mask.parent if mask.structure else mask.parent.select("!=", 0)
+    binop, mon = sr.binop, sr.monoid
     in_dt = binop.input_dtype(A.dtype, B.dtype)
     out_dt = binop.output_dtype(A.dtype, B.dtype)
     backend = M.backend
@@ -309,6 +316,39 @@ def mxm(A, B, sr, mask, dtype):
     keep = backend.to_host(hit)[:m].astype(bool)
     vals = backend.to_host(out)[:m][keep]
     return M.restricted(keep, vals.astype(res_dt), res_dt)
+
+
+
+def _gustavson(A, B, sr, mask, dtype):
+    """``C<~M> = A sr B`` (or unmasked) by Gustavson's row-wise product: the pattern
+    (:func:`gunpy.operators.spgemm.structure`, the mask's entries left out), then
+    every term folded into its entry (:func:`gunpy.operators.spgemm`, ``k`` increasing)."""
+    binop, mon = sr.binop, sr.monoid
+    in_dt = binop.input_dtype(A.dtype, B.dtype)
+    out_dt = binop.output_dtype(A.dtype, B.dtype)
+    res_dt = lookup_dtype(dtype) if dtype is not None else out_dt
+    backend = A.backend
+    left = A.operand(not binop.reads_first)
+    right = B.operand(not binop.reads_second)
+    exclude = None
+    if mask is not None:
+        exclude = (mask.parent if mask.structure else mask.parent.select("!=", 0)).to_graph()
+    C = spgemm.structure(left, right, exclude=exclude, context=A.context(left))
+    m = C.num_edges
+    out = backend.empty(max(m, 1), out_dt)
+    if m:
+        # every entry of the pattern has a term: each is written (hit), none dropped, so
+        # the result keeps the entries GraphBLAS keeps, zeros included
+        hit = backend.zeros(m, np.uint8)
+        position = binop.position if binop.kind == "positional" else None
+        F = K.mxm_functor(backend, binop.func, position, mon.binop.func, in_dt, out_dt,
+                          left.values is not None, right.values is not None)
+        data = K.MxmData(backend.graph(left).values, backend.graph(right).values, out, hit)
+        spgemm(C, F, data, left=left, right=right, context=Context(C, backend))
+    vals = backend.to_host(out)[:m].astype(res_dt)
+    return Matrix.from_csr(C.row_offsets, C.column_indices, vals, res_dt, backend=backend,
+                           check=False)
+
 
 
 class _Count(Functor):

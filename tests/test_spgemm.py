@@ -1,0 +1,185 @@
+"""General SpGEMM: the ``spgemm`` operator and gunpy.blas's unmasked / complemented-mask
+``A @ B``, against python-graphblas (SuiteSparse: structure exactly, zeros kept) and scipy."""
+
+from collections import namedtuple
+
+import numpy as np
+import pytest
+
+import gunpy
+from gunpy import Functor, blas
+from gunpy.operators import Context, spgemm
+from gunpy.testing import ON_CUDASIM, graph_names, nasty_graphs, weighted_copy
+
+# (semiring, dtype of A and B): every kind of multiply and monoid gunpy.blas runs
+SEMIRINGS = [("plus_times", "FP64"), ("plus_times", "INT64"), ("min_plus", "FP64"),
+             ("plus_pair", "FP64"), ("any_pair", "BOOL"), ("lor_land", "BOOL"),
+             ("max_secondi1", "FP64"), ("plus_firsti", "INT64"), ("min_firstj", "FP64")]
+SIM_SEMIRINGS = {"plus_times", "min_plus", "any_pair", "max_secondi1"}
+DT = {"FP64": np.float64, "INT64": np.int64, "BOOL": np.bool_}
+
+
+def _random(n, density, dt, seed):
+    """Random cells with values in {-1, 0, 1, 2} (explicit zeros included)."""
+    rng = np.random.default_rng(seed)
+    dense = rng.random((n, n)) < density
+    r, c = np.nonzero(dense)
+    vals = rng.integers(-1, 3, r.size).astype(DT[dt])
+    return r, c, vals
+
+
+def _pair(gb, n, dt, seed, backend):
+    """A, B and M as gunpy.blas and python-graphblas matrices."""
+    out = []
+    for s, density in ((seed, 0.35), (seed + 1, 0.3), (seed + 2, 0.25)):
+        r, c, v = _random(n, density, dt if s != seed + 2 else "FP64", s)
+        kw = dict(nrows=n, ncols=n)
+        out.append((blas.Matrix.from_coo(r, c, v, dtype=v.dtype, backend=backend, **kw),
+                    gb.Matrix.from_coo(r, c, v, dtype=v.dtype, **kw)))
+    return out
+
+
+def _gb_semiring(gb, name):
+    return getattr(gb.semiring.ss, name, None) or getattr(gb.semiring, name)
+
+
+def _same(C, gC, what):
+    r, c, v = C.to_coo()
+    gr, gcol, gv = gC.to_coo()
+    assert r.tolist() == gr.tolist() and c.tolist() == gcol.tolist(), f"{what}: structure"
+    np.testing.assert_allclose(v.astype(np.float64), gv.astype(np.float64), rtol=1e-12,
+                               err_msg=what)
+
+
+@pytest.mark.parametrize("name, dt", [s for s in SEMIRINGS
+                                      if not ON_CUDASIM or s[0] in SIM_SEMIRINGS])
+def test_mxm_equals_graphblas(name, dt, backend):
+    """Unmasked, ~M.S and ~M.V, square; A @ B and A @ A.T (a transposed operand)."""
+    gb = pytest.importorskip("graphblas")
+    n = 7 if ON_CUDASIM else 23
+    (A, gA), (B, gB), (M, gM) = _pair(gb, n, dt, 5, backend)
+    sr, gsr = getattr(blas.semiring, name), _gb_semiring(gb, name)
+    for (X, gX), (Y, gY) in (((A, gA), (B, gB)), ((A, gA), (A.T, gA.T.new()))):
+        _same(sr(X @ Y).new(), gsr(gX @ gY).new(), f"{name} unmasked")
+        _same(sr(X @ Y).new(mask=~M.S), gsr(gX @ gY).new(mask=~gM.S), f"{name} ~S")
+        _same(sr(X @ Y).new(mask=~M.V), gsr(gX @ gY).new(mask=~gM.V), f"{name} ~V")
+    assert sr(A @ B).new().dtype == gsr(gA @ gB).new().dtype.np_type
+
+
+@pytest.mark.parametrize("name", graph_names(nasty_graphs(small=True)))
+def test_plus_times_equals_scipy_on_nasty_graphs(name, backend, small):
+    G = weighted_copy(nasty_graphs(small=small)[name])
+    A = blas.Matrix.from_graph(G, backend=backend)
+    C = blas.semiring.plus_times(A @ A).new()
+    S = G.to_scipy()
+    R = (S @ S).tocsr()
+    R.sum_duplicates()
+    rows, cols, vals = C.to_coo()
+    D = np.zeros(S.shape)
+    D[rows, cols] = vals
+    np.testing.assert_allclose(D, R.toarray(), rtol=1e-12, atol=1e-12)
+    # every structural product is kept (scipy drops the values that sum to zero)
+    P = ((S != 0).astype(np.int64) @ (S != 0).astype(np.int64)).tocsr()
+    assert C.nvals == P.nnz
+
+
+def test_complemented_mask_wedges_on_a_dataset():
+    """Triangle-free wedges: plus_pair(A @ A)<~A.S> minus the diagonal, = scipy's."""
+    G = gunpy.datasets.load("karate")
+    A = blas.Matrix.from_graph(G, backend="cpu")
+    C = blas.semiring.plus_pair(A @ A).new(mask=~A.S)
+    S = (G.to_scipy() != 0).astype(np.int64)
+    R = (S @ S).toarray()
+    R[S.toarray() != 0] = 0
+    rows, cols, vals = C.to_coo()
+    D = np.zeros_like(R)
+    D[rows, cols] = vals
+    assert np.array_equal(D, R) and C.nvals == np.count_nonzero(R)
+
+
+Data = namedtuple("Data", "w out")
+
+
+class _Times(Functor):
+    @staticmethod
+    def apply_intersection(i, j, e, k, p, q, data):
+        data.out[e] += data.w[p] * data.w[q]
+
+
+def test_operator_structure_exclude_and_masked_pattern(backend):
+    """structure() leaves out exclude's entries; spgemm over a mask's own pattern is the
+    masked product; terms counted; bad operands raise."""
+    G = gunpy.Graph.from_edges([0, 0, 1, 2, 3], [1, 2, 3, 3, 0], [2.0, 3.0, 5.0, 7.0, 11.0])
+    C = spgemm.structure(G, G, context=Context(G, backend=backend))
+    assert C.row_offsets.tolist() == [0, 1, 2, 3, 5]
+    assert C.column_indices.tolist() == [3, 0, 0, 1, 2]
+    X = gunpy.Graph.from_edges([0, 3], [3, 2], num_vertices=4)
+    Cx = spgemm.structure(G, G, exclude=X, context=Context(G, backend=backend))
+    assert Cx.row_offsets.tolist() == [0, 0, 1, 2, 3] and Cx.column_indices.tolist() == [0, 0, 1]
+    ctx = Context(C, backend=backend)
+    data = Data(ctx.backend.asarray(G.values), ctx.backend.zeros(C.num_edges, np.float64))
+    assert spgemm(C, _Times, data, left=G, right=G, context=ctx) == 6
+    S = G.to_scipy()
+    expect = (S @ S).tocsr()
+    expect.sort_indices()
+    np.testing.assert_array_equal(ctx.backend.to_host(data.out), expect.data)
+    # a mask's pattern: only its entries' terms
+    ctx = Context(X, backend=backend)
+    data = Data(ctx.backend.asarray(G.values), ctx.backend.zeros(2, np.float64))
+    assert spgemm(X, _Times, data, left=G, right=G, context=ctx) == 3
+    assert ctx.backend.to_host(data.out).tolist() == [2 * 5.0 + 3 * 7.0, 11.0 * 3.0]
+    H = gunpy.Graph.from_edges([0], [1], num_vertices=3)
+    with pytest.raises(ValueError, match="vertices"):
+        spgemm.structure(G, H, context=Context(G, backend=backend))
+    with pytest.raises(TypeError, match="gunpy.Graph"):
+        spgemm.structure(G, S)
+
+
+def test_errors(backend):
+    A = blas.Matrix.from_coo([0, 1], [1, 2], [1.0, 2.0], nrows=3, ncols=3, backend=backend)
+    B = blas.Matrix.from_coo([0], [1], [1.0], nrows=4, ncols=4, backend=backend)
+    u = blas.Vector.from_coo([0], [1.0], size=3, backend=backend)
+    with pytest.raises(ValueError, match="shape"):
+        blas.semiring.plus_times(A @ B)
+    with pytest.raises(TypeError, match="mask"):
+        blas.semiring.plus_times(A @ A).new(mask=~u.S)
+
+
+@pytest.mark.large
+def test_rmat_equals_scipy_and_graphblas():
+    gb = pytest.importorskip("graphblas")
+    G = gunpy.generators.rmat(10, 8, seed=4, weighted=True)
+    A = blas.Matrix.from_graph(G, backend="cpu")
+    C = blas.semiring.plus_times(A @ A).new()
+    S = G.to_scipy().tocsr()
+    r, c = S.nonzero()
+    gA = gb.Matrix.from_coo(r, c, np.asarray(S[r, c]).ravel(), nrows=S.shape[0],
+                            ncols=S.shape[0])
+    _same(C, gb.semiring.plus_times(gA @ gA).new(), "rmat plus_times")
+    _same(blas.semiring.plus_pair(A @ A).new(mask=~A.S),
+          gb.semiring.plus_pair(gA @ gA).new(mask=~gA.S), "rmat plus_pair ~S")
+
+
+@pytest.mark.ptx
+def test_spgemm_compiles_to_ptx(ptx_backend):
+    from gunpy.blas import _kernels as K
+    from gunpy.blas.ops import binary
+    G = weighted_copy(nasty_graphs(small=True)["preferential_hubs"])
+    X = nasty_graphs(small=True)["preferential_hubs"]
+    spgemm.structure(G, G, exclude=X, context=Context(G, backend=ptx_backend))
+    F = K.mxm_functor(ptx_backend, binary.times.func, None, binary.plus.func, np.float64,
+                      np.float64, True, True)
+    data = K.MxmData(G.values, G.values, np.zeros(G.num_edges), np.zeros(G.num_edges,
+                                                                          np.uint8))
+    spgemm(G, F, data, left=G, right=G, context=Context(G, backend=ptx_backend))
+    names = ptx_backend.kernel_names()
+    for k in ("bound", "count", "fill", "products"):
+        assert any(k in name for name in names), (k, names)
+
+
+def test_docstring_examples():
+    import doctest
+    import importlib
+    mod = importlib.import_module("gunpy.operators.spgemm")
+    result = doctest.testmod(mod, optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
+    assert result.failed == 0 and result.attempted >= 2
