@@ -23,6 +23,7 @@ from gunpy.operators.filter import filter as filter_
 from gunpy.operators.intersect import intersect
 from gunpy.operators.neighbor_mode import neighbor_mode
 from gunpy.operators.neighbor_best import neighbor_best
+from gunpy.operators.neighbor_mex import neighbor_mex
 from gunpy.operators.contract import contract
 from gunpy.operators.reverse_levels import group as group_levels, reverse_levels
 from gunpy.operators.sample import sample
@@ -43,7 +44,7 @@ SECTIONS = [
                     generators.path, generators.star]),
     ("Primitives", [gunpy.bfs, gunpy.sssp, gunpy.bc, gunpy.cc, gunpy.pagerank, gunpy.triangles,
                     gunpy.triangle_count, gunpy.lcc, gunpy.cdlp, gunpy.louvain, gunpy.kcore,
-                    gunpy.hits, gunpy.ppr, gunpy.spmv]),
+                    gunpy.hits, gunpy.ppr, gunpy.spmv, gunpy.color]),
     ("Results", [gunpy.Result.to_dict, gunpy.Result.to_dataframe, gunpy.Result.to_networkx,
                  gunpy.Stats]),
     ("Writing primitives", [gunpy.Functor, gunpy.Problem, gunpy.Problem.data,
@@ -51,7 +52,8 @@ SECTIONS = [
                             gunpy.Enactor, gunpy.Enactor.enact, gunpy.Enactor.advance,
                             gunpy.Enactor.filter, gunpy.Enactor.compute,
                             gunpy.Enactor.neighbor_reduce, gunpy.Enactor.neighbor_mode,
-                            gunpy.Enactor.neighbor_best, gunpy.Enactor.contract,
+                            gunpy.Enactor.neighbor_best, gunpy.Enactor.neighbor_mex,
+                            gunpy.Enactor.contract,
                             gunpy.Enactor.sample,
                             gunpy.Enactor.near_far,
                             gunpy.Enactor.advance_filter, gunpy.Enactor.advance_near_far,
@@ -71,7 +73,7 @@ SECTIONS = [
                                             toolchain.assemble]),
     ("Operators on their own", [ops.Context, ops.Context.frontier, ops.Context.new_bitmap,
                                 advance, filter_, compute, neighbor_reduce, neighbor_mode,
-                                neighbor_best, contract, sample, group_levels, reverse_levels, intersect, reduce,
+                                neighbor_best, neighbor_mex, contract, sample, group_levels, reverse_levels, intersect, reduce,
                                 register_strategy, unregister_strategy]),
     ("GraphBLAS (gunpy.blas)", [blas.Matrix, blas.Matrix.from_coo, blas.Matrix.from_graph,
                                 blas.Matrix.to_coo, blas.Matrix.reduce_rowwise,

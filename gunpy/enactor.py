@@ -14,7 +14,8 @@ from gunpy.frontier import FrontierPool, FrontierStore
 from gunpy.functor import compile_functor
 from gunpy.operators import (advance as advance_op, compute as compute_op,
                              contract as contract_op, filter as filter_op, levels as levels_op,
-                             neighbor_best as neighbor_best_op, neighbor_mode as neighbor_mode_op,
+                             neighbor_best as neighbor_best_op, neighbor_mex as neighbor_mex_op,
+                             neighbor_mode as neighbor_mode_op,
                              neighbor_reduce as neighbor_reduce_op, reduce as reduce_op,
                              sample as sample_op)
 from gunpy.operators.context import Context
@@ -251,6 +252,15 @@ class Enactor:
         (:mod:`gunpy.operators.neighbor_best`)."""
         neighbor_best_op.run(self.context, frontier, compile_functor(functor, self.backend),
                              self.problem.data(), out)
+        return frontier
+
+    def neighbor_mex(self, frontier, functor, out):
+        """``out[v]`` = the smallest non-negative key no out-edge of ``v`` gives as
+        ``functor.gather_edge`` (negative keys left out) for the vertices of ``frontier``
+        (``None``: all) where ``functor.cond_vertex`` holds: a colouring's first free
+        colour (:mod:`gunpy.operators.neighbor_mex`)."""
+        neighbor_mex_op.run(self.context, frontier, compile_functor(functor, self.backend),
+                            self.problem.data(), out)
         return frontier
 
     def contract(self, labels):

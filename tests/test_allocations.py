@@ -119,6 +119,13 @@ def test_triangles_allocate_nothing_per_level(backend):
     assert r.triangles.tolist() == [want[v] for v in range(H.num_vertices)]
 
 
+def test_color_allocates_nothing_per_round(backend):
+    r, allocs = _twice(lambda: gunpy.color(G, backend=backend))
+    assert allocs == [0] * len(allocs) and len(allocs) > 2, allocs
+    for u, v in NXG.edges:
+        assert u == v or r.colors[u] != r.colors[v]
+
+
 def test_bc_backward_levels_cost_no_sync_for_their_edges(backend):
     """A backward level runs neighbor_reduce over a saved frontier: the edges it reads are
     counted in its kernel (no degree scan, no read); the run's total is exact."""

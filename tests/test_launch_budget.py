@@ -42,6 +42,7 @@ BUDGET = {
     "sssp": (6, 6),
     "cc": (20, 4),
     "pagerank pull": (2, 1),  # one fused pass: gather, update, split and both sums
+    "color": (7, 1),  # highest neighbour, first free colour, the filter (flag, scan, scatter)
 }
 
 RUNS = {
@@ -52,6 +53,7 @@ RUNS = {
     "sssp": lambda: _sssp(G, fuse=False),
     "cc": lambda: gunpy.cc(G, backend="cuda"),
     "pagerank pull": lambda: gunpy.pagerank(G, direction="pull", backend="cuda"),
+    "color": lambda: gunpy.color(G, backend="cuda"),
 }
 
 

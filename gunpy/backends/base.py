@@ -66,6 +66,9 @@ OPERATORS = {
     "neighbor_best": OperatorSpec(
         "gunpy.operators.neighbor_best:{}_execute",
         "ctx, dg, hooks, data, out, keys, sums, queue, length, n, all_vertices"),
+    "neighbor_mex": OperatorSpec(
+        "gunpy.operators.neighbor_mex:{}_execute",
+        "ctx, dg, hooks, data, out, queue, length, n, all_vertices"),
     "contract": OperatorSpec("gunpy.operators.contract:{}_contract", "ctx, G, labels"),
     "intersect": OperatorSpec("gunpy.operators.intersect:{}_execute",
                               "ctx, hooks, data, left, right, counts"),
