@@ -13,7 +13,7 @@ import networkx as nx
 import numpy as np
 
 from ._functions import _FUNCTIONS
-from ._graph import GunpyGraph, _hashable
+from ._graph import GunpyGraph, _adjacency, _cache_of, _hashable
 
 
 @functools.cache
@@ -42,7 +42,75 @@ def can_run(name, args, kwargs):
 
 
 def should_run(name, args, kwargs):
-    return can_run(name, args, kwargs) is True
+    """:func:`can_run`'s answer, or a reason where the graph is so small that networkx is
+    faster (thresholds by function family, :data:`MIN_EDGES`).
+
+    networkx asks only when it chooses a backend itself (``nx.config.backend_priority``);
+    a call that says ``backend="gunpy"`` runs on gunpy whatever the size.
+    """
+    g = args[0] if args else kwargs.get("G")
+    if isinstance(g, nx.Graph):
+        edges, converted = _size(g)
+        cold, warm = MIN_EDGES[_FAMILY.get(name, "other")]
+        least = warm if converted else cold
+        if edges < least:
+            state = "converted" if converted else "not yet converted"
+            return (f"{edges} edges ({state}): networkx is faster below {least} for "
+                    f"{name}")
+    return can_run(name, args, kwargs)
+
+
+#: ``{family: (edges, edges once converted)}``: the least ``G.number_of_edges()`` at which
+#: gunpy beats networkx, converting the graph on the call, and with the conversion
+#: cached; measured on ``nx.gnm_random_graph(n, 4 n)`` (``bench/nx_script.py --crossover``,
+#: docs/networkx.md)
+MIN_EDGES = {
+    "traversal": (32_768, 8_192),
+    "shortest paths": (32_768, 2_048),
+    "components": (131_072, 2_048),
+    "betweenness": (512, 512),
+    "closeness": (4_096, 2_048),
+    "pagerank": (0, 0),
+    "clustering": (256, 256),
+    "louvain": (1_024, 1_024),
+    "cores": (4_096, 2_048),
+    "other": (32_768, 8_192),  # functions not measured: as traversal
+}
+_FAMILY = {
+    **dict.fromkeys(("bfs_edges", "bfs_tree", "bfs_predecessors", "bfs_successors",
+                     "bfs_layers", "descendants_at_distance", "has_path", "descendants",
+                     "ancestors", "node_connected_component", "single_source_shortest_path",
+                     "single_source_shortest_path_length"), "traversal"),
+    **dict.fromkeys(("shortest_path", "shortest_path_length", "single_source_dijkstra",
+                     "single_source_dijkstra_path", "single_source_dijkstra_path_length",
+                     "dijkstra_path", "dijkstra_path_length", "multi_source_dijkstra",
+                     "multi_source_dijkstra_path", "multi_source_dijkstra_path_length",
+                     "bellman_ford_path_length", "single_source_bellman_ford_path_length"),
+                    "shortest paths"),
+    **dict.fromkeys(("connected_components", "weakly_connected_components", "is_connected",
+                     "is_weakly_connected", "number_connected_components",
+                     "number_weakly_connected_components"), "components"),
+    "betweenness_centrality": "betweenness",
+    **dict.fromkeys(("closeness_centrality", "harmonic_centrality", "eccentricity"),
+                    "closeness"),
+    **dict.fromkeys(("pagerank", "hits"), "pagerank"),
+    **dict.fromkeys(("triangles", "transitivity", "clustering", "average_clustering"),
+                    "clustering"),
+    "louvain_communities": "louvain",
+    **dict.fromkeys(("core_number", "k_core", "k_shell", "k_crust", "k_corona"), "cores"),
+}
+
+
+def _size(g):
+    """``(edges, converted)``: ``g``'s edge count (an undirected edge once) and whether
+    its conversion is in networkx's cache; O(nodes), without reading edge data."""
+    cache = _cache_of(g)
+    csr = cache.get(("gunpy", "csr")) if cache is not None else None
+    if csr is not None:
+        stored = int(csr.nx_offsets[-1])
+    else:
+        stored = sum(map(len, (g._succ if g.is_directed() else g._adj).values()))
+    return (stored if g.is_directed() else (stored + 1) // 2), csr is not None
 
 
 # ----------------------------------------------------------------------------- checks
@@ -75,13 +143,14 @@ def _positive_weights(p):
 
 
 def _weight_facts(g, w):
-    """``(every weight a positive number, every weight the same)``, kept in networkx's
-    cache of the graph (cleared when the graph changes) so a call scans the edges once."""
+    """``(every weight a positive number, every weight the same)``, from the one read of
+    the attribute that the conversion uses too (kept in networkx's cache of the graph,
+    cleared when the graph changes), so a call scans the edges once."""
     cache = getattr(g, "__networkx_cache__", None) if nx.config.cache_converted_graphs else None
     key = ("gunpy", "weight facts", w)
     if cache is not None and key in cache:
         return cache[key]
-    values = {d.get(w, 1) for *_, d in g.edges(data=True)}
+    values = _adjacency(g).weights(w, 1).distinct
     facts = (all(isinstance(x, int | float | np.integer | np.floating) and x > 0
                  for x in values), len(values) <= 1)
     if cache is not None:
@@ -199,6 +268,26 @@ def _pagerank(p):
         return "parallel edges sum their weights: not supported"
 
 
+def _simple(p):
+    if _multi(p):
+        return "multigraphs: networkx counts parallel edges, gunpy's graph holds each once"
+
+
+def _average_path(p):
+    w, method = p["weight"], p["method"]
+    method = method or ("unweighted" if w is None else "dijkstra")
+    if method == "unweighted":
+        return None
+    if method not in ("dijkstra", "bellman-ford") or w is None:
+        return f"method={method!r} (with weight={w!r}) is left to networkx"
+    reason = _positive_weights(p)
+    if reason or method == "dijkstra":
+        return reason
+    if p["nxg"] is not None and not _weight_facts(p["nxg"], w)[1]:
+        return ("unequal weights: networkx's Bellman-Ford queue orders the lengths (and "
+                "their float sum) by its relaxations")
+
+
 _DIJKSTRA = ("single_source_dijkstra_path_length", "single_source_dijkstra",
              "single_source_dijkstra_path", "dijkstra_path", "dijkstra_path_length",
              "bellman_ford_path_length", "single_source_bellman_ford_path_length")
@@ -226,4 +315,7 @@ _CHECKS = {
                                     "k_corona")},
     "hits": (_hits,),
     "pagerank": (_pagerank,),
+    **{name: (_simple,) for name in ("degree_centrality", "in_degree_centrality",
+                                     "out_degree_centrality")},
+    "average_shortest_path_length": (_average_path,),
 }
