@@ -1,12 +1,13 @@
 """intersect on the CPU: each row's left list marked once, its edges' right lists looked up in it.
 
 The CPU implementation of :func:`gunpy.operators.intersect` (same calls, same
-hook order, same counters as the merge it stands for). A ``prange`` over chunks
-of consecutive edges of the mask (rows cut where the edge count says); work
-that fits one chunk runs serially (:func:`gunpy.backends.cpu.run_thin`). Within
-a chunk, where no list repeats a column:
+hook order, same counters as the merge it stands for). A ``prange`` over the
+threads' slots of marks, each running its share of chunks of consecutive edges
+of the mask in turn (rows cut where the edge count says); work that fits one
+chunk runs serially (:func:`gunpy.backends.cpu.run_thin`). Within a chunk,
+where no list repeats a column:
 
-1. the left list of the row ``i`` is marked in the thread's own arrays: a bit
+1. the left list of the row ``i`` is marked in the slot's own arrays: a bit
    per vertex (a 32nd of a slot each: a probe's word stays in the L1 cache)
    and the entry's place in the list, read only on a match;
 2. each edge ``i -> j`` walks ``j``'s right list up to the left list's last
@@ -145,69 +146,77 @@ def cpu_kernel(hooks, weighted, with_counts=False):
 
 def cpu_source(hooks, weighted, with_counts=False):
     """The CPU kernel's Python source for ``hooks`` (compiled by the callers)."""
-    from numba import get_thread_id, njit, prange
+    from numba import njit, prange
 
     cond_edge = hooks.cond_edge
     merge = _merge(hooks.apply_intersection, njit(inline="always"))
     mark, probe = _marking(hooks.apply_intersection)
     weight = cpu_weight(weighted)
 
+    @njit(inline="always")
+    def chunk(start, stop, n, row_offsets, column_indices, values, l_offsets, l_indices,
+              r_offsets, r_indices, per_edge, marks, base, data):
+        """Edges ``start:stop``: ``(matches, entries read)``."""
+        hits, bits = base + n, base + n + PROBE_BLOCK
+        matches = 0
+        read = 0
+        marked = -1  # the row whose left list is marked
+        # 1. the chunk's first row: the last row starting at or before edge `start`
+        lo = 0
+        hi = n
+        while hi - lo > 1:
+            mid = (lo + hi) // 2
+            if row_offsets[mid] <= start:
+                lo = mid
+            else:
+                hi = mid
+        i = lo
+        for e in range(start, stop):
+            # 2. the mask: edge e = (i, j) (rows in order), kept when cond_edge holds
+            while row_offsets[i + 1] <= e:
+                i += 1
+            j = column_indices[e]
+            if not cond_edge(i, j, e, weight(values, e), data):
+                continue
+            if marks.shape[0] == 1 or (l_offsets[i + 1] - l_offsets[i] + r_offsets[j + 1] -
+                                       r_offsets[j]) < MERGE_BELOW:
+                # 3. two-pointer merge of i's list in left and j's list in right
+                found, walked = merge(i, j, e, l_offsets, l_indices, r_offsets, r_indices,
+                                      data)
+            else:
+                # 3'. i's list marked once for all its edges, j's list looked up in it
+                if marked != i:
+                    if marked >= 0:
+                        mark(marks, base, bits, l_indices, l_offsets[marked],
+                             l_offsets[marked + 1], False)
+                    mark(marks, base, bits, l_indices, l_offsets[i], l_offsets[i + 1], True)
+                    marked = i
+                found, walked = probe(i, j, e, l_offsets, l_indices, r_offsets, r_indices,
+                                      marks, base, hits, bits, data)
+            matches += found
+            if with_counts:
+                per_edge[e] = found
+            read += walked
+        if marked >= 0:  # every bit is 0 again between calls
+            mark(marks, base, bits, l_indices, l_offsets[marked], l_offsets[marked + 1], False)
+        return matches, read
+
     def intersect(n, m, row_offsets, column_indices, values, l_offsets, l_indices, r_offsets,
                   r_indices, counts, nchunks, per_edge, marks, data):
         size = (m + nchunks - 1) // nchunks
-        for c in prange(nchunks):
-            start = c * size
-            stop = min(m, start + size)
-            matches = 0
-            read = 0
-            # this thread's marks: a place per vertex, a buffer, a bit per vertex
-            base = np.int64(get_thread_id()) * (n + PROBE_BLOCK + n // 32 + 1)
-            hits, bits = base + n, base + n + PROBE_BLOCK
-            marked = -1  # the row whose left list is marked
-            if start < stop:
-                # 1. the chunk's first row: the last row starting at or before edge `start`
-                lo = 0
-                hi = n
-                while hi - lo > 1:
-                    mid = (lo + hi) // 2
-                    if row_offsets[mid] <= start:
-                        lo = mid
-                    else:
-                        hi = mid
-                i = lo
-                for e in range(start, stop):
-                    # 2. the mask: edge e = (i, j) (rows in order), kept when cond_edge holds
-                    while row_offsets[i + 1] <= e:
-                        i += 1
-                    j = column_indices[e]
-                    if not cond_edge(i, j, e, weight(values, e), data):
-                        continue
-                    if marks.shape[0] == 1 or (l_offsets[i + 1] - l_offsets[i] + r_offsets[j + 1] -
-                                               r_offsets[j]) < MERGE_BELOW:
-                        # 3. two-pointer merge of i's list in left and j's list in right
-                        found, walked = merge(i, j, e, l_offsets, l_indices, r_offsets,
-                                              r_indices, data)
-                    else:
-                        # 3'. i's list marked once for all its edges, j's list looked up in it
-                        if marked != i:
-                            if marked >= 0:
-                                mark(marks, base, bits, l_indices, l_offsets[marked],
-                                     l_offsets[marked + 1], False)
-                            mark(marks, base, bits, l_indices, l_offsets[i], l_offsets[i + 1],
-                                 True)
-                            marked = i
-                        found, walked = probe(i, j, e, l_offsets, l_indices, r_offsets,
-                                              r_indices, marks, base, hits, bits, data)
-                    matches += found
-                    if with_counts:
-                        per_edge[e] = found
-                    read += walked
-            if marked >= 0:  # every bit is 0 again between calls
-                mark(marks, base, bits, l_indices, l_offsets[marked], l_offsets[marked + 1],
-                     False)
-            # 4. the chunk's own counters: no shared total
-            counts[c, 0] = matches
-            counts[c, 1] = read
+        stride = n + PROBE_BLOCK + n // 32 + 1
+        slots = marks.shape[0] // stride if marks.shape[0] > 1 else nchunks
+        per = (nchunks + slots - 1) // slots
+        # a slot of marks per iteration, its chunks in turn: the marks are the slot's own
+        # whichever thread runs it (numba's thread id would make the kernel uncacheable)
+        for t in prange(slots):
+            base = np.int64(t) * stride
+            for c in range(t * per, min(nchunks, (t + 1) * per)):
+                start = c * size
+                # 4. the chunk's own counters: no shared total
+                counts[c, 0], counts[c, 1] = chunk(
+                    start, min(m, start + size), n, row_offsets, column_indices, values,
+                    l_offsets, l_indices, r_offsets, r_indices, per_edge, marks, base, data)
 
     return intersect
 

@@ -18,10 +18,10 @@ slots, ``out`` positions then ``in`` positions: no two vertices share one), sort
 them in place (insertion sort up to 16 keys, heapsort beyond: no recursion, no
 allocation) and scans the runs. CUDA: a thread per vertex in a grid-stride loop,
 the edges read counted on a context tally (no sync); a hub's keys are one
-thread's heapsort, ``O(d log d)`` steps. CPU: a ``prange`` over vertices, one
-core below ``serial_below`` keys (:func:`gunpy.backends.cpu.run_thin`);
+thread's heapsort, ``O(d log d)`` steps. CPU: a ``prange`` over the threads'
+shares of the vertices (each with its own table, below), one core below ``serial_below`` keys (:func:`gunpy.backends.cpu.run_thin`);
 keys all equal (a settled neighbourhood) take one pass, and more than 16 are
-counted in the thread's own open-addressing table (Fibonacci hashing, a table of
+counted in the share's own open-addressing table (Fibonacci hashing, a table of
 at least twice the keys, its counts cleared through the slots used) instead of
 sorted: ``O(d)`` steps instead of ``O(d log d)``.
 """
@@ -231,39 +231,53 @@ def cpu_source(hooks, weighted, outgoing, incoming, all_vertices):
     equal (a settled neighbourhood) give their key after one pass; more than
     :data:`INSERTION_MAX` keys are counted in the thread's own hash table (up to
     half its :data:`TABLE_SLOTS`; longer lists are sorted as on CUDA)."""
-    from numba import get_thread_id, njit, prange
+    from numba import njit, prange
     jit = njit(inline="always")
     keys_of = _keys(hooks, cpu_weight(weighted), outgoing, incoming, jit)
     sorted_mode, hashed_mode = _sorted_mode(jit), _hashed_mode(jit)
+    @jit
+    def one(v, row_offsets, column_indices, in_offsets, in_indices, in_edge_ids, values, keys,
+            out, table, t0, slots, data):
+        """``out[v]`` = the mode of ``v``'s keys; the edges read."""
+        # 1. v's keys into its own slots
+        base, d = keys_of(v, row_offsets, column_indices, in_offsets, in_indices, in_edge_ids,
+                          values, keys, data)
+        if d == 0:
+            return d  # no edges: out[v] stays
+        # 2. all equal: that key
+        same = True
+        for x in range(base + 1, base + d):
+            if keys[x] != keys[base]:
+                same = False
+                break
+        if same:
+            out[v] = keys[base]
+            return d
+        # 3. a few keys, or too many for the table: sorted; else counted
+        bits = np.int64(5)
+        while (np.int64(1) << bits) < 2 * d:
+            bits += 1
+        if d <= INSERTION_MAX or (np.int64(1) << bits) > slots:
+            out[v] = sorted_mode(keys, base, d)
+        else:
+            out[v] = hashed_mode(keys, base, d, table, t0, t0 + slots, bits)
+        return d
+
     def mode_(queue, n, row_offsets, column_indices, in_offsets, in_indices, in_edge_ids, values,
               keys, out, table, slots, data):
+        parts = table.shape[0] // (2 * slots)
+        per = (n + parts - 1) // parts
         read = 0
-        for i in prange(n):
-            v = np.int64(i) if all_vertices else np.int64(queue[i])
-            # 1. v's keys into its own slots
-            base, d = keys_of(v, row_offsets, column_indices, in_offsets, in_indices,
-                              in_edge_ids, values, keys, data)
-            read += d
-            if d == 0:
-                continue  # no edges: out[v] stays
-            # 2. all equal: that key
-            same = True
-            for x in range(base + 1, base + d):
-                if keys[x] != keys[base]:
-                    same = False
-                    break
-            if same:
-                out[v] = keys[base]
-                continue
-            # 3. a few keys, or too many for the table: sorted; else counted
-            bits = np.int64(5)
-            while (np.int64(1) << bits) < 2 * d:
-                bits += 1
-            if d <= INSERTION_MAX or (np.int64(1) << bits) > slots:
-                out[v] = sorted_mode(keys, base, d)
-            else:
-                t0 = np.int64(get_thread_id()) * 2 * slots  # the thread's keys, then counts
-                out[v] = hashed_mode(keys, base, d, table, t0, t0 + slots, bits)
+        # a table per iteration (its keys, then its counts), its vertices in turn: the table
+        # is the part's own whichever thread runs it (numba's thread id: uncacheable)
+        for t in prange(parts):
+            t0 = np.int64(t) * 2 * slots
+            r = 0
+            for i in range(t * per, min(n, (t + 1) * per)):
+                v = np.int64(i) if all_vertices else np.int64(queue[i])
+                r += one(v, row_offsets, column_indices, in_offsets, in_indices, in_edge_ids,
+                         values, keys, out, table, t0, slots, data)
+            read += r
         return read
 
     return mode_
