@@ -23,6 +23,19 @@ _FUNCTIONS = {
     "is_weakly_connected": "gunpy.cc's component count",
     "number_weakly_connected_components": "gunpy.cc's component count",
     "single_source_shortest_path": "BFS parents in networkx's queue order (cutoff= supported)",
+    "single_target_shortest_path_length": "BFS depths of the reversed graph (cutoff= supported)",
+    "single_target_shortest_path": "BFS parents of the reversed graph in networkx's queue "
+                                   "order (cutoff= supported)",
+    "predecessor": "every BFS parent one level up, in networkx's queue order (target=, "
+                   "cutoff=, return_seen= supported)",
+    "all_pairs_shortest_path_length": "a BFS a node, each dict in networkx's order (a "
+                                      "generator; cutoff= supported)",
+    "all_pairs_shortest_path": "a BFS a node, paths in networkx's queue order (a generator; "
+                               "cutoff= supported)",
+    "average_shortest_path_length": "a BFS (weight=: an SSSP) a node, networkx's sum in its "
+                                    "order; gunpy.scc / gunpy.cc for the connectivity check "
+                                    "(floyd-warshall methods left to networkx)",
+    "global_efficiency": "a BFS a node, networkx's sum of inverse distances in its order",
     "shortest_path": "with a source and no target: single_source_shortest_path or "
                      "single_source_dijkstra_path (a target, no source or Bellman-Ford paths "
                      "left to networkx)",
@@ -42,12 +55,24 @@ _FUNCTIONS = {
     "betweenness_centrality": "Brandes BC over all sources (k=None, weight=None)",
     "connected_components": "ECL-CC union-find hooking with Afforest sampling",
     "weakly_connected_components": "the same on directed graphs",
+    "strongly_connected_components": "gunpy.scc (Multistep: trimming, forward-backward, "
+                                     "colouring); sinks of the condensation first, as "
+                                     "networkx's (a reverse topological order), ties by "
+                                     "smallest node index",
+    "number_strongly_connected_components": "gunpy.scc's component count",
+    "is_strongly_connected": "gunpy.scc's component count",
+    "condensation": "networkx's graph, numbered in scc's order (gunpy's "
+                    "strongly_connected_components when scc=None), its edges found with NumPy",
     "closeness_centrality": "a BFS (distance=: an SSSP) to each node, networkx's sums in its "
                             "order (u=, wf_improved= supported)",
     "harmonic_centrality": "a BFS (distance=: an SSSP) from each source, networkx's sums in its "
                            "order (nbunch=, sources= supported)",
     "eccentricity": "a BFS (weight=: an SSSP) from each node (v= supported; sp= left to "
                     "networkx)",
+    "degree_centrality": "the graph's degrees over n - 1 (multigraphs left to networkx)",
+    "in_degree_centrality": "the graph's in-degrees over n - 1 (multigraphs left to networkx)",
+    "out_degree_centrality": "the graph's out-degrees over n - 1 (multigraphs left to "
+                             "networkx)",
     "pagerank": "power iteration, push or pull; personalization= and dangling= supported "
                 "(nstart= left to networkx)",
     "triangles": "degree-ordered orientation + segmented intersection (nodes= supported)",

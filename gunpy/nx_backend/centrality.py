@@ -7,6 +7,7 @@ and the floats are networkx's to the bit.
 """
 
 import networkx as nx
+import numpy as np
 
 import gunpy
 
@@ -18,6 +19,38 @@ def betweenness_centrality(G, k=None, normalized=True, weight=None, endpoints=Fa
     r = gunpy.bc(G.graph, normalized=normalized, backend=_device())
     values = r.centrality.tolist()
     return {v: float(x) for v, x in zip(G.nodes, values)}
+
+
+def _degree_centrality(G, degrees):
+    if len(G) <= 1:
+        return {n: 1 for n in G.nodes}
+    s = 1.0 / (len(G) - 1.0)
+    return dict(zip(G.nodes, (degrees * s).tolist()))  # int * float, as networkx's d * s
+
+
+def _self_loops(G):
+    g = G.graph
+    src = np.repeat(np.arange(g.num_vertices), np.diff(g.row_offsets))
+    return np.bincount(src[src == g.column_indices], minlength=g.num_vertices)
+
+
+def degree_centrality(G):
+    # can_run: no multigraphs (gunpy's graph holds a parallel edge once)
+    g = G.graph
+    degrees = np.diff(g.row_offsets) + (g.in_degrees() if g.directed else _self_loops(G))
+    return _degree_centrality(G, degrees)
+
+
+def in_degree_centrality(G):
+    if not G.is_directed():
+        raise nx.NetworkXNotImplemented("not implemented for undirected type")
+    return _degree_centrality(G, G.graph.in_degrees())
+
+
+def out_degree_centrality(G):
+    if not G.is_directed():
+        raise nx.NetworkXNotImplemented("not implemented for undirected type")
+    return _degree_centrality(G, np.diff(G.graph.row_offsets))
 
 
 def pagerank(G, alpha=0.85, personalization=None, max_iter=100, tol=1.0e-6, nstart=None,

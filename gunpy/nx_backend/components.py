@@ -1,6 +1,9 @@
-"""Components and reachability on gunpy.cc and gunpy.bfs.
+"""Components and reachability on gunpy.cc, gunpy.scc and gunpy.bfs.
 
-Counts and tests of connectivity read gunpy.cc's ``num_components``; one node's component,
+Counts and tests of connectivity read gunpy.cc's (gunpy.scc's) ``num_components``; strongly
+connected components come sinks of the condensation first, as networkx's Tarjan yields
+them (a reverse topological order: ``_scc_order``), ties by smallest node index; one node's
+component,
 its descendants and ancestors, and ``has_path`` read gunpy.bfs's depths (``ancestors``: a
 BFS of the reversed graph). Errors are networkx's: ``NetworkXError`` for the missing
 source of ``descendants`` / ``ancestors`` (raised by networkx's ``bfs_edges``),
@@ -12,7 +15,7 @@ import numpy as np
 
 import gunpy
 
-from ._graph import _bfs, _device, _reversed
+from ._graph import _bfs, _device, _nx_order_csr, _reversed
 
 
 def _components(G):
@@ -35,6 +38,84 @@ def weakly_connected_components(G):
     if not G.is_directed():
         raise nx.NetworkXNotImplemented("not implemented for undirected type")
     return _components(G)
+
+
+def _scc_order(G):
+    """gunpy.scc's components as arrays of vertex ids, every component after those it has
+    an edge to (peeled from the condensation's sinks a level at a time, each level's
+    components by their smallest id, which gunpy.scc names them by)."""
+    labels = gunpy.scc(G.graph, backend=_device()).labels.astype(np.int64)
+    g = G.graph
+    n = g.num_vertices
+    src = np.repeat(np.arange(n), np.diff(g.row_offsets))
+    cu, cv = labels[src], labels[g.column_indices]
+    cross = cu != cv
+    by_head = np.argsort(cv[cross], kind="stable")
+    cu, cv = cu[cross][by_head], cv[cross][by_head]
+    into = np.searchsorted(cv, np.arange(n + 1))     # the edges into each component
+    left = np.bincount(cu, minlength=n)              # each one's edges out, to peel
+    roots = np.flatnonzero(labels == np.arange(n))
+    level, order = roots[left[roots] == 0], []
+    while level.size:
+        order.append(level)
+        counts = into[level + 1] - into[level]
+        at = np.repeat(into[level] - np.concatenate([[0], np.cumsum(counts)[:-1]]), counts)
+        tails = cu[np.arange(counts.sum()) + at]
+        np.subtract.at(left, tails, 1)
+        tails = np.unique(tails)
+        level = tails[left[tails] == 0]
+    members = np.argsort(labels, kind="stable")
+    cuts = np.searchsorted(labels[members], np.arange(n + 1))
+    return [members[cuts[c]:cuts[c + 1]] for c in np.concatenate(order or [roots]).tolist()]
+
+
+def _not_undirected(G):
+    if not G.is_directed():
+        raise nx.NetworkXNotImplemented("not implemented for undirected type")
+
+
+def strongly_connected_components(G):
+    _not_undirected(G)
+    names = G.nodes
+    return ({names[v] for v in group.tolist()} for group in _scc_order(G))
+
+
+def number_strongly_connected_components(G):
+    _not_undirected(G)
+    return int(gunpy.scc(G.graph, backend=_device()).num_components)
+
+
+def is_strongly_connected(G):
+    _not_undirected(G)
+    if len(G) == 0:
+        raise nx.NetworkXPointlessConcept("Connectivity is undefined for the null graph.")
+    return number_strongly_connected_components(G) == 1
+
+
+def condensation(G, scc=None):
+    """networkx's condensation: components numbered in ``scc``'s order (gunpy's
+    strongly_connected_components when None), the edges between them added in
+    ``G.edges()`` order (NumPy over the graph in networkx's adjacency order)."""
+    _not_undirected(G)
+    if scc is None:
+        scc = strongly_connected_components(G)
+    mapping, members = {}, {}
+    C = nx.DiGraph()
+    C.graph["mapping"] = mapping
+    if len(G) == 0:
+        return C
+    for i, component in enumerate(scc):
+        members[i] = component
+        mapping.update((n, i) for n in component)
+    C.add_nodes_from(range(len(members)))
+    ro, ci = _nx_order_csr(G)
+    comp = np.fromiter((mapping[v] for v in G.nodes), dtype=np.int64, count=len(G))
+    cu, cv = comp[np.repeat(np.arange(len(G)), np.diff(ro))], comp[ci]
+    cross = np.flatnonzero(cu != cv)
+    first = np.sort(np.unique(cu[cross] * len(members) + cv[cross], return_index=True)[1])
+    C.add_edges_from(zip(cu[cross][first].tolist(), cv[cross][first].tolist()))
+    nx.set_node_attributes(C, members, "members")
+    return C
 
 
 def _count(G):

@@ -12,12 +12,14 @@ let a tight neighbour pop after the vertex): :func:`~gunpy.nx_backend.can_run` l
 zero, negative and NaN weights, weight functions and several sources to networkx.
 """
 
+import math
+
 import networkx as nx
 import numpy as np
 
 import gunpy
 
-from ._graph import _bfs, _device, _int_weights, _nx_order_csr, _queue_order
+from ._graph import _bfs, _device, _int_weights, _nx_order_csr, _queue_order, _reversed
 
 
 # ----------------------------------------------------------------------------- unweighted
@@ -46,6 +48,103 @@ def _paths(G, order, parent):
     for v, p in zip(order[1:], parent[order[1:]].tolist()):
         by_id[v] = by_id[p] + [labels[v]]
     return {labels[v]: by_id[v] for v in order}
+
+
+def single_target_shortest_path_length(G, target, cutoff=None):
+    # networkx's BFS over the predecessors: a BFS of the reversed graph
+    if target not in G:
+        raise nx.NodeNotFound(f"Target {target} is not in G")
+    return single_source_shortest_path_length(_reversed(G) if G.is_directed() else G, target,
+                                              cutoff)
+
+
+def single_target_shortest_path(G, target, cutoff=None):
+    if target not in G:
+        raise nx.NodeNotFound(f"Target {target} not in G")
+    paths = single_source_shortest_path(_reversed(G) if G.is_directed() else G, target, cutoff)
+    return {v: path[::-1] for v, path in paths.items()}
+
+
+def predecessor(G, source, target=None, cutoff=None, return_seen=None):
+    """Every BFS predecessor of each node (those one level up), in networkx's queue order."""
+    if source not in G:
+        raise nx.NodeNotFound(f"Source {source} not in G")
+    # networkx stops after the level where ``cutoff <= level`` (a falsy cutoff: never)
+    s, depth = _bfs(G, source, max(1, math.ceil(cutoff)) if cutoff else None)
+    order, _ = _queue_order(G, s, depth)
+    order = np.concatenate(order)
+    rank = np.full(depth.size, -1, dtype=np.int64)
+    rank[order] = np.arange(order.size)
+    ro, ci = _nx_order_csr(G)
+    src = np.repeat(np.arange(depth.size), np.diff(ro))
+    up = (depth[src] >= 0) & (depth[ci] == depth[src] + 1)
+    v, w = src[up], ci[up]
+    k = np.lexsort((rank[v], rank[w]))  # by the node, then its predecessors' queue order
+    cuts = np.searchsorted(rank[w[k]], np.arange(order.size + 1)).tolist()
+    labels = G.nodes
+    preds = [labels[x] for x in v[k].tolist()]
+    nodes = [labels[x] for x in order.tolist()]
+    pred = {x: preds[cuts[i]:cuts[i + 1]] for i, x in enumerate(nodes)}
+    if target is not None:
+        found = target in pred
+        if return_seen:
+            return (pred[target], int(depth[G.node_index(target)])) if found else ([], -1)
+        return pred[target] if found else []
+    if return_seen:
+        return pred, dict(zip(nodes, depth[order].tolist()))
+    return pred
+
+
+def all_pairs_shortest_path_length(G, cutoff=None):
+    for n in G.nodes:
+        yield (n, single_source_shortest_path_length(G, n, cutoff=cutoff))
+
+
+def all_pairs_shortest_path(G, cutoff=None):
+    for n in G.nodes:
+        yield (n, single_source_shortest_path(G, n, cutoff=cutoff))
+
+
+def average_shortest_path_length(G, weight=None, method=None):
+    # can_run: unweighted, or Dijkstra / Bellman-Ford on weights it runs (floyd-warshall
+    # left to networkx); networkx's sum over the same dicts, in their order
+    from .components import is_connected, is_strongly_connected
+    method = method or ("unweighted" if weight is None else "dijkstra")
+    if len(G) == 0:
+        raise nx.NetworkXPointlessConcept("the null graph has no paths, thus there is no "
+                                          "average shortest path length")
+    if len(G) == 1:
+        return 0
+    if G.is_directed() and not is_strongly_connected(G):
+        raise nx.NetworkXError("Graph is not strongly connected.")
+    if not G.is_directed() and not is_connected(G):
+        raise nx.NetworkXError("Graph is not connected.")
+    if method == "unweighted":
+        def path_length(v):
+            return single_source_shortest_path_length(G, v)
+    elif method == "dijkstra":
+        def path_length(v):
+            return single_source_dijkstra_path_length(G, v, weight=weight)
+    else:
+        def path_length(v):
+            return single_source_bellman_ford_path_length(G, v, weight=weight)
+    n = len(G)
+    return sum(x for u in G.nodes for x in path_length(u).values()) / (n * (n - 1))
+
+
+def global_efficiency(G):
+    if G.is_directed():
+        raise nx.NetworkXNotImplemented("not implemented for directed type")
+    n = len(G)
+    denom = n * (n - 1)
+    if denom == 0:
+        return 0
+    g_eff = 0
+    for _, targets in all_pairs_shortest_path_length(G):
+        for distance in targets.values():
+            if distance > 0:
+                g_eff += 1 / distance
+    return g_eff / denom
 
 
 # ----------------------------------------------------------------------------- Dijkstra

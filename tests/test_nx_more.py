@@ -1,0 +1,119 @@
+"""The networkx backend's strongly connected components, single-target and all-pairs paths,
+predecessors, average path length, efficiency and degree centralities: networkx's values,
+types and order (networkx's own tests for them run in tests/test_nx_backend.py)."""
+
+import networkx as nx
+import pytest
+
+from gunpy.nx_backend import can_run
+
+pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
+
+
+def graphs():
+    d = nx.gnp_random_graph(50, 0.05, directed=True, seed=4)
+    d.add_edge(7, 7)
+    nx.add_cycle(d, [50, 51, 52])  # a cycle, then a chain into it and a node hanging off
+    d.add_edges_from([(53, 54), (54, 50), (52, "tail")])
+    u = nx.relabel_nodes(nx.les_miserables_graph(), lambda s: s.lower())
+    parts = nx.disjoint_union(nx.path_graph(6, nx.DiGraph), nx.cycle_graph(5, nx.DiGraph))
+    parts.add_node("iso")
+    return {"directed": d, "undirected": u, "parts": parts, "karate": nx.karate_club_graph()}
+
+
+GRAPHS = graphs()
+
+
+def same(a, b):
+    """Equal, keys in the same order, values of the same types."""
+    assert a == b and list(a) == list(b)
+    assert [type(x) for x in a.values()] == [type(x) for x in b.values()]
+
+
+@pytest.mark.parametrize("name", ["directed", "parts"])
+def test_strongly_connected_components(name):
+    g = GRAPHS[name]
+    got = list(nx.strongly_connected_components(g, backend="gunpy"))
+    assert set(map(frozenset, got)) == set(map(frozenset, nx.strongly_connected_components(g)))
+    assert nx.number_strongly_connected_components(g, backend="gunpy") == len(got) > 5
+    assert nx.is_strongly_connected(g, backend="gunpy") is False
+    assert nx.is_strongly_connected(nx.cycle_graph(4, nx.DiGraph), backend="gunpy") is True
+    # networkx's order is a reverse topological one: each component after those it reaches
+    c = nx.condensation(g, backend="gunpy")
+    assert all(u > v for u, v in c.edges) and c.number_of_nodes() == len(got)
+    want = nx.condensation(g, got)  # networkx's own, numbered in gunpy's order
+    assert list(c.edges) == list(want.edges) and c.graph["mapping"] == want.graph["mapping"]
+    assert dict(c.nodes(data="members")) == dict(want.nodes(data="members"))
+    with pytest.raises(nx.NetworkXNotImplemented):
+        next(nx.strongly_connected_components(GRAPHS["karate"], backend="gunpy"))
+    with pytest.raises(nx.NetworkXPointlessConcept):
+        nx.is_strongly_connected(nx.DiGraph(), backend="gunpy")
+
+
+@pytest.mark.parametrize("name", sorted(GRAPHS))
+def test_single_target_and_all_pairs_paths(name):
+    g = GRAPHS[name]
+    t = list(g)[3]
+    for cutoff in (None, 2):
+        same(nx.single_target_shortest_path_length(g, t, cutoff, backend="gunpy"),
+             nx.single_target_shortest_path_length(g, t, cutoff))
+        same(nx.single_target_shortest_path(g, t, cutoff, backend="gunpy"),
+             nx.single_target_shortest_path(g, t, cutoff))
+    got = nx.all_pairs_shortest_path_length(g, cutoff=3, backend="gunpy")
+    want = nx.all_pairs_shortest_path_length(g, cutoff=3)
+    for (u, a), (v, b) in zip(got, want, strict=True):
+        assert u == v
+        same(a, b)
+    paths = dict(nx.all_pairs_shortest_path(g, backend="gunpy"))
+    assert list(paths) == list(g) and paths == dict(nx.all_pairs_shortest_path(g))
+    with pytest.raises(nx.NodeNotFound):
+        nx.single_target_shortest_path_length(g, "nowhere", backend="gunpy")
+
+
+@pytest.mark.parametrize("name", sorted(GRAPHS))
+def test_predecessor(name):
+    g = GRAPHS[name]
+    s = list(g)[1]
+    for kw in ({}, {"cutoff": 2}, {"cutoff": 0}, {"return_seen": True},
+               {"target": list(g)[-1]}, {"target": list(g)[-1], "return_seen": True}):
+        got, want = nx.predecessor(g, s, backend="gunpy", **kw), nx.predecessor(g, s, **kw)
+        assert got == want, kw
+        if isinstance(want, dict):
+            assert list(got) == list(want) and list(map(list, got.values())) == \
+                list(map(list, want.values()))
+    with pytest.raises(nx.NodeNotFound):
+        nx.predecessor(g, "nowhere", backend="gunpy")
+
+
+def test_average_shortest_path_length_and_efficiency():
+    g = GRAPHS["karate"]  # weighted: its "weight" attribute
+    for kw in ({}, {"weight": "weight"}, {"weight": "weight", "method": "dijkstra"}):
+        got, want = (nx.average_shortest_path_length(g, backend="gunpy", **kw),
+                     nx.average_shortest_path_length(g, **kw))
+        assert got == want and type(got) is type(want)
+    cyc = nx.cycle_graph(6, nx.DiGraph)
+    assert nx.average_shortest_path_length(cyc, backend="gunpy") == 3.0
+    with pytest.raises(nx.NetworkXError, match="strongly"):
+        nx.average_shortest_path_length(GRAPHS["directed"], backend="gunpy")
+    with pytest.raises(nx.NetworkXError, match="not connected"):
+        nx.average_shortest_path_length(GRAPHS["parts"].to_undirected(), backend="gunpy")
+    assert "floyd" in can_run("average_shortest_path_length", (g,),
+                              {"method": "floyd-warshall"})
+    assert "unequal" in can_run("average_shortest_path_length", (g,),
+                                {"weight": "weight", "method": "bellman-ford"})
+    for h in (g, GRAPHS["undirected"], nx.empty_graph(1)):
+        assert nx.global_efficiency(h, backend="gunpy") == nx.global_efficiency(h)
+    with pytest.raises(nx.NetworkXNotImplemented):
+        nx.global_efficiency(GRAPHS["directed"], backend="gunpy")
+
+
+def test_degree_centralities():
+    loops = nx.Graph([(0, 1), (1, 1), (1, 2)])
+    for g in (*GRAPHS.values(), loops, nx.empty_graph(1)):
+        same(nx.degree_centrality(g, backend="gunpy"), nx.degree_centrality(g))
+        if g.is_directed():
+            same(nx.in_degree_centrality(g, backend="gunpy"), nx.in_degree_centrality(g))
+            same(nx.out_degree_centrality(g, backend="gunpy"), nx.out_degree_centrality(g))
+    with pytest.raises(nx.NetworkXNotImplemented):
+        nx.in_degree_centrality(loops, backend="gunpy")
+    assert "multigraph" in can_run("degree_centrality", (nx.MultiGraph(loops),), {})
