@@ -7,13 +7,16 @@ call says ``backend="gunpy"`` (or ``nx.config.backend_priority`` lists it):
 the BFS family (``bfs_edges``, ``bfs_tree``, ``bfs_predecessors``, ``bfs_successors``,
 ``bfs_layers``, ``descendants_at_distance``), reachability and components
 (``has_path``, ``descendants``, ``ancestors``, ``node_connected_component``,
-``[weakly_]connected_components``, ``is_[weakly_]connected``,
-``number_[weakly_]connected_components``), shortest paths (``shortest_path``,
-``shortest_path_length``, ``single_source_shortest_path[_length]``,
+``[weakly_|strongly_]connected_components``, ``is_[weakly_|strongly_]connected``,
+``number_[weakly_|strongly_]connected_components``, ``condensation``), shortest paths
+(``shortest_path``, ``shortest_path_length``, ``single_source_shortest_path[_length]``,
+``single_target_shortest_path[_length]``, ``predecessor``,
+``all_pairs_shortest_path[_length]``, ``average_shortest_path_length``,
 ``single_source_dijkstra[_path][_length]``, ``dijkstra_path[_length]``,
 ``multi_source_dijkstra[_path][_length]``, ``bellman_ford_path_length``,
-``single_source_bellman_ford_path_length``), centrality (``betweenness_centrality``,
-``closeness_centrality``, ``harmonic_centrality``, ``eccentricity``), ``pagerank``,
+``single_source_bellman_ford_path_length``), ``global_efficiency``, centrality
+(``betweenness_centrality``, ``closeness_centrality``, ``harmonic_centrality``,
+``eccentricity``, ``[in_|out_]degree_centrality``), ``pagerank``,
 ``hits``, ``triangles``, ``transitivity``, ``[average_]clustering``,
 ``louvain_communities``, ``core_number``, ``k_core``, ``k_shell``, ``k_crust``,
 ``k_corona``: every one with what it supports in ``docs/networkx.md``.
