@@ -43,6 +43,9 @@ BUDGET = {
     "cc": (20, 4),
     "pagerank pull": (2, 1),  # one fused pass: gather, update, split and both sums
     "color": (7, 1),  # highest neighbour, first free colour, the filter (flag, scan, scatter)
+    "kcore": (11, 3),  # a peeling level: filter, advance (atomic decrements), k's bump
+    "hits": (4, 2),  # two neighbour reductions, two norms read together
+    "louvain": (84, 2),  # a local-moving sweep: a neighbor_best and a move per bucket
 }
 
 RUNS = {
@@ -54,6 +57,9 @@ RUNS = {
     "cc": lambda: gunpy.cc(G, backend="cuda"),
     "pagerank pull": lambda: gunpy.pagerank(G, direction="pull", backend="cuda"),
     "color": lambda: gunpy.color(G, backend="cuda"),
+    "kcore": lambda: gunpy.kcore(G, backend="cuda"),
+    "hits": lambda: gunpy.hits(G, backend="cuda"),
+    "louvain": lambda: gunpy.louvain(G, seed=1, backend="cuda"),
 }
 
 
@@ -171,3 +177,14 @@ def test_bc_backward_levels_cost_a_launch_and_no_sync(unfused):
     assert all((it["launches"], it["syncs"], it["uploads"], it["allocs"]) == (1, 0, 0, 0)
                for it in backward), backward
     assert sum(it["edges"] for it in backward) > 0
+
+
+def test_cdlp_rounds_and_lcc_keep_their_budget():
+    # CDLP: exactly max_iterations rounds, nothing to converge on: a round is neighbor_mode's
+    # one launch and no sync; LCC: the intersections and the normalising reduction in 7
+    # launches and 2 syncs for the whole run (its uploads: the oriented graph, once)
+    rounds = gunpy.cdlp(G, backend="cuda").stats.per_iteration
+    assert len(rounds) == 10
+    assert all(r["launches"] == 1 and r["syncs"] == 0 for r in rounds), rounds
+    (whole,) = gunpy.lcc(G, backend="cuda").stats.per_iteration
+    assert whole["launches"] <= 7 and whole["syncs"] <= 2, whole
