@@ -44,7 +44,7 @@ SECTIONS = [
                     generators.path, generators.star]),
     ("Primitives", [gunpy.bfs, gunpy.sssp, gunpy.bc, gunpy.cc, gunpy.pagerank, gunpy.triangles,
                     gunpy.triangle_count, gunpy.lcc, gunpy.cdlp, gunpy.louvain, gunpy.kcore,
-                    gunpy.hits, gunpy.ppr, gunpy.spmv, gunpy.color]),
+                    gunpy.hits, gunpy.ppr, gunpy.spmv, gunpy.color, gunpy.scc]),
     ("Results", [gunpy.Result.to_dict, gunpy.Result.to_dataframe, gunpy.Result.to_networkx,
                  gunpy.Stats]),
     ("Writing primitives", [gunpy.Functor, gunpy.Problem, gunpy.Problem.data,

@@ -24,7 +24,8 @@ MODULES = ["gunpy.graph", "gunpy.io", "gunpy.generators", "gunpy.datasets", "gun
            "gunpy.blas.algorithms.lcc", "gunpy.primitives.lcc", "gunpy.primitives.cdlp",
            "gunpy.primitives.louvain", "gunpy.operators.neighbor_best", "gunpy.operators.contract",
            "gunpy.primitives.kcore", "gunpy.primitives.hits", "gunpy.primitives.ppr",
-           "gunpy.primitives.spmv", "gunpy.primitives.color", "gunpy.operators.neighbor_mex"]
+           "gunpy.primitives.spmv", "gunpy.primitives.color", "gunpy.operators.neighbor_mex",
+           "gunpy.primitives.scc"]
 
 
 @pytest.mark.parametrize("name", MODULES)
