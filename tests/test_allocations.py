@@ -92,6 +92,15 @@ def test_cc_and_pagerank_allocate_nothing_per_level(backend):
     assert r.rank == pytest.approx([want[v] for v in range(G.num_vertices)], abs=1e-4)
 
 
+def test_scc_allocates_nothing_per_level(backend):
+    # trimming, the forward-backward round, the trimming it restarts
+    H = GRAPHS["random_directed"]
+    r, allocs = _twice(lambda: gunpy.scc(H, backend=backend))
+    assert allocs == [0] * len(allocs) and len(allocs) > 5, allocs
+    for comp in nx.strongly_connected_components(H.to_networkx()):
+        assert set(r.labels[list(comp)].tolist()) == {min(comp)}
+
+
 def _bc_run(H, source, backend):
     """One BC source through a fresh problem and enactor (gunpy.bc keeps no per-level records)."""
     from gunpy.primitives.bc import BCEnactor, BCProblem

@@ -47,6 +47,10 @@ BUDGET = {
     "hits": (4, 2),  # two neighbour reductions, two norms read together
     "louvain": (84, 2),  # a local-moving sweep: a neighbor_best and a move per bucket
 }
+    # scc: a step of trimming (an advance a stream), colour spreading or the backward
+    # search; a round's end: the filters and two advances (or reductions) that restart
+    # trimming; the pivot's round (a compute, a fill, its read) is the second iteration
+    "scc": (8, 3),
 
 RUNS = {
     "bfs push": lambda: gunpy.bfs(G, 0, direction="push", backend="cuda"),
@@ -62,6 +66,7 @@ RUNS = {
     "louvain": lambda: gunpy.louvain(G, seed=1, backend="cuda"),
 }
 
+    "scc": lambda: gunpy.scc(GRAPHS["random_directed"], backend="cuda"),  # directed
 
 def _sssp(H, runs=1, **kw):
     """SSSP from 0 through its enactor (``fuse=`` is an enactor option), ``runs`` times."""
