@@ -135,6 +135,14 @@ def test_color_allocates_nothing_per_round(backend):
         assert u == v or r.colors[u] != r.colors[v]
 
 
+def test_mst_allocates_nothing_per_round(backend):
+    assert not G.directed
+    r, allocs = _twice(lambda: gunpy.mst(G, backend=backend))
+    assert allocs == [0] * len(allocs) and len(allocs) >= 2, allocs
+    assert r.num_edges == G.num_vertices - nx.number_connected_components(NXG)
+    assert r.total == r.num_edges  # unweighted: every edge weighs 1
+
+
 def test_bc_backward_levels_cost_no_sync_for_their_edges(backend):
     """A backward level runs neighbor_reduce over a saved frontier: the edges it reads are
     counted in its kernel (no degree scan, no read); the run's total is exact."""

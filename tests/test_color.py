@@ -169,19 +169,19 @@ def test_neighbor_mex_operator(backend):
 
 @pytest.mark.ptx
 def test_color_compiles_to_ptx(ptx_backend):
-    from gunpy.primitives.color import ColorProblem, FirstFree, Highest, Start, Uncoloured
+    from gunpy.primitives.color import ColorProblem, FirstFree, Higher, Ready, Release, Start
     G = nasty_graphs(small=True)["preferential_hubs"]
     p = ColorProblem(G, backend=ptx_backend)
     ctx = ops.Context(G, ptx_backend)
     everything = ctx.full_frontier()
     ops.compute(G, None, Start, p.data(), context=ctx)
-    ops.neighbor_reduce(G, everything, Highest, p.data(), p.highest, edges="out", op="max",
-                        context=ctx)
+    ops.neighbor_reduce(G, None, Higher, p.data(), p.waiting, edges="out", context=ctx)
+    ops.filter(G, everything, Ready, p.data(), context=ctx)
     ops.neighbor_mex(G, everything, FirstFree, p.data(), p.colors, context=ctx)
     ops.neighbor_mex(G, None, FirstFree, p.data(), p.colors, context=ctx)
-    ops.filter(G, everything, Uncoloured, p.data(), context=ctx)
+    ops.advance(G, everything, Release, p.data(), context=ctx)
     names = " ".join(ptx_backend.kernel_names())
-    assert all(k in names for k in ("compute", "mex", "flag", "scatter")), names
+    assert all(k in names for k in ("compute", "mex", "flag", "scatter", "advance")), names
 
 
 def test_docstring_examples():

@@ -42,7 +42,8 @@ BUDGET = {
     "sssp": (6, 6),
     "cc": (20, 4),
     "pagerank pull": (2, 1),  # one fused pass: gather, update, split and both sums
-    "color": (7, 1),  # highest neighbour, first free colour, the filter (flag, scan, scatter)
+    "color": (2, 1),  # the ready vertices' first free colour, the advance releasing the next
+    "mst": (30, 6),  # 4 filters (flag, scan, scatter), 5 computes, pointer jumping (a sync each)
     "kcore": (11, 3),  # a peeling level: filter, advance (atomic decrements), k's bump
     "hits": (4, 2),  # two neighbour reductions, two norms read together
     "louvain": (84, 2),  # a local-moving sweep: a neighbor_best and a move per bucket
@@ -61,6 +62,7 @@ RUNS = {
     "cc": lambda: gunpy.cc(G, backend="cuda"),
     "pagerank pull": lambda: gunpy.pagerank(G, direction="pull", backend="cuda"),
     "color": lambda: gunpy.color(G, backend="cuda"),
+    "mst": lambda: gunpy.mst(G, backend="cuda"),  # undirected
     "kcore": lambda: gunpy.kcore(G, backend="cuda"),
     "hits": lambda: gunpy.hits(G, backend="cuda"),
     "louvain": lambda: gunpy.louvain(G, seed=1, backend="cuda"),

@@ -1,0 +1,189 @@
+"""Minimum spanning forests (gunpy.mst) against networkx and a Kruskal written here.
+
+Borůvka's rounds pick edges by ``(weight, smaller end, larger end)``, a strict order,
+so the forest is the one Kruskal's algorithm finds scanning the edges in that order
+(the reference below): the edge sets must be equal, not only the totals. The totals
+are also checked against networkx's ``minimum_spanning_tree`` (exactly for integer
+weights), and the forest has one tree per connected component.
+"""
+
+import networkx as nx
+import numpy as np
+import pytest
+
+import gunpy
+from gunpy import operators as ops
+from gunpy.testing import graph_names, nasty_graphs
+from test_lcc import run_user_guide_section
+
+UNDIRECTED = {name: G for name, G in nasty_graphs(small=True).items() if not G.directed}
+
+
+def reweighted(G, weights):
+    """``G``'s undirected edges (once each, ``u < v``) with ``weights(k)`` as weights."""
+    A = G.to_scipy().tocoo()
+    once = A.row < A.col
+    u, v = A.row[once], A.col[once]
+    return gunpy.Graph.from_edges(u, v, weights(u.size), num_vertices=G.num_vertices,
+                                  directed=False)
+
+
+def kruskal(G):
+    """The forest Kruskal's algorithm finds in ``(weight, u, v)`` order, as sorted triples."""
+    A = G.to_scipy().tocoo()
+    once = A.row < A.col
+    u, v, w = A.row[once], A.col[once], A.data[once] if G.weighted else np.ones(once.sum())
+    parent = list(range(G.num_vertices))
+
+    def root(x):
+        while parent[x] != x:
+            parent[x] = parent[parent[x]]
+            x = parent[x]
+        return x
+    forest = []
+    for i in np.lexsort((v, u, w)):
+        a, b = root(int(u[i])), root(int(v[i]))
+        if a != b:
+            parent[max(a, b)] = min(a, b)
+            forest.append((int(u[i]), int(v[i]), float(w[i])))
+    return sorted(forest, key=lambda e: (e[2], e[0], e[1]))
+
+
+def check(G, r):
+    """The forest is Kruskal's, spans every component once and weighs networkx's total."""
+    got = list(zip(r.src.tolist(), r.dst.tolist(), r.weight.tolist()))
+    assert got == kruskal(G)
+    g = nx.Graph(G.to_networkx())
+    assert r.num_edges == G.num_vertices - nx.number_connected_components(g)
+    want = nx.minimum_spanning_tree(g).size(weight="weight")
+    assert r.total == pytest.approx(want, rel=1e-9, abs=0)
+    assert r.weight.dtype == np.float64 and bool(np.all(r.src < r.dst))
+
+
+@pytest.mark.parametrize("name", graph_names(UNDIRECTED))
+def test_nasty_graphs_with_tied_integer_weights(backend, cpu_split, name):
+    G = UNDIRECTED[name]
+    rng = np.random.default_rng(len(name))
+    H = reweighted(G, lambda k: rng.integers(1, 4, k).astype(float))  # many ties
+    r = gunpy.mst(H, backend=backend)
+    check(H, r)
+    g = nx.Graph(H.to_networkx())
+    assert r.total == nx.minimum_spanning_tree(g).size(weight="weight")  # exactly
+    check(G, gunpy.mst(G, backend=backend))  # unweighted: every edge weighs 1
+
+
+def test_float_negative_and_infinite_weights(backend):
+    G = gunpy.generators.grid_2d(6, 5)
+    rng = np.random.default_rng(1)
+    H = reweighted(G, lambda k: rng.normal(size=k))
+    check(H, gunpy.mst(H, backend=backend))
+    H = reweighted(G, lambda k: np.where(np.arange(k) % 5 == 0, np.inf, rng.random(k)))
+    r = gunpy.mst(H, backend=backend)
+    check(H, r)
+    assert r.num_edges == G.num_vertices - 1 and np.isinf(r.total) == bool(
+        np.isinf(r.weight).any())
+
+
+def test_repeated_edges_and_self_loops(backend):
+    # 0 - 1 twice (weights 5 and 2), a loop of weight -9 on 1, 1 - 2 weight 3
+    G = gunpy.Graph.from_edges([0, 0, 1, 1], [1, 1, 1, 2], [5.0, 2.0, -9.0, 3.0],
+                               directed=False, remove_self_loops=False,
+                               remove_duplicates=False)
+    r = gunpy.mst(G, backend=backend)
+    assert r.to_dict() == {(0, 1): 2.0, (1, 2): 3.0} and r.total == 5.0
+
+
+def test_rounds_and_results(backend):
+    G = gunpy.generators.path(9)
+    r = gunpy.mst(G, backend=backend)
+    assert r.num_edges == 8 and r.total == 8.0 and 1 <= r.stats.iterations <= 4
+    assert r.stats.extra["rounds"] == r.stats.iterations
+    assert nx.utils.edges_equal(r.to_networkx().edges, nx.path_graph(9).edges)
+    empty = gunpy.mst(gunpy.Graph.from_edges([], [], num_vertices=3, directed=False),
+                      backend=backend)
+    assert empty.num_edges == 0 and empty.total == 0.0 and empty.src.size == 0
+
+
+def check_by_scipy(G, r):
+    """For graphs too large for the Python Kruskal: scipy's total, a spanning forest."""
+    import scipy.sparse as sp
+    import scipy.sparse.csgraph as csgraph
+    A = G.to_scipy()
+    assert r.total == pytest.approx(csgraph.minimum_spanning_tree(A).sum(), rel=1e-12)
+    parts = csgraph.connected_components(A, directed=False)[0]
+    F = sp.coo_matrix((r.weight, (r.src, r.dst)), shape=A.shape)
+    assert r.num_edges == G.num_vertices - parts  # n - c edges joining c parts: a forest
+    assert csgraph.connected_components(F, directed=False)[0] == parts
+
+
+@pytest.mark.large
+@pytest.mark.parametrize("name", ["karate", "chesapeake", "netscience", "CA-GrQc",
+                                  "luxembourg_osm", "delaunay_n16"])
+def test_bundled_graphs(name):
+    G = gunpy.datasets.load(name)
+    rng = np.random.default_rng(2)
+    H = reweighted(G, lambda k: rng.integers(1, 100, k).astype(float))
+    r = gunpy.mst(H, backend="cpu")
+    check(H, r) if G.num_vertices < 10000 else check_by_scipy(H, r)
+
+
+@pytest.mark.large
+def test_rmat(backend):
+    G = gunpy.generators.rmat(12, 8, seed=3, directed=False, weighted=True)
+    r = gunpy.mst(G, backend=backend)
+    check(G, r)
+    check_by_scipy(G, r)
+
+
+def test_rounds_allocate_nothing(backend):
+    G = reweighted(gunpy.generators.grid_2d(6, 6), lambda k: np.arange(k, 0, -1.0))
+    gunpy.mst(G, backend=backend)
+    its = gunpy.mst(G, backend=backend).stats.per_iteration
+    assert len(its) >= 2 and all(it["allocs"] == 0 for it in its)
+
+
+def test_bad_input():
+    with pytest.raises(TypeError, match="gunpy.Graph"):
+        gunpy.mst([[0, 1]])
+    with pytest.raises(ValueError, match="undirected"):
+        gunpy.mst(gunpy.Graph.from_edges([0, 1], [1, 2]))
+    G = gunpy.Graph.from_edges([0, 1], [1, 2], [1.0, np.nan], directed=False)
+    with pytest.raises(ValueError, match="NaN"):
+        gunpy.mst(G)
+    with pytest.raises(ValueError, match="backend"):
+        gunpy.mst(gunpy.generators.path(3), backend="abacus")
+
+
+@pytest.mark.ptx
+def test_mst_compiles_to_ptx(ptx_backend):
+    from gunpy.primitives import mst as m
+    G = reweighted(nasty_graphs(small=True)["preferential_hubs"], lambda k: np.ones(k))
+    p = m.MSTProblem(G, backend=ptx_backend)
+    ctx = ops.Context(G, ptx_backend)
+    vertices, edges = ctx.full_frontier(), ctx.full_frontier("edge")
+    for functor in (m.Start, m.Reset, m.Hook, m.Choose, m.Relabel):
+        ops.compute(G, vertices, functor, p.data(), context=ctx)
+    for functor in (m.Jump, m.Growing):
+        ops.filter(G, vertices, functor, p.data(), context=ctx)
+    for functor in (m.Lightest, m.Tiebreak):
+        ops.filter(G, edges, functor, p.data(), context=ctx)
+    names = " ".join(ptx_backend.kernel_names())
+    assert all(k in names for k in ("compute", "flag", "scatter")), names
+
+
+def test_docstring_examples():
+    import doctest
+    import importlib
+    mod = importlib.import_module("gunpy.primitives.mst")
+    result = doctest.testmod(mod, optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
+    assert result.failed == 0 and result.attempted >= 4
+
+
+def test_registered():
+    from gunpy.registry import primitive
+    spec = primitive("mst")
+    assert spec.function is gunpy.mst and spec.weighted
+
+
+def test_user_guide_mst_section_runs():
+    run_user_guide_section("## Minimum spanning forest", 3)
