@@ -19,6 +19,12 @@ a user would, and each result is checked against gunpy's first:
     ``_pagerank_scipy`` loop written with scipy, once per source (1e-6 in L1 per
     source: networkx's own tolerance).
 
+``scc`` (on directed graphs: RMAT's directed Kronecker graph of the same scale, a
+bundled graph's edges as directed ones, both ways where it is undirected)
+    ``gunpy.scc(G)`` against scipy's ``connected_components(connection="strong")``,
+    igraph's ``connected_components(mode="strong")`` and NetworKit's
+    ``StronglyConnectedComponents`` (the same partition);
+
 One untimed call each, then ``--reps`` rounds of one call per library in turn
 (so that a slow patch of the shared machine falls on all); medians and ranges
 in ms, and gunpy's median over the fastest peer's (>1: gunpy is faster).
@@ -108,7 +114,44 @@ def _ppr_peers(G, sources, out):
     out["scipy"] = lambda: np.array([scipy_one(s) for s in sources])
 
 
-def _calls(G, prims, sources):
+def directed_twin(G, name):
+    """scc's graph: RMAT's directed graph of the same scale, else ``G``'s edges directed."""
+    import gunpy
+    if name.startswith("rmat"):
+        return gunpy.generators.rmat(int(name[4:]), 16, seed=1, directed=True)
+    return gunpy.Graph(G.row_offsets, G.column_indices, directed=True)
+
+
+def smallest_ids(labels):
+    """Component labels renamed to each component's smallest vertex id (gunpy.scc's)."""
+    labels = np.asarray(labels)
+    first = np.full(labels.max(initial=-1) + 1, labels.size)
+    np.minimum.at(first, labels, np.arange(labels.size))
+    return first[labels]
+
+
+def _scc_peers(H, out):
+    import igraph as ig
+    import networkit as nk
+    from scipy.sparse import csgraph
+    A = H.to_scipy().tocsr()
+    src = np.repeat(np.arange(H.num_vertices), H.out_degrees())
+    dst = H.column_indices
+    gi = ig.Graph(n=H.num_vertices, edges=np.column_stack([src, dst]), directed=True)
+    h = nk.GraphFromCoo((np.ones(src.size), (src.astype(np.uint64), dst.astype(np.uint64))),
+                        n=H.num_vertices, directed=True, weighted=False)
+    out["scipy"] = lambda: smallest_ids(csgraph.connected_components(
+        A, directed=True, connection="strong")[1])
+    out["igraph"] = lambda: smallest_ids(gi.connected_components(mode="strong").membership)
+
+    def networkit():
+        s = nk.components.StronglyConnectedComponents(h)
+        s.run()
+        return smallest_ids(s.getPartition().getVector())
+    out["networkit"] = networkit
+
+
+def _calls(G, prims, sources, name=""):
     import gunpy
     calls, checks = {}, {}
     for prim in prims:
@@ -123,6 +166,11 @@ def _calls(G, prims, sources):
             _hits_peers(G, peers)
             checks[prim] = lambda a, b: max(np.abs(a[0] - b[0]).max(),
                                             np.abs(a[1] - b[1]).max()) < ARGS.hits_atol
+        elif prim == "scc":
+            H = directed_twin(G, name)
+            calls[prim, "gunpy"] = lambda: gunpy.scc(H, backend="cpu").labels
+            _scc_peers(H, peers)
+            checks[prim] = lambda a, b: np.array_equal(a, b)
         else:
             calls[prim, "gunpy"] = lambda: gunpy.ppr(G, sources, backend="cpu").rank
             _ppr_peers(G, sources, peers)
@@ -138,7 +186,7 @@ def measure(name, prims, reps, nsources):
     deg = np.diff(G.row_offsets)
     sources = np.random.default_rng(7).choice(np.flatnonzero(deg > 0), nsources,
                                               replace=False).tolist()
-    calls, checks = _calls(G, prims, sources)
+    calls, checks = _calls(G, prims, sources, name)
     times, first = {key: [] for key in calls}, {}
     for (prim, lib), f in calls.items():  # untimed: compile, load, warm; and check
         first[prim, lib] = f()
