@@ -78,7 +78,7 @@ def test_errors_match_networkx():
 def test_unsupported_options_are_declined():
     from gunpy.nx_backend import can_run
     g = GRAPHS["karate"]
-    assert can_run("betweenness_centrality", (g,), {"k": 5}) is not True
+    assert can_run("betweenness_centrality", (g,), {"weight": "weight"}) is not True
     assert can_run("pagerank", (g,), {"nstart": {0: 1}}) is not True
     assert can_run("pagerank", (g,), {"personalization": {0: -1}}) is not True
     assert can_run("pagerank", (g,), {"personalization": {0: 1}, "dangling": {1: 2}}) is True

@@ -117,3 +117,19 @@ def test_degree_centralities():
     with pytest.raises(nx.NetworkXNotImplemented):
         nx.in_degree_centrality(loops, backend="gunpy")
     assert "multigraph" in can_run("degree_centrality", (nx.MultiGraph(loops),), {})
+
+
+@pytest.mark.parametrize("name", ["karate", "directed"])
+def test_betweenness_samples_networkx_s_sources(name):
+    import random
+    g = GRAPHS[name]
+    for k, normalized in ((1, True), (5, False), (12, True)):
+        got = nx.betweenness_centrality(g, k=k, normalized=normalized, seed=3, backend="gunpy")
+        want = nx.betweenness_centrality(g, k=k, normalized=normalized, seed=3)
+        assert list(got) == list(want)
+        assert got == pytest.approx(want, rel=1e-12, abs=1e-12, nan_ok=True)
+    a, b = random.Random(9), random.Random(9)  # the seed's state moves on as networkx's
+    nx.betweenness_centrality(g, k=4, seed=a, backend="gunpy")
+    nx.betweenness_centrality(g, k=4, seed=b)
+    assert a.random() == b.random()
+    assert can_run("betweenness_centrality", (g,), {"k": 4, "seed": 1}) is True

@@ -52,7 +52,8 @@ _FUNCTIONS = {
     "multi_source_dijkstra_path_length": "the same, lengths only",
     "bellman_ford_path_length": "SSSP distance on positive weights (others left to networkx)",
     "single_source_bellman_ford_path_length": "SSSP distances on positive weights",
-    "betweenness_centrality": "Brandes BC over all sources (k=None, weight=None)",
+    "betweenness_centrality": "Brandes BC over all sources, or k sampled as networkx samples "
+                              "them (its seed) and rescaled as networkx does (weight=None)",
     "connected_components": "ECL-CC union-find hooking with Afforest sampling",
     "weakly_connected_components": "the same on directed graphs",
     "strongly_connected_components": "gunpy.scc (Multistep: trimming, forward-backward, "

@@ -6,6 +6,8 @@ give (networkx's keys in networkx's order), so every sum is taken in networkx's 
 and the floats are networkx's to the bit.
 """
 
+import math
+
 import networkx as nx
 import numpy as np
 
@@ -16,9 +18,35 @@ from .paths import single_source_dijkstra_path_length, single_source_shortest_pa
 
 def betweenness_centrality(G, k=None, normalized=True, weight=None, endpoints=False,
                            seed=None):
+    if k is not None and k != len(G):
+        return _sampled_betweenness(G, k, normalized, seed)
     r = gunpy.bc(G.graph, normalized=normalized, backend=_device())
     values = r.centrality.tolist()
     return {v: float(x) for v, x in zip(G.nodes, values)}
+
+
+def _sampled_betweenness(G, k, normalized, seed):
+    """``k`` sources drawn as networkx draws them (``seed``: the ``random.Random`` networkx's
+    ``py_random_state`` made of the call's seed), gunpy.bc from them, networkx's rescaling
+    of sampled values (sources and the other nodes scaled apart)."""
+    nodes = seed.sample(list(G.nodes), k)
+    n = len(G)
+    r = gunpy.bc(G.graph, [G.node_index(v) for v in nodes], normalized=False,
+                 backend=_device())
+    raw = r.centrality * (2.0 if not G.is_directed() and n >= 3 else 1.0)  # bc's halving
+    N = n - 1
+    if N >= 2:
+        correction = 1 if G.is_directed() else 2
+        if normalized:
+            source = 1 / ((k - 1) * (N - 1)) if k > 1 else math.nan
+            other = 1 / (k * (N - 1))
+        else:
+            source = N / ((k - 1) * correction) if k > 1 else math.nan
+            other = N / (k * correction)
+        scale = np.full(n, other)
+        scale[[G.node_index(v) for v in nodes]] = source
+        raw = raw * scale
+    return dict(zip(G.nodes, raw.tolist()))
 
 
 def _degree_centrality(G, degrees):

@@ -196,8 +196,6 @@ def _no_sp(p):
 
 
 def _betweenness(p):
-    if p["k"] is not None:
-        return "k (sampling) is not supported"
     if p["weight"] is not None:
         return "weighted BC is not supported"
     if p["endpoints"]:
