@@ -25,6 +25,12 @@ bundled graph's edges as directed ones, both ways where it is undirected)
     igraph's ``connected_components(mode="strong")`` and NetworKit's
     ``StronglyConnectedComponents`` (the same partition);
 
+``spgemm``, ``wedges`` (not in the default set: their outputs outgrow memory past
+RMAT-14)
+    gunpy.blas's ``plus_times(A @ A).new()`` and ``plus_pair(A @ A).new(mask=~A.S)``
+    against scipy's ``A @ A`` (and ``C - C.multiply(A)``) and python-graphblas
+    (SuiteSparse) with the same semiring and mask (entries and value sums equal).
+
 One untimed call each, then ``--reps`` rounds of one call per library in turn
 (so that a slow patch of the shared machine falls on all); medians and ranges
 in ms, and gunpy's median over the fastest peer's (>1: gunpy is faster).
@@ -151,6 +157,38 @@ def _scc_peers(H, out):
     out["networkit"] = networkit
 
 
+def _nnz_sum(C):
+    """``(entries, sum of values)`` of a gunpy.blas, scipy or python-graphblas matrix."""
+    from gunpy import blas
+    if isinstance(C, blas.Matrix):
+        return C.nvals, float(C.to_coo()[2].sum())
+    if hasattr(C, "ss"):
+        return C.nvals, float(C.reduce_scalar().new().value)  # python-graphblas
+    return C.nnz, float(C.sum())  # scipy
+
+
+def _spgemm_calls(G, prim, calls):
+    """``A @ A`` (plus_times) or the wedges that close no triangle (plus_pair under
+    ``~A.S``) of gunpy.blas, scipy and python-graphblas (SuiteSparse)."""
+    import graphblas as gb
+
+    from gunpy import blas
+    A = blas.Matrix.from_graph(G, backend="cpu")
+    S = G.to_scipy().astype(np.float64).tocsr()
+    r, c = S.nonzero()
+    gA = gb.Matrix.from_coo(r, c, np.asarray(S[r, c]).ravel(), nrows=S.shape[0],
+                            ncols=S.shape[0])
+    if prim == "spgemm":
+        calls[prim, "gunpy"] = lambda: blas.semiring.plus_times(A @ A).new()
+        calls[prim, "scipy"] = lambda: S @ S
+        calls[prim, "graphblas"] = lambda: gb.semiring.plus_times(gA @ gA).new()
+        return
+    P = (S != 0).astype(np.float64)
+    calls[prim, "gunpy"] = lambda: blas.semiring.plus_pair(A @ A).new(mask=~A.S)
+    calls[prim, "scipy"] = lambda: (lambda C: C - C.multiply(P))(P @ P)
+    calls[prim, "graphblas"] = lambda: gb.semiring.plus_pair(gA @ gA).new(mask=~gA.S)
+
+
 def _calls(G, prims, sources, name=""):
     import gunpy
     calls, checks = {}, {}
@@ -171,6 +209,11 @@ def _calls(G, prims, sources, name=""):
             calls[prim, "gunpy"] = lambda: gunpy.scc(H, backend="cpu").labels
             _scc_peers(H, peers)
             checks[prim] = lambda a, b: np.array_equal(a, b)
+        elif prim in ("spgemm", "wedges"):
+            _spgemm_calls(G, prim, calls)
+            checks[prim] = lambda a, b: (lambda x, y: x[0] == y[0] and
+                                         abs(x[1] - y[1]) <= 1e-9 * abs(x[1]))(
+                _nnz_sum(a), _nnz_sum(b))
         else:
             calls[prim, "gunpy"] = lambda: gunpy.ppr(G, sources, backend="cpu").rank
             _ppr_peers(G, sources, peers)

@@ -345,7 +345,9 @@ def _gustavson(A, B, sr, mask, dtype):
                           left.values is not None, right.values is not None)
         data = K.MxmData(backend.graph(left).values, backend.graph(right).values, out, hit)
         spgemm(C, F, data, left=left, right=right, context=Context(C, backend))
-    vals = backend.to_host(out)[:m].astype(res_dt)
+    # the CPU's own array as it is (no copy, no cast when the types agree)
+    vals = out[:m] if isinstance(out, np.ndarray) else backend.to_host(out)[:m]
+    vals = np.asarray(vals, dtype=res_dt)
     return Matrix.from_csr(C.row_offsets, C.column_indices, vals, res_dt, backend=backend,
                            check=False)
 
