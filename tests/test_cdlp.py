@@ -91,6 +91,29 @@ def test_hubs_sort_more_keys_than_insertion_handles(backend, cpu_split, small, t
                                           reference(G, rounds))
 
 
+def test_rounds_on_the_changed_vertices_neighbours(backend, small, monkeypatch):
+    # every round after the first counts only the neighbours of what changed (the threshold
+    # lifted): the same labels as every vertex counted, on graphs whose labels oscillate
+    # (a path's two ends, RMAT's bipartite corners); directed graphs count every vertex
+    from primitives import cdlp as mod
+    monkeypatch.setattr(mod, "FRONTIER_BELOW", 1.0)
+    graphs = dict(nasty_graphs(small=True))
+    graphs["rmat"] = gunpy.generators.rmat(7 if small else 10, 8, seed=4)
+    for name, G in graphs.items():
+        r = gunpy.cdlp(G, 6, backend=backend)
+        np.testing.assert_array_equal(r.labels, reference(G, 6), err_msg=name)
+        everyone = 6 * G.num_vertices
+        assert r.stats.extra["counted"] == everyone if G.directed else \
+            r.stats.extra["counted"] <= everyone, name
+    assert r.stats.extra["counted"] < everyone  # RMAT: some vertices left alone
+    # the threshold as shipped: RMAT's last rounds change a few vertices
+    G = graphs["rmat"]
+    r = gunpy.cdlp(G, 10, backend=backend)
+    monkeypatch.setattr(mod, "FRONTIER_BELOW", 0.0)
+    np.testing.assert_array_equal(r.labels, gunpy.cdlp(G, 10, backend=backend).labels)
+    assert r.stats.extra["counted"] < G.num_vertices * 10
+
+
 def test_directed_neighbour_both_ways_counts_twice(backend):
     # 0's neighbours: 1 (0 -> 1 and 1 -> 0: twice), 2 and 3 once each: labels 1, 1, 2, 3
     G = gunpy.Graph.from_edges([0, 1, 0, 3, 2], [1, 0, 2, 0, 1])

@@ -47,11 +47,11 @@ BUDGET = {
     "kcore": (11, 3),  # a peeling level: filter, advance (atomic decrements), k's bump
     "hits": (4, 2),  # two neighbour reductions, two norms read together
     "louvain": (84, 2),  # a local-moving sweep: a neighbor_best and a move per bucket
-}
     # scc: a step of trimming (an advance a stream), colour spreading or the backward
     # search; a round's end: the filters and two advances (or reductions) that restart
     # trimming; the pivot's round (a compute, a fill, its read) is the second iteration
     "scc": (8, 3),
+}
 
 RUNS = {
     "bfs push": lambda: gunpy.bfs(G, 0, direction="push", backend="cuda"),
@@ -66,9 +66,9 @@ RUNS = {
     "kcore": lambda: gunpy.kcore(G, backend="cuda"),
     "hits": lambda: gunpy.hits(G, backend="cuda"),
     "louvain": lambda: gunpy.louvain(G, seed=1, backend="cuda"),
+    "scc": lambda: gunpy.scc(GRAPHS["random_directed"], backend="cuda"),  # directed
 }
 
-    "scc": lambda: gunpy.scc(GRAPHS["random_directed"], backend="cuda"),  # directed
 
 def _sssp(H, runs=1, **kw):
     """SSSP from 0 through its enactor (``fuse=`` is an enactor option), ``runs`` times."""
@@ -187,11 +187,13 @@ def test_bc_backward_levels_cost_a_launch_and_no_sync(unfused):
 
 
 def test_cdlp_rounds_and_lcc_keep_their_budget():
-    # CDLP: exactly max_iterations rounds, nothing to converge on: a round is neighbor_mode's
-    # one launch and no sync; LCC: the intersections and the normalising reduction in 7
-    # launches and 2 syncs for the whole run (its uploads: the oriented graph, once)
+    # CDLP: exactly max_iterations rounds, each neighbor_mode's launch and a filter keeping
+    # the changed vertices (its count the one sync), or an advance to their neighbours once
+    # few change; LCC: the intersections and the normalising reduction in 7 launches and 2
+    # syncs for the whole run (its uploads: the oriented graph, once)
     rounds = gunpy.cdlp(G, backend="cuda").stats.per_iteration
     assert len(rounds) == 10
-    assert all(r["launches"] == 1 and r["syncs"] == 0 for r in rounds), rounds
+    assert all(r["launches"] <= 6 and r["syncs"] <= 1 for r in rounds[1:]), rounds  # 0: +Start
+    assert rounds[-1]["launches"] == 0  # settled: nothing changed, nothing to count
     (whole,) = gunpy.lcc(G, backend="cuda").stats.per_iteration
     assert whole["launches"] <= 7 and whole["syncs"] <= 2, whole
