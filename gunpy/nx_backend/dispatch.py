@@ -65,16 +65,16 @@ def should_run(name, args, kwargs):
 #: cached; measured on ``nx.gnm_random_graph(n, 4 n)`` (``bench/nx_script.py --crossover``,
 #: docs/networkx.md)
 MIN_EDGES = {
-    "traversal": (32_768, 8_192),
+    "traversal": (131_072, 16_384),
     "shortest paths": (32_768, 2_048),
-    "components": (131_072, 2_048),
-    "betweenness": (512, 512),
-    "closeness": (4_096, 2_048),
+    "components": (65_536, 4_096),
+    "betweenness": (4_096, 4_096),
+    "closeness": (2_048, 2_048),
     "pagerank": (0, 0),
-    "clustering": (256, 256),
-    "louvain": (1_024, 1_024),
+    "clustering": (512, 128),
+    "louvain": (2_048, 2_048),
     "cores": (4_096, 2_048),
-    "other": (32_768, 8_192),  # functions not measured: as traversal
+    "other": (131_072, 16_384),  # functions not measured (hits, ...): as traversal
 }
 _FAMILY = {
     **dict.fromkeys(("bfs_edges", "bfs_tree", "bfs_predecessors", "bfs_successors",
@@ -93,7 +93,7 @@ _FAMILY = {
     "betweenness_centrality": "betweenness",
     **dict.fromkeys(("closeness_centrality", "harmonic_centrality", "eccentricity"),
                     "closeness"),
-    **dict.fromkeys(("pagerank", "hits"), "pagerank"),
+    "pagerank": "pagerank",
     **dict.fromkeys(("triangles", "transitivity", "clustering", "average_clustering"),
                     "clustering"),
     "louvain_communities": "louvain",
