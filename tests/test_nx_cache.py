@@ -109,8 +109,7 @@ def test_should_run_declines_small_graphs_only_when_networkx_chooses():
     reason = should_run("bfs_edges", (small, 0), {})
     assert isinstance(reason, str) and "networkx is faster below" in reason
     assert should_run("pagerank", (small,), {}) is True  # gunpy wins at every size measured
-    assert "k (sampling)" in should_run("betweenness_centrality", (nx.complete_graph(40),),
-                                        {"k": 3})  # can_run's reason still comes through
+    assert "negative" in should_run("pagerank", (small,), {"personalization": {0: -1}})
     before = _graph.conversions
     with nx.config.backend_priority(algos=["gunpy"]):  # automatic: networkx runs it
         assert list(nx.bfs_edges(small, 0)) == [(i, i + 1) for i in range(19)]
