@@ -3,4 +3,4 @@
 Each module is one primitive and registers one :class:`gunpy.registry.Primitive`
 entry at its end; importing this package registers the built-in ones.
 """
-from gunpy.primitives import bfs, sssp, bc, cc, pagerank, triangles, lcc, cdlp, louvain, kcore, hits, ppr, spmv, color, scc, mst  # noqa: F401,E501  (register)
+from gunpy.primitives import bfs, sssp, bc, cc, pagerank, triangles, lcc, cdlp, louvain, kcore, hits, ppr, spmv, color, scc, mst, geo  # noqa: F401,E501  (register)
