@@ -143,6 +143,15 @@ def test_mst_allocates_nothing_per_round(backend):
     assert r.total == r.num_edges  # unweighted: every edge weighs 1
 
 
+def test_geo_allocates_nothing_per_round(backend):
+    from gunpy.primitives.geo import random_locations
+    H = GRAPHS["grid"]
+    lat, lon = random_locations(H, known=0.05, seed=3)
+    r, allocs = _twice(lambda: gunpy.geo(H, lat, lon, max_iter=20, backend=backend))
+    assert allocs == [0] * len(allocs) and len(allocs) > 2, allocs
+    assert not np.isnan(r.latitude).any()  # connected: every vertex located in the end
+
+
 def test_bc_backward_levels_cost_no_sync_for_their_edges(backend):
     """A backward level runs neighbor_reduce over a saved frontier: the edges it reads are
     counted in its kernel (no degree scan, no read); the run's total is exact."""

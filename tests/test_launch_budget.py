@@ -46,6 +46,7 @@ BUDGET = {
     "mst": (30, 6),  # 4 filters (flag, scan, scatter), 5 computes, pointer jumping (a sync each)
     "kcore": (11, 3),  # a peeling level: filter, advance (atomic decrements), k's bump
     "hits": (4, 2),  # two neighbour reductions, two norms read together
+    "geo": (7, 1),  # a round: two computes (centres, medians), the committing filter
     "louvain": (84, 2),  # a local-moving sweep: a neighbor_best and a move per bucket
     # scc: a step of trimming (an advance a stream), colour spreading or the backward
     # search; a round's end: the filters and two advances (or reductions) that restart
@@ -65,9 +66,16 @@ RUNS = {
     "mst": lambda: gunpy.mst(G, backend="cuda"),  # undirected
     "kcore": lambda: gunpy.kcore(G, backend="cuda"),
     "hits": lambda: gunpy.hits(G, backend="cuda"),
+    "geo": lambda: gunpy.geo(GRAPHS["grid"], *_few_located(GRAPHS["grid"]), max_iter=20,
+                             backend="cuda"),  # rounds spreading from a few located
     "louvain": lambda: gunpy.louvain(G, seed=1, backend="cuda"),
     "scc": lambda: gunpy.scc(GRAPHS["random_directed"], backend="cuda"),  # directed
 }
+
+
+def _few_located(H):
+    from gunpy.primitives.geo import random_locations
+    return random_locations(H, known=0.05, seed=3)
 
 
 def _sssp(H, runs=1, **kw):
