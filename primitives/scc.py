@@ -56,9 +56,10 @@ class Start(Functor):
 
     @staticmethod
     def apply_vertex(v, data):
+        out_offsets, in_offsets = data.row_offsets, data.in_offsets
         data.labels[v] = -1
-        data.out_degree[v] = data.row_offsets[v + 1] - data.row_offsets[v]
-        data.in_degree[v] = data.in_offsets[v + 1] - data.in_offsets[v]
+        data.out_degree[v] = out_offsets[v + 1] - out_offsets[v]
+        data.in_degree[v] = in_offsets[v + 1] - in_offsets[v]
 
 
 class NoInEdges(Functor):
@@ -66,7 +67,11 @@ class NoInEdges(Functor):
 
     @staticmethod
     def cond_vertex(v, data):
-        return data.in_degree[v] == 0 and atomics.cas(data.labels, v, -1, v) == -1
+        labels, degree = data.labels, data.in_degree
+        hit = False
+        if degree[v] == 0:
+            hit = atomics.cas(labels, v, -1, v) == -1
+        return hit
 
 
 class NoOutEdges(Functor):
@@ -74,7 +79,11 @@ class NoOutEdges(Functor):
 
     @staticmethod
     def cond_vertex(v, data):
-        return data.out_degree[v] == 0 and atomics.cas(data.labels, v, -1, v) == -1
+        labels, degree = data.labels, data.out_degree
+        hit = False
+        if degree[v] == 0:
+            hit = atomics.cas(labels, v, -1, v) == -1
+        return hit
 
 
 class LoseInEdge(Functor):
@@ -82,11 +91,13 @@ class LoseInEdge(Functor):
 
     @staticmethod
     def cond_edge(src, dst, edge, weight, data):
+        # the arrays bound first: read inside a branch, numba counts references per edge
+        labels, degree = data.labels, data.in_degree
         hit = False
-        if data.labels[dst] == -1:
+        if labels[dst] == -1:
             # atomic: dst may lose several in-neighbours at once; one decrement sees 1 -> 0
-            if atomics.add(data.in_degree, dst, -1) == 1:
-                hit = atomics.cas(data.labels, dst, -1, dst) == -1
+            if atomics.add(degree, dst, -1) == 1:
+                hit = atomics.cas(labels, dst, -1, dst) == -1
         return hit
 
 
@@ -95,10 +106,11 @@ class LoseOutEdge(Functor):
 
     @staticmethod
     def cond_edge(src, dst, edge, weight, data):
+        labels, degree = data.labels, data.out_degree
         hit = False
-        if data.labels[dst] == -1:
-            if atomics.add(data.out_degree, dst, -1) == 1:
-                hit = atomics.cas(data.labels, dst, -1, dst) == -1
+        if labels[dst] == -1:
+            if atomics.add(degree, dst, -1) == 1:
+                hit = atomics.cas(labels, dst, -1, dst) == -1
         return hit
 
 
@@ -107,7 +119,8 @@ class CountOut(Functor):
 
     @staticmethod
     def gather_edge(src, dst, edge, weight, data):
-        return 1.0 if data.labels[dst] == -1 else 0.0
+        labels = data.labels
+        return 1.0 if labels[dst] == -1 else 0.0
 
     @staticmethod
     def apply_vertex(v, data):
@@ -119,7 +132,8 @@ class CountIn(Functor):
 
     @staticmethod
     def gather_edge(src, dst, edge, weight, data):
-        return 1.0 if data.labels[dst] == -1 else 0.0
+        labels = data.labels
+        return 1.0 if labels[dst] == -1 else 0.0
 
     @staticmethod
     def apply_vertex(v, data):
@@ -147,7 +161,8 @@ class Pivot(Functor):
 
     @staticmethod
     def apply_vertex(v, data):
-        score = min(np.int64(data.in_degree[v]) * data.out_degree[v], 2147483647)
+        in_degree, out_degree = data.in_degree, data.out_degree
+        score = min(np.int64(in_degree[v]) * out_degree[v], 2147483647)
         atomics.max(data.best, 0, (score << 32) | v)
 
 
@@ -172,11 +187,12 @@ class Spread(Functor):
 
     @staticmethod
     def cond_edge(src, dst, edge, weight, data):
-        c = data.color[src]
+        labels, color = data.labels, data.color
+        c = color[src]
         hit = False
-        if data.labels[dst] == -1 and c < data.color[dst]:
+        if labels[dst] == -1 and c < color[dst]:
             # atomic min: several in-neighbours may lower dst in one step
-            hit = atomics.min(data.color, dst, c) > c
+            hit = atomics.min(color, dst, c) > c
         return hit
 
 
@@ -197,9 +213,10 @@ class Gather(Functor):
 
     @staticmethod
     def cond_edge(src, dst, edge, weight, data):
+        labels, color = data.labels, data.color
         hit = False
-        if data.labels[dst] == -1 and data.color[dst] == data.color[src]:
-            hit = atomics.cas(data.labels, dst, -1, data.labels[src]) == -1
+        if labels[dst] == -1 and color[dst] == color[src]:
+            hit = atomics.cas(labels, dst, -1, labels[src]) == -1
         return hit
 
 
@@ -208,13 +225,15 @@ class Smallest(Functor):
 
     @staticmethod
     def apply_vertex(v, data):
-        atomics.min(data.smallest, data.labels[v], v)
+        labels = data.labels
+        atomics.min(data.smallest, labels[v], v)
 
 
 class Relabel(Functor):
     @staticmethod
     def apply_vertex(v, data):
-        data.color[v] = data.smallest[data.labels[v]]
+        labels, smallest = data.labels, data.smallest
+        data.color[v] = smallest[labels[v]]
 
 
 #: G -> (row_offsets, column_indices, R): the reverse graph, built once per graph
