@@ -47,11 +47,11 @@ SMALL_BUCKETS = 64
 MAX_SWEEPS = 100
 #: a sweep gaining less than this share of its level's gain so far ends the level (the
 #: tail of a level's sweeps moves a few vertices back and forth for little)
-TAIL = 0.02
+TAIL = 0.05
 #: added to the seed of the refining passes (their buckets differ from the level's own)
 REFINE_SEED = 1 << 20
 #: a refining pass's sweep gaining less than this share of the modularity ends it
-REFINE_TAIL = 1e-3
+REFINE_TAIL = 1e-2
 
 LouvainData = namedtuple("LouvainData", "initial comm next k tot size bucket_of moves inner "
                                         "bucket buckets guard seed m resolution")
