@@ -19,6 +19,16 @@ a user would, and each result is checked against gunpy's first:
     ``_pagerank_scipy`` loop written with scipy, once per source (1e-6 in L1 per
     source: networkx's own tolerance).
 
+``color``
+    ``gunpy.color(G)`` against igraph's ``vertex_coloring_greedy()`` and, under
+    300,000 edges, networkx's ``greedy_color(strategy="largest_first")`` (every
+    colouring checked proper; their colour counts printed). NetworKit has only
+    ``SpectralColoring`` (a spectral heuristic, no greedy colouring): left out;
+``mst`` (on the graph with Graph500's uniform random weights, ``weighted_twin``)
+    ``gunpy.mst(G)`` against scipy's ``minimum_spanning_tree``, igraph's
+    ``spanning_tree(weights=)`` and NetworKit's ``KruskalMSF`` (the same total
+    weight, 1e-9 relative);
+
 ``scc`` (on directed graphs: RMAT's directed Kronecker graph of the same scale, a
 bundled graph's edges as directed ones, both ways where it is undirected)
     ``gunpy.scc(G)`` against scipy's ``connected_components(connection="strong")``,
@@ -120,6 +130,45 @@ def _ppr_peers(G, sources, out):
     out["scipy"] = lambda: np.array([scipy_one(s) for s in sources])
 
 
+def _color_peers(G, out):
+    import igraph as ig
+    src, dst = _edges(G)
+    gi = ig.Graph(n=G.num_vertices, edges=np.column_stack([src, dst]))
+    out["igraph"] = lambda: np.asarray(gi.vertex_coloring_greedy())
+    if G.num_edges < 300_000:
+        import networkx as nx
+        gx = nx.Graph(G.to_networkx())
+        gx.remove_edges_from(list(nx.selfloop_edges(gx)))
+        out["networkx"] = lambda: (lambda c: np.array([c[v] for v in range(G.num_vertices)]))(
+            nx.greedy_color(gx, strategy="largest_first"))
+
+
+def proper_colouring(G, colors):
+    """Whether no edge (self-loops aside) joins two vertices of one colour."""
+    src, dst = _edges(G)
+    return not np.any(colors[src] == colors[dst])
+
+
+def _mst_peers(W, out):
+    import igraph as ig
+    import networkit as nk
+    from scipy.sparse import csgraph
+    src, dst = _edges(W)
+    A = W.to_scipy().tocsr()
+    w = np.asarray(A[src, dst]).ravel()
+    gi = ig.Graph(n=W.num_vertices, edges=np.column_stack([src, dst]))
+    h = nk.GraphFromCoo((w, (src.astype(np.uint64), dst.astype(np.uint64))),
+                        n=W.num_vertices, directed=False, weighted=True)
+    out["scipy"] = lambda: float(csgraph.minimum_spanning_tree(A).sum())
+    out["igraph"] = lambda: float(w[gi.spanning_tree(weights=w, return_tree=False)].sum())
+
+    def networkit():
+        k = nk.graph.KruskalMSF(h)
+        k.run()
+        return k.getTotalWeight()
+    out["networkit"] = networkit
+
+
 def directed_twin(G, name):
     """scc's graph: RMAT's directed graph of the same scale, else ``G``'s edges directed."""
     import gunpy
@@ -209,6 +258,16 @@ def _calls(G, prims, sources, name=""):
             calls[prim, "gunpy"] = lambda: gunpy.scc(H, backend="cpu").labels
             _scc_peers(H, peers)
             checks[prim] = lambda a, b: np.array_equal(a, b)
+        elif prim == "color":
+            calls[prim, "gunpy"] = lambda: gunpy.color(G, backend="cpu").colors
+            _color_peers(G, peers)
+            checks[prim] = lambda a, b: proper_colouring(G, a) and proper_colouring(G, b)
+        elif prim == "mst":
+            from gunpy.bench.graphs import weighted_twin
+            W = weighted_twin(G, 1)
+            calls[prim, "gunpy"] = lambda: gunpy.mst(W, backend="cpu").total
+            _mst_peers(W, peers)
+            checks[prim] = lambda a, b: abs(a - b) <= 1e-9 * abs(a)
         elif prim in ("spgemm", "wedges"):
             _spgemm_calls(G, prim, calls)
             checks[prim] = lambda a, b: (lambda x, y: x[0] == y[0] and
@@ -233,6 +292,9 @@ def measure(name, prims, reps, nsources):
     times, first = {key: [] for key in calls}, {}
     for (prim, lib), f in calls.items():  # untimed: compile, load, warm; and check
         first[prim, lib] = f()
+        if prim == "color":
+            print(f"  {name} color: {lib} {int(first[prim, lib].max()) + 1} colours",
+                  file=sys.stderr)
         if lib != "gunpy" and not checks[prim](first[prim, "gunpy"], first[prim, lib]):
             print(f"  note: {prim} of {lib} differs from gunpy's", file=sys.stderr)
     for _ in range(reps):

@@ -45,7 +45,8 @@ from gunpy.result import Result
 
 __all__ = ["mst", "MSTResult", "MSTProblem", "MSTEnactor"]
 
-MSTData = namedtuple("MSTData", "comp hook lightest key count src dst weight n")
+MSTData = namedtuple("MSTData", "comp hook lightest key count src dst weight picked n ranked "
+                                 "rank lo_of hi_of")
 
 #: a component's key before any edge leaves it
 NO_EDGE = np.iinfo(np.int64).max
@@ -97,7 +98,8 @@ class Tiebreak(Functor):
     def cond_edge(src, dst, edge, weight, data):
         comp, lightest, keys = data.comp, data.lightest, data.key  # once (see Lightest)
         a, b = comp[src], comp[dst]
-        key = np.int64(src) * data.n + np.int64(dst)
+        # the edge's place among equal weights: its ends, or the caller's rank (ties=)
+        key = data.rank[edge] if data.ranked else np.int64(src) * data.n + np.int64(dst)
         # read first, as in Lightest: a hub component may have many edges of its weight
         if weight == lightest[a] and key < keys[a]:
             atomics.min(keys, a, key)
@@ -114,8 +116,10 @@ class Hook(Functor):
         key = data.key[c]
         other = c
         if key != NO_EDGE:
-            a = data.comp[key // data.n]
-            other = data.comp[key % data.n] if a == c else a
+            lo = data.lo_of[key] if data.ranked else key // data.n
+            hi = data.hi_of[key] if data.ranked else key % data.n
+            a = data.comp[lo]
+            other = data.comp[hi] if a == c else a
         data.hook[c] = other
 
 
@@ -133,9 +137,10 @@ class Choose(Functor):
                 data.hook[c] = c
             else:
                 at = atomics.add(data.count, 0, 1)
-                data.src[at] = key // data.n
-                data.dst[at] = key % data.n
+                data.src[at] = data.lo_of[key] if data.ranked else key // data.n
+                data.dst[at] = data.hi_of[key] if data.ranked else key % data.n
                 data.weight[at] = data.lightest[c]
+                data.picked[at] = key
 
 
 class Jump(Functor):
@@ -184,18 +189,50 @@ class MSTProblem(Problem):
         self.src = self.backend.empty(max(n - 1, 1), self.index_dtype)
         self.dst = self.backend.empty(max(n - 1, 1), self.index_dtype)
         self.weight = self.backend.empty(max(n - 1, 1), np.float64)
+        self.picked = self.backend.empty(max(n - 1, 1), np.int64)
         self.n = np.int64(n)
+        self.reset()
 
-    def reset(self):
+    def reset(self, ties=None):
+        """``ties``: the order of equal weights (:func:`tie_ranks`), or None: the ends."""
         self.backend.fill(self.count, 0)
+        self.ranked = ties is not None
+        rank, lo_of, hi_of = tie_ranks(self.graph, ties) if self.ranked else \
+            (np.zeros(1, np.int64), np.zeros(1, self.index_dtype), np.zeros(1, self.index_dtype))
+        self.rank, self.lo_of, self.hi_of = (self.backend.asarray(a) for a in (rank, lo_of,
+                                                                            hi_of))
 
     def extract(self):
-        """The forest's edges, sorted by ``(weight, src, dst)``."""
+        """The forest's edges, sorted by ``(weight, tie order)``."""
         k = int(self.to_host(self.count)[0])
-        src, dst = self.to_host(self.src)[:k], self.to_host(self.dst)[:k]
-        weight = self.to_host(self.weight)[:k]
-        order = np.lexsort((dst, src, weight))
+        src, dst = self.take(self.src)[:k], self.take(self.dst)[:k]
+        weight, picked = self.take(self.weight)[:k], self.take(self.picked)[:k]
+        # by weight (numpy's quicksort: its stable sort of floats is ~10x slower on
+        # random weights); where weights tie, again: by tie key, then stably by weight
+        order = np.argsort(weight)
+        if np.any(weight[order[1:]] == weight[order[:-1]]):
+            order = np.argsort(picked)
+            order = order[np.argsort(weight[order], kind="stable")]
         return src[order], dst[order], weight[order]
+
+
+def tie_ranks(G, ties):
+    """``(rank, lo_of, hi_of)`` for ``ties`` (a value per stored edge, read at the copy
+    with ``src < dst``): each edge's place in the order of ``ties`` (``0..k-1``), and the
+    ends of the edge at each place."""
+    ties = np.asarray(ties)
+    m = G.num_edges
+    if ties.shape != (m,) or ties.dtype.kind not in "iu":
+        raise ValueError(f"ties must be an integer array with one value per stored edge "
+                         f"({m}), got {ties.dtype} of shape {ties.shape}")
+    src = np.repeat(np.arange(G.num_vertices, dtype=G.column_indices.dtype), G.out_degrees())
+    kept = src < G.column_indices
+    order = np.argsort(ties[kept], kind="stable")
+    if order.size > 1 and np.any(np.diff(ties[kept][order]) == 0):
+        raise ValueError("ties must give every edge (u < v) a value of its own")
+    rank = np.zeros(m, dtype=np.int64)
+    rank[np.flatnonzero(kept)[order]] = np.arange(order.size)
+    return rank, src[kept][order], G.column_indices[kept][order]
 
 
 class MSTEnactor(Enactor):
@@ -275,7 +312,7 @@ class MSTResult(Result):
                              "weight": self.weight})
 
 
-def mst(G, *, backend="auto"):
+def mst(G, *, ties=None, backend="auto"):
     """A minimum spanning forest, by Borůvka's algorithm.
 
     Parameters
@@ -283,16 +320,21 @@ def mst(G, *, backend="auto"):
     G : gunpy.Graph
         Undirected; weighted (any weights but NaN: negative and infinite ones too) or
         not (every edge weighs 1).
+    ties : array of int, optional
+        The order of edges of equal weight: a distinct value per edge, one per stored
+        edge (read at the copy whose source is the smaller id); the smaller comes
+        first. Default: by ``(smaller end, larger end)``. (networkx's Kruskal breaks
+        ties by its edge order: the networkx backend passes that.)
     backend : {"auto", "cuda", "cpu"}, default "auto"
 
     Returns
     -------
     MSTResult
         ``src``, ``dst`` (the forest's edges, ``src < dst``, in increasing
-        ``(weight, src, dst)`` order), ``weight`` (float64), ``total`` (their sum, a
-        float: the forest's weight), ``num_edges`` (``n`` minus the number of
-        connected components) and ``stats`` (an iteration per round;
-        ``stats.extra["rounds"]``). ``to_dict()`` maps ``(label, label)`` edges to
+        ``(weight, src, dst)`` order, or ``(weight, ties)``), ``weight`` (float64),
+        ``total`` (their sum, a float: the forest's weight), ``num_edges`` (``n``
+        minus the number of connected components) and ``stats`` (an iteration per
+        round; ``stats.extra["rounds"]``). ``to_dict()`` maps ``(label, label)`` edges to
         weights; ``to_networkx()`` is the forest as a networkx Graph.
 
     Raises
@@ -300,7 +342,8 @@ def mst(G, *, backend="auto"):
     TypeError
         ``G`` is not a :class:`gunpy.Graph`.
     ValueError
-        ``G`` is directed, a weight is NaN, or an unknown backend.
+        ``G`` is directed, a weight is NaN, ``ties`` is not a distinct integer per
+        edge, or an unknown backend.
 
     See Also
     --------
@@ -354,7 +397,7 @@ def mst(G, *, backend="auto"):
         raise ValueError(f"mst: edge {int(np.flatnonzero(np.isnan(G.values))[0])} has a "
                          "NaN weight")
     problem = MSTProblem(G, backend=backend)
-    problem.reset()
+    problem.reset(ties)
     enactor = MSTEnactor(problem)
     stats = enactor.enact()
     stats.load_balance, stats.direction = "filter", "push"
@@ -371,4 +414,5 @@ def _summary(r, G, source):
 
 
 register_primitive(Primitive("mst", mst, fields=MSTResult._fields, summary=_summary,
-                             weighted=True))
+                             weighted=True,
+                             networkx=("minimum_spanning_tree", "minimum_spanning_edges")))

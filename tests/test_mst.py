@@ -28,11 +28,14 @@ def reweighted(G, weights):
                                   directed=False)
 
 
-def kruskal(G):
-    """The forest Kruskal's algorithm finds in ``(weight, u, v)`` order, as sorted triples."""
-    A = G.to_scipy().tocoo()
+def kruskal(G, ties=None):
+    """The forest Kruskal's algorithm finds in ``(weight, u, v)`` order (``(weight, ties)``
+    with ``ties`` in CSR order), as triples in that order."""
+    A = G.to_scipy().tocoo()  # CSR order: row by row, columns sorted
     once = A.row < A.col
     u, v, w = A.row[once], A.col[once], A.data[once] if G.weighted else np.ones(once.sum())
+    second = A.col[once] if ties is None else ties[once]
+    first = A.row[once] if ties is None else np.zeros_like(second)
     parent = list(range(G.num_vertices))
 
     def root(x):
@@ -41,12 +44,12 @@ def kruskal(G):
             x = parent[x]
         return x
     forest = []
-    for i in np.lexsort((v, u, w)):
+    for i in np.lexsort((second, first, w)):
         a, b = root(int(u[i])), root(int(v[i]))
         if a != b:
             parent[max(a, b)] = min(a, b)
             forest.append((int(u[i]), int(v[i]), float(w[i])))
-    return sorted(forest, key=lambda e: (e[2], e[0], e[1]))
+    return forest
 
 
 def check(G, r):
@@ -70,6 +73,21 @@ def test_nasty_graphs_with_tied_integer_weights(backend, cpu_split, name):
     g = nx.Graph(H.to_networkx())
     assert r.total == nx.minimum_spanning_tree(g).size(weight="weight")  # exactly
     check(G, gunpy.mst(G, backend=backend))  # unweighted: every edge weighs 1
+
+
+def test_ties_order_equal_weights(backend):
+    # a 4x4 grid, every edge of weight 1 or 2: the tie order decides the forest
+    G = gunpy.generators.grid_2d(4, 4)
+    H = reweighted(G, lambda k: 1.0 + np.arange(k) % 2)
+    ties = np.arange(H.num_edges)[::-1].copy()
+    r = gunpy.mst(H, ties=ties, backend=backend)
+    got = list(zip(r.src.tolist(), r.dst.tolist(), r.weight.tolist()))
+    assert got == kruskal(H, ties) != kruskal(H)
+    assert r.total == gunpy.mst(H, backend=backend).total
+    with pytest.raises(ValueError, match="ties"):
+        gunpy.mst(H, ties=np.zeros(H.num_edges, dtype=np.int64), backend=backend)
+    with pytest.raises(ValueError, match="ties"):
+        gunpy.mst(H, ties=np.arange(3), backend=backend)
 
 
 def test_float_negative_and_infinite_weights(backend):
@@ -171,6 +189,43 @@ def test_mst_compiles_to_ptx(ptx_backend):
     assert all(k in names for k in ("compute", "flag", "scatter")), names
 
 
+def test_networkx_backend_is_networkx_kruskal_ties_included(monkeypatch):
+    """Tied weights, labels out of order, adjacency out of sorted order: the edges, their
+    orientation and their order are networkx's Kruskal's, and gunpy.mst really runs."""
+    import gunpy.nx_backend as nb
+    from gunpy.nx_backend import can_run
+    calls = []
+    real = nb.gunpy.mst
+    monkeypatch.setattr(nb.gunpy, "mst", lambda *a, **k: calls.append(1) or real(*a, **k))
+    rng = np.random.default_rng(4)
+    g = nx.relabel_nodes(nx.gnm_random_graph(40, 120, seed=4), lambda v: f"n{(v * 7) % 40}")
+    for u, v in g.edges:
+        g[u][v]["w"] = int(rng.integers(1, 4))  # many ties
+    g.add_edge("n3", "n3", w=0)  # a self-loop never joins two trees
+    g.add_edge("lonely", "pair", w=2.5)
+    for data in (True, False):
+        got = list(nx.minimum_spanning_edges(g, weight="w", data=data, backend="gunpy"))
+        assert got == list(nx.minimum_spanning_edges(g, weight="w", data=data))
+    T, want = nx.minimum_spanning_tree(g, weight="w", backend="gunpy"), \
+        nx.minimum_spanning_tree(g, weight="w")
+    assert list(T.edges(data=True)) == list(want.edges(data=True)) and list(T) == list(want)
+    unweighted = nx.cycle_graph(7)  # every weight 1 (the default)
+    assert list(nx.minimum_spanning_edges(unweighted, backend="gunpy")) == \
+        list(nx.minimum_spanning_edges(unweighted))
+    assert len(calls) == 4
+    # Borůvka where weights are distinct (the forest is unique); the rest left to networkx
+    h = nx.Graph([(0, 1, {"weight": 3}), (1, 2, {"weight": 1}), (0, 2, {"weight": 2})])
+    assert can_run("minimum_spanning_tree", (h,), {"algorithm": "boruvka"}) is True
+    assert sorted(nx.minimum_spanning_tree(h, algorithm="boruvka", backend="gunpy").edges) \
+        == [(0, 2), (1, 2)]
+    assert "tied" in can_run("minimum_spanning_edges", (g,), {"algorithm": "boruvka",
+                                                              "weight": "w"})
+    assert "prim" in can_run("minimum_spanning_tree", (h,), {"algorithm": "prim"})
+    h.add_edge(2, 3, weight=float("nan"))
+    assert "NaN" in can_run("minimum_spanning_tree", (h,), {})
+    assert "multigraph" in can_run("minimum_spanning_tree", (nx.MultiGraph(h),), {})
+
+
 def test_docstring_examples():
     import doctest
     import importlib
@@ -183,6 +238,7 @@ def test_registered():
     from gunpy.registry import primitive
     spec = primitive("mst")
     assert spec.function is gunpy.mst and spec.weighted
+    assert set(spec.networkx) == {"minimum_spanning_tree", "minimum_spanning_edges"}
 
 
 def test_user_guide_mst_section_runs():

@@ -19,7 +19,7 @@ the BFS family (``bfs_edges``, ``bfs_tree``, ``bfs_predecessors``, ``bfs_success
 ``eccentricity``, ``[in_|out_]degree_centrality``), ``pagerank``,
 ``hits``, ``triangles``, ``transitivity``, ``[average_]clustering``,
 ``louvain_communities``, ``core_number``, ``k_core``, ``k_shell``, ``k_crust``,
-``k_corona``: every one with what it supports in ``docs/networkx.md``.
+``k_corona``, ``minimum_spanning_tree``, ``minimum_spanning_edges``: every one with what it supports in ``docs/networkx.md``.
 
 Results are exactly networkx's (``louvain_communities`` excepted: another partition of
 about the same modularity, see its entry below): the same dict / generator / list shapes, the
@@ -33,7 +33,7 @@ multigraphs where parallel edges change the answer) are declined by :func:`can_r
 and networkx runs them itself when fallback is enabled.
 
 One module per family (``traversal``, ``paths``, ``components``, ``centrality``,
-``cluster``, ``community``); ``dispatch`` holds ``can_run``, ``_functions`` the table
+``cluster``, ``community``, ``tree``); ``dispatch`` holds ``can_run``, ``_functions`` the table
 ``_FUNCTIONS`` of what gunpy answers.
 The gunpy backend used is ``$GUNPY_NX_BACKEND`` (``auto``, ``cpu`` or ``cuda``;
 default ``auto``).
@@ -59,7 +59,7 @@ def get_info():
 import gunpy  # noqa: E402,F401  (tests patch gunpy.<primitive> through this name)
 
 from ._graph import GunpyGraph, convert_from_nx, convert_to_nx
-from . import centrality, cluster, community, components, paths, traversal
+from . import centrality, cluster, community, components, paths, traversal, tree
 from .dispatch import can_run, should_run
 
 __all__ = ["BackendInterface", "GunpyGraph", "get_info"]
@@ -78,7 +78,7 @@ class BackendInterface:
         """networkx's test-suite hook: nothing to mark; unsupported calls are declined."""
 
 
-_FAMILIES = (traversal, paths, components, centrality, cluster, community)
+_FAMILIES = (traversal, paths, components, centrality, cluster, community, tree)
 for _name in _FUNCTIONS:  # every dispatched function, under its networkx name
     _family = next(m for m in _FAMILIES if hasattr(m, _name))
     setattr(BackendInterface, _name, staticmethod(getattr(_family, _name)))

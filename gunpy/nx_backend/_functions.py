@@ -98,4 +98,9 @@ _FUNCTIONS = {
             "values where the largest singular value is simple (ARPACK's vector is arbitrary "
             "where it is repeated); nstart=, normalized=False, multigraphs and graphs without "
             "edges are left to networkx",
+    "minimum_spanning_edges": "gunpy.mst (Borůvka's rounds) given networkx's edge order for "
+                              "ties: Kruskal's forest edge for edge, in its order; "
+                              "algorithm='boruvka' where weights are distinct; prim, NaN "
+                              "weights, multigraphs left to networkx",
+    "minimum_spanning_tree": "the same forest, in networkx's graph (attributes kept)",
 }

@@ -14,6 +14,7 @@ import numpy as np
 
 from ._functions import _FUNCTIONS
 from ._graph import GunpyGraph, _adjacency, _cache_of, _hashable
+from .tree import _check as _spanning_forest
 
 
 @functools.cache
@@ -312,6 +313,8 @@ _CHECKS = {
     **{name: (_cores,) for name in ("core_number", "k_core", "k_shell", "k_crust",
                                     "k_corona")},
     "hits": (_hits,),
+    "minimum_spanning_edges": (_spanning_forest,),
+    "minimum_spanning_tree": (_spanning_forest,),
     "pagerank": (_pagerank,),
     **{name: (_simple,) for name in ("degree_centrality", "in_degree_centrality",
                                      "out_degree_centrality")},
