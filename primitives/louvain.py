@@ -335,7 +335,7 @@ def louvain(G, resolution=1.0, threshold=1e-7, max_level=None, seed=None, *, bac
     Notes
     -----
     A level's local moving is a series of sweeps until one moves nobody or gains no
-    more than ``threshold`` or ``TAIL`` (2 %) of the level's gain so far (at most
+    more than ``threshold`` or ``TAIL`` (5 %) of the level's gain so far (at most
     ``MAX_SWEEPS``); a sweep is ``BUCKETS`` sub-rounds, each letting a seeded share of
     the vertices move at once to the neighbouring community of largest gain
     :math:`k_{v,c} - \\gamma \\, k_v \\Sigma_c / 2m` (networkx's gain times :math:`m`),
@@ -344,7 +344,7 @@ def louvain(G, resolution=1.0, threshold=1e-7, max_level=None, seed=None, *, bac
     weights exactly; for others up to the order of floating-point sums). A level that
     moves nobody after the first ends the method, as in networkx. Then the final
     partition is refined from the coarsest level down (each pass until a sweep gains
-    under ``REFINE_TAIL`` of the modularity): the last entry of ``levels`` is the
+    under ``REFINE_TAIL``, 1 %, of the modularity): the last entry of ``levels`` is the
     refined partition, which scores at least what the unrefined one did.
 
     References
