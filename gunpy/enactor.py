@@ -17,7 +17,7 @@ from gunpy.operators import (advance as advance_op, compute as compute_op,
                              neighbor_best as neighbor_best_op, neighbor_mex as neighbor_mex_op,
                              neighbor_mode as neighbor_mode_op,
                              neighbor_reduce as neighbor_reduce_op, reduce as reduce_op,
-                             sample as sample_op)
+                             sample as sample_op, spgemm as spgemm_op)
 from gunpy.operators.context import Context
 from gunpy.operators.fusion import FusionPolicy
 from gunpy.operators.near_far import NearFarQueue
@@ -268,6 +268,22 @@ class Enactor:
         ``0..k-1``: a weighted :class:`~gunpy.Graph`, edges inside a label kept as its
         self-loop (:mod:`gunpy.operators.contract`)."""
         return contract_op.run(self.context, labels)
+
+    def spgemm_structure(self, right=None, *, exclude=None):
+        """The pattern of ``graph @ right`` (``right``: a :class:`~gunpy.Graph`, default the
+        graph itself) without ``exclude``'s entries: a :class:`~gunpy.Graph` whose rows are
+        sorted (:func:`gunpy.operators.spgemm.structure`)."""
+        right = self.graph if right is None else right
+        return spgemm_op.structure(self.graph, right, exclude=exclude, context=self.context)
+
+    def spgemm(self, pattern, functor, *, right=None):
+        """``functor.apply_intersection(i, j, e, k, p, q, data)`` on every term
+        ``graph(i, k) right(k, j)`` whose ``(i, j)`` is entry ``e`` of ``pattern`` (an
+        entry's terms one at a time, ``k`` increasing); returns the number of terms
+        (:func:`gunpy.operators.spgemm`)."""
+        right = self.graph if right is None else right
+        return spgemm_op.spgemm(pattern, functor, self.problem.data(), left=self.graph,
+                                right=right, context=Context(pattern, self.backend))
 
     def sample(self, frontier, functor, k):
         """``cond_edge`` / ``apply_edge`` on the first ``k`` out-edges of each vertex of

@@ -183,3 +183,35 @@ def test_docstring_examples():
     mod = importlib.import_module("gunpy.operators.spgemm")
     result = doctest.testmod(mod, optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
     assert result.failed == 0 and result.attempted >= 2
+
+
+def test_enactor_methods(backend):
+    """Enactor.spgemm_structure / spgemm: paths of length two counted by a primitive."""
+    from gunpy import Enactor, Problem
+    G = gunpy.Graph.from_edges([0, 0, 1, 2], [1, 2, 3, 3])
+
+    class Paths(Problem):
+        Data = namedtuple("PathsData", "out")
+
+        def init(self):
+            self.out = None
+
+    class Count(Functor):
+        @staticmethod
+        def apply_intersection(i, j, e, k, p, q, data):
+            data.out[e] += 1
+
+    class PathsEnactor(Enactor):
+        def prepare_frontier(self, frontier):
+            self.pattern = self.spgemm_structure()
+            self.problem.out = self.backend.zeros(self.pattern.num_edges, np.int64)
+            self.terms = self.spgemm(self.pattern, Count)
+
+        def loop(self, frontier):
+            return frontier
+
+    problem = Paths(G, backend=backend)
+    enactor = PathsEnactor(problem)
+    enactor.enact()
+    assert enactor.pattern.column_indices.tolist() == [3] and enactor.terms == 2
+    assert problem.backend.to_host(problem.out).tolist() == [2]
