@@ -14,6 +14,7 @@ traceback (``--debug`` shows it).
 """
 
 import argparse
+import inspect
 import os
 import sys
 import time
@@ -77,6 +78,8 @@ def _run_primitive(args, G):
     elif spec.source == "many":
         source = args.source  # None: every vertex
     options = {o.name: getattr(args, o.name) for o in spec.options}
+    if "seed" in inspect.signature(spec.function).parameters:
+        options.setdefault("seed", args.seed)
     r = spec.call(G, source, backend=args.backend, **options)
     return r, spec.lines(r, G, source)
 
@@ -285,7 +288,9 @@ def _primitive_parser(prims, spec):
     src.add_argument("--graph", metavar="PATH", help=".mtx or edge-list file (.gz too)")
     src.add_argument("--rmat", metavar="SCALE", type=int, help="Graph500 Kronecker graph")
     r.add_argument("--edge-factor", type=int, default=16)
-    r.add_argument("--seed", type=int, default=0)
+    r.add_argument("--seed", type=int, default=0,
+                   help="the RMAT generator's seed, and the primitive's where it takes one "
+                        "(louvain, color)")
     r.add_argument("--directed", dest="directed", action="store_true", default=None,
                    help="read --graph as directed")
     r.add_argument("--undirected", dest="directed", action="store_false",

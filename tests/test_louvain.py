@@ -270,3 +270,15 @@ def test_registered():
 
 def test_user_guide_louvain_section_runs():
     run_user_guide_section("## Community detection by modularity (Louvain)", 4)
+
+
+def test_cli_seed_reaches_the_primitive(capsys, backend):
+    # gunpy run louvain --seed S: the generator's seed and the moves' order (--rmat too)
+    from gunpy.cli import main
+    G = gunpy.datasets.load("karate", progress=False)
+    for seed in (0, 3):
+        assert main(["run", "louvain", "--dataset", "karate", "--seed", str(seed),
+                     "--backend", backend, "-q"]) == 0
+        r = gunpy.louvain(G, seed=seed, backend=backend)
+        assert f"modularity {r.modularity:.6f}" in capsys.readouterr().out
+    assert gunpy.louvain(G, seed=0, backend=backend).modularity != r.modularity
