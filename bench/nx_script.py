@@ -39,7 +39,8 @@ DEFAULT_GRAPHS = ("email-Enron", "luxembourg_osm")
 
 def _graph(name):
     """A bundled dataset as the networkx graph a user would load (nodes 0..n-1)."""
-    return gunpy.datasets.load(name).to_networkx()
+    g = gunpy.datasets.load(name).to_networkx()
+    return g.to_undirected() if g.is_directed() else g  # the script is undirected
 
 
 def _source(g):
