@@ -71,7 +71,7 @@ def test_every_step_on_one_graph(backend):
 
 
 def test_long_cycles_and_chains(backend, small):
-    n = 12 if small else 400
+    n = 9 if small else 400
     ring = np.arange(n)
     cycle = gunpy.Graph.from_edges(ring, (ring + 1) % n)
     r = gunpy.scc(cycle, backend=backend)
