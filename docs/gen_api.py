@@ -25,6 +25,7 @@ from gunpy.operators.neighbor_mode import neighbor_mode
 from gunpy.operators.neighbor_best import neighbor_best
 from gunpy.operators.neighbor_mex import neighbor_mex
 from gunpy.operators.contract import contract
+from gunpy.operators.spgemm import spgemm, structure as spgemm_structure
 from gunpy.operators.reverse_levels import group as group_levels, reverse_levels
 from gunpy.operators.sample import sample
 from gunpy.operators.neighbor_reduce import neighbor_reduce
@@ -45,7 +46,7 @@ SECTIONS = [
     ("Primitives", [gunpy.bfs, gunpy.sssp, gunpy.bc, gunpy.cc, gunpy.pagerank, gunpy.triangles,
                     gunpy.triangle_count, gunpy.lcc, gunpy.cdlp, gunpy.louvain, gunpy.kcore,
                     gunpy.hits, gunpy.ppr, gunpy.spmv, gunpy.color, gunpy.scc,
-                    gunpy.mst]),
+                    gunpy.mst, gunpy.geo]),
     ("Results", [gunpy.Result.to_dict, gunpy.Result.to_dataframe, gunpy.Result.to_networkx,
                  gunpy.Stats]),
     ("Writing primitives", [gunpy.Functor, gunpy.Problem, gunpy.Problem.data,
@@ -55,6 +56,7 @@ SECTIONS = [
                             gunpy.Enactor.neighbor_reduce, gunpy.Enactor.neighbor_mode,
                             gunpy.Enactor.neighbor_best, gunpy.Enactor.neighbor_mex,
                             gunpy.Enactor.contract,
+                            gunpy.Enactor.spgemm_structure, gunpy.Enactor.spgemm,
                             gunpy.Enactor.sample,
                             gunpy.Enactor.near_far,
                             gunpy.Enactor.advance_filter, gunpy.Enactor.advance_near_far,
@@ -74,7 +76,7 @@ SECTIONS = [
                                             toolchain.assemble]),
     ("Operators on their own", [ops.Context, ops.Context.frontier, ops.Context.new_bitmap,
                                 advance, filter_, compute, neighbor_reduce, neighbor_mode,
-                                neighbor_best, neighbor_mex, contract, sample, group_levels, reverse_levels, intersect, reduce,
+                                neighbor_best, neighbor_mex, contract, sample, group_levels, reverse_levels, intersect, spgemm_structure, spgemm, reduce,
                                 register_strategy, unregister_strategy]),
     ("GraphBLAS (gunpy.blas)", [blas.Matrix, blas.Matrix.from_coo, blas.Matrix.from_graph,
                                 blas.Matrix.to_coo, blas.Matrix.reduce_rowwise,

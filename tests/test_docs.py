@@ -25,7 +25,8 @@ MODULES = ["gunpy.graph", "gunpy.io", "gunpy.generators", "gunpy.datasets", "gun
            "gunpy.primitives.louvain", "gunpy.operators.neighbor_best", "gunpy.operators.contract",
            "gunpy.primitives.kcore", "gunpy.primitives.hits", "gunpy.primitives.ppr",
            "gunpy.primitives.spmv", "gunpy.primitives.color", "gunpy.operators.neighbor_mex",
-           "gunpy.primitives.scc", "gunpy.primitives.mst"]
+           "gunpy.primitives.scc", "gunpy.primitives.mst", "gunpy.primitives.geo",
+           "gunpy.operators.spgemm"]
 
 
 @pytest.mark.parametrize("name", MODULES)

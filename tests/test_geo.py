@@ -171,3 +171,8 @@ def test_docstring_examples():
     mod = importlib.import_module("gunpy.primitives.geo")
     result = doctest.testmod(mod, optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
     assert result.failed == 0 and result.attempted >= 4
+
+
+def test_user_guide_geo_section_runs():
+    from test_lcc import run_user_guide_section
+    run_user_guide_section("## Geolocation", 5)
