@@ -70,10 +70,11 @@ _FUNCTIONS = {
                            "order (nbunch=, sources= supported)",
     "eccentricity": "a BFS (weight=: an SSSP) from each node (v= supported; sp= left to "
                     "networkx)",
-    "degree_centrality": "the graph's degrees over n - 1 (multigraphs left to networkx)",
-    "in_degree_centrality": "the graph's in-degrees over n - 1 (multigraphs left to networkx)",
-    "out_degree_centrality": "the graph's out-degrees over n - 1 (multigraphs left to "
-                             "networkx)",
+    "degree_centrality": "gunpy.spmv of ones (the degrees) over n - 1 (multigraphs left to "
+                         "networkx)",
+    "in_degree_centrality": "gunpy.spmv of ones over the reverse graph, over n - 1 "
+                            "(multigraphs left to networkx)",
+    "out_degree_centrality": "gunpy.spmv of ones, over n - 1 (multigraphs left to networkx)",
     "pagerank": "power iteration, push or pull; personalization= and dangling= supported "
                 "(nstart= left to networkx)",
     "triangles": "degree-ordered orientation + segmented intersection (nodes= supported)",

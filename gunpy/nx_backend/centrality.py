@@ -62,23 +62,36 @@ def _self_loops(G):
     return np.bincount(src[src == g.column_indices], minlength=g.num_vertices)
 
 
+def _out_degrees(graph):
+    """``A @ 1``: gunpy.spmv of ones over the graph's pattern (its row lengths)."""
+    if graph.values is not None:  # a weighted conversion: the pattern's sums are the lengths
+        return np.diff(graph.row_offsets)
+    return gunpy.spmv(graph, backend=_device()).y.astype(np.int64)
+
+
+def _in_degrees(G):
+    from gunpy.primitives.scc import reverse_graph
+    return _out_degrees(reverse_graph(G.graph))
+
+
 def degree_centrality(G):
-    # can_run: no multigraphs (gunpy's graph holds a parallel edge once)
+    # can_run: no multigraphs (gunpy's graph holds a parallel edge once); a self-loop is
+    # stored once, and counts twice in networkx's undirected degree
     g = G.graph
-    degrees = np.diff(g.row_offsets) + (g.in_degrees() if g.directed else _self_loops(G))
+    degrees = _out_degrees(g) + (_in_degrees(G) if g.directed else _self_loops(G))
     return _degree_centrality(G, degrees)
 
 
 def in_degree_centrality(G):
     if not G.is_directed():
         raise nx.NetworkXNotImplemented("not implemented for undirected type")
-    return _degree_centrality(G, G.graph.in_degrees())
+    return _degree_centrality(G, _in_degrees(G))
 
 
 def out_degree_centrality(G):
     if not G.is_directed():
         raise nx.NetworkXNotImplemented("not implemented for undirected type")
-    return _degree_centrality(G, np.diff(G.graph.row_offsets))
+    return _degree_centrality(G, _out_degrees(G.graph))
 
 
 def pagerank(G, alpha=0.85, personalization=None, max_iter=100, tol=1.0e-6, nstart=None,
