@@ -57,7 +57,7 @@ import numpy as np
 
 warnings.filterwarnings("ignore", category=RuntimeWarning)  # igraph on undirected graphs
 
-PRIMS = ("kcore", "hits", "ppr")
+PRIMS = ("kcore", "hits", "ppr", "color", "mst")
 
 
 def _edges(G):
