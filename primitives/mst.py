@@ -18,7 +18,8 @@ once) and the components still growing (a vertex frontier of their ids):
 4. pointer jumping (``hook[c] = hook[hook[c]]``, a filter repeated until no
    pointer moves) makes every component point at its tree's root; every
    vertex takes its component's root as its component;
-5. a filter keeps the roots that found an edge: the next round's components.
+5. a filter keeps the roots that found an edge, their lightest edge reset: the
+   next round's components.
 
 Each round at least halves the components that can still grow, so there are at
 most ``log2(n)`` rounds; it ends when no component has an edge leaving it. The
@@ -53,22 +54,16 @@ NO_EDGE = np.iinfo(np.int64).max
 
 
 class Start(Functor):
-    """Every vertex a component of its own, pointing at itself (and growing)."""
+    """Every vertex a component of its own, pointing at itself, growing, with no lightest
+    edge yet."""
 
     @staticmethod
     def cond_vertex(v, data):
         data.comp[v] = v
         data.hook[v] = v
+        data.lightest[v] = np.inf
+        data.key[v] = NO_EDGE
         return True
-
-
-class Reset(Functor):
-    """A growing component has no lightest edge yet."""
-
-    @staticmethod
-    def apply_vertex(c, data):
-        data.lightest[c] = np.inf
-        data.key[c] = NO_EDGE
 
 
 class Lightest(Functor):
@@ -165,11 +160,16 @@ class Relabel(Functor):
 
 
 class Growing(Functor):
-    """Keep the roots that found an edge (the others are whole trees, or hooked)."""
+    """Keep the roots that found an edge (the others are whole trees, or hooked), with no
+    lightest edge yet for the next round."""
 
     @staticmethod
     def cond_vertex(c, data):
-        return data.hook[c] == c and data.key[c] != NO_EDGE
+        keep = data.hook[c] == c and data.key[c] != NO_EDGE
+        if keep:
+            data.lightest[c] = np.inf
+            data.key[c] = NO_EDGE
+        return keep
 
 
 class MSTProblem(Problem):
@@ -260,7 +260,6 @@ class MSTEnactor(Enactor):
                           context=self.context)
 
     def loop(self, active):
-        self.compute(active, Reset)
         self.edges = self._into(self.edge_sets, self.edges, Lightest)
         self._into(self.edge_sets, self.edges, Tiebreak)  # keeps nothing
         self.compute(active, Hook)

@@ -43,7 +43,7 @@ BUDGET = {
     "cc": (20, 4),
     "pagerank pull": (2, 1),  # one fused pass: gather, update, split and both sums
     "color": (2, 1),  # the ready vertices' first free colour, the advance releasing the next
-    "mst": (30, 6),  # 4 filters (flag, scan, scatter), 5 computes, pointer jumping (a sync each)
+    "mst": (24, 5),  # edge filters, hook computes, a filter a pointer-jumping step (a sync each)
     "kcore": (11, 3),  # a peeling level: filter, advance (atomic decrements), k's bump
     "hits": (4, 2),  # two neighbour reductions, two norms read together
     "geo": (7, 1),  # a round: two computes (centres, medians), the committing filter
