@@ -180,9 +180,10 @@ def test_spgemm_compiles_to_ptx(ptx_backend):
 def test_docstring_examples():
     import doctest
     import importlib
-    mod = importlib.import_module("gunpy.operators.spgemm")
-    result = doctest.testmod(mod, optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
-    assert result.failed == 0 and result.attempted >= 2
+    for name in ("gunpy.operators.spgemm", "gunpy.blas.matrix"):  # matrix: C(~M) << ...
+        mod = importlib.import_module(name)
+        result = doctest.testmod(mod, optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
+        assert result.failed == 0 and result.attempted >= 2, name
 
 
 def test_enactor_methods(backend):
@@ -215,3 +216,29 @@ def test_enactor_methods(backend):
     enactor.enact()
     assert enactor.pattern.column_indices.tolist() == [3] and enactor.terms == 2
     assert problem.backend.to_host(problem.out).tolist() == [2]
+
+
+@pytest.mark.parametrize("mask", ["~S", "~V", "S", None])
+def test_matrix_assignment_equals_graphblas(mask, backend):
+    """``C(mask, accum, replace) << semiring(A @ B)`` (and a Matrix source): GraphBLAS's
+    write rule, against python-graphblas; A.T follows C; a transpose refuses a write."""
+    gb = pytest.importorskip("graphblas")
+    n = 6 if ON_CUDASIM else 11
+    (A, gA), (B, gB), (M, gM) = _pair(gb, n, "FP64", 9, backend)
+    pick = {None: lambda m: None, "S": lambda m: m.S, "~S": lambda m: ~m.S,
+            "~V": lambda m: ~m.V}[mask]
+    for accum, replace in ((None, False), ("plus", False), ("min", True)):
+        C, gC = blas.Matrix.from_coo(*B.to_coo(), nrows=n, ncols=n, backend=backend), gB.dup()
+        C.T.to_coo()  # a transpose made before the write must follow it
+        acc = None if accum is None else getattr(blas.binary, accum)
+        gacc = None if accum is None else getattr(gb.binary, accum)
+        C(pick(M), accum=acc, replace=replace) << blas.semiring.plus_times(A @ B)
+        gC(mask=pick(gM), accum=gacc, replace=replace and mask is not None) << \
+            gb.semiring.plus_times(gA @ gB)
+        _same(C, gC, f"{mask} {accum} {replace}")
+        _same(C.T, gC.T.new(), "transpose")
+    C(pick(M)) << A
+    gC(mask=pick(gM)) << gA
+    _same(C, gC, "a Matrix source")
+    with pytest.raises(TypeError, match="view"):
+        A.T(~M.S) << blas.semiring.plus_times(A @ B)

@@ -7,7 +7,7 @@ import numpy as np
 from gunpy.blas import _kernels as K
 from gunpy.blas.coo import HOST_UFUNCS, combine_duplicates, values_for
 from gunpy.blas.mask import Mask, Maskable
-from gunpy.blas.ops import DTYPES, as_monoid, binary, lookup_dtype
+from gunpy.blas.ops import DTYPES, as_binary, as_monoid, binary, lookup_dtype
 from gunpy.blas.scalar import Scalar
 from gunpy.blas.vector import Vector, as_backend
 from gunpy.functor import Functor
@@ -41,6 +41,7 @@ class Matrix(Maskable):
         self.backend = as_backend(backend)
         self.name = name
         self._T = _transpose_of
+        self._is_transpose = _transpose_of is not None
         self._contexts = {}
         self._structure = None
         #: derived data algorithms keep with the matrix (LAGraph's "cached properties")
@@ -114,6 +115,14 @@ class Matrix(Maskable):
             self._graph_obj = G if not G.directed else _transpose_graph(G)
         return self._graph_obj
 
+    def _replace(self, G):
+        """Hold ``G`` from now on (an assignment): cached derived data goes, and the
+        transpose, if made, is rebuilt from ``G`` when next used."""
+        self._graph_obj, self._structure, self._contexts = G, None, {}
+        self.properties = {}
+        if self._T is not None and self._T._T is self:
+            self._T._graph_obj, self._T._structure, self._T._contexts = None, None, {}
+
     def restricted(self, keep, values, dtype=None):
         """The entries of this matrix where ``keep`` (one flag per entry, in CSR order),
         holding ``values`` (one per kept entry)."""
@@ -162,6 +171,26 @@ class Matrix(Maskable):
     def to_graph(self):
         """The :class:`gunpy.Graph` behind the matrix."""
         return self._G
+
+    def __call__(self, mask=None, accum=None, replace=False):
+        """``C(mask, accum, replace) << expr``: write an ``A @ B`` (or a Matrix) into this
+        matrix under GraphBLAS's rule ``C<mask, replace> = accum(C, T)``.
+
+        ``mask``: ``M.S``, ``M.V``, ``~M.S``, ``~M.V`` of a Matrix (the product computes
+        only what it allows); outside it ``C`` keeps its entries unless ``replace``;
+        ``accum`` (a binary op) folds ``T`` into ``C``'s entries, else ``T`` replaces
+        them. The matrix's cached transpose follows it.
+
+        >>> from gunpy import blas
+        >>> A = blas.Matrix.from_coo([0, 1], [1, 2], [2.0, 3.0], nrows=3, ncols=3,
+        ...                          backend="cpu")
+        >>> C = blas.Matrix.from_coo([0, 1], [1, 1], [5.0, 7.0], nrows=3, ncols=3,
+        ...                          backend="cpu")
+        >>> C(~A.S, accum=blas.binary.plus) << blas.semiring.plus_times(A @ A)
+        >>> [x.tolist() for x in C.to_coo()]
+        [[0, 0, 1], [1, 2, 1], [5.0, 6.0, 7.0]]
+        """
+        return _MatrixTarget(self, mask, accum, replace)
 
     def __matmul__(self, other):
         from gunpy.blas.expr import MatMulExpr
@@ -241,6 +270,75 @@ class Matrix(Maskable):
         if ctx is None or ctx.graph is not G:
             ctx = self._contexts[id(G)] = Context(G, self.backend)
         return ctx
+
+
+class _MatrixTarget:
+    """``C(mask, accum, replace)``, waiting for ``<< expr``."""
+
+    def __init__(self, C, mask, accum, replace):
+        if mask is not None and (not isinstance(mask, Mask) or
+                                 not isinstance(mask.parent, Matrix)):
+            raise TypeError("a matrix's mask must be a matrix's: M.S, M.V, ~M.S or ~M.V")
+        if C._is_transpose:
+            raise TypeError("A.T is a view of A: assign into a Matrix of its own")
+        if mask is not None and mask.parent.nrows != C.nrows:
+            raise ValueError("the mask and the matrix have different shapes")
+        self.C, self.mask, self.replace = C, mask, bool(replace)
+        self.accum = None if accum is None else as_binary(accum, "accum")
+
+    def __lshift__(self, expr):
+        from gunpy.blas.expr import MatMulExpr
+        C = self.C
+        if isinstance(expr, MatMulExpr) and expr.kind == "mxm":
+            T = expr.new(mask=self.mask)
+        elif isinstance(expr, Matrix):
+            T = expr
+        else:
+            raise TypeError(f"a matrix takes an A @ B or a Matrix, got {type(expr).__name__}")
+        if T.nrows != C.nrows:
+            raise ValueError(f"shapes differ: {T.shape} and {C.shape}")
+        n = C.nrows
+        cr, cc, cv = C.to_coo()
+        tr, tc, tv = T.to_coo()
+        ck, tk = cr * n + cc, tr * n + tc
+        c_in, t_in = _allowed(self.mask, ck, n), _allowed(self.mask, tk, n)
+        keys, vals = tk[t_in], tv[t_in].astype(C.dtype)
+        if self.accum is not None:  # C's entries the mask allows fold with T's
+            keys, vals = _union(ck[c_in], cv[c_in], keys, vals, self.accum, C.dtype)
+        if not self.replace:  # C's entries outside the mask stay
+            keys = np.concatenate([keys, ck[~c_in]])
+            vals = np.concatenate([vals, cv[~c_in]])
+        order = np.argsort(keys, kind="stable")
+        keys, vals = keys[order], vals[order]
+        G = Graph.from_edges(keys // max(n, 1), keys % max(n, 1), vals.astype(np.float64),
+                             num_vertices=n, directed=True, remove_self_loops=False,
+                             remove_duplicates=False)
+        C._replace(G)
+
+
+def _allowed(mask, keys, n):
+    """Which of the positions ``keys`` (``i * n + j``) ``mask`` lets a write touch."""
+    if mask is None:
+        return np.ones(keys.shape, dtype=bool)
+    mr, mc, mv = mask.parent.to_coo()
+    if not mask.structure:
+        keep = mv != 0
+        mr, mc = mr[keep], mc[keep]
+    return np.isin(keys, mr * n + mc) != mask.complement
+
+
+def _union(ck, cv, tk, tv, op, dtype):
+    """``C`` and ``T``'s entries (sorted keys): ``op(c, t)`` where both are, else the one."""
+    both_c = np.isin(ck, tk)
+    both_t = np.isin(tk, ck)
+    x, y = cv[both_c], tv[both_t]
+    if op.name in HOST_UFUNCS and op is getattr(binary, op.name):
+        folded = HOST_UFUNCS[op.name](x, y).astype(dtype)
+    else:
+        folded = np.array([op.func(a, b) for a, b in zip(x, y)], dtype=dtype).reshape(-1)
+    keys = np.concatenate([ck[both_c], ck[~both_c], tk[~both_t]])
+    vals = np.concatenate([folded, cv[~both_c].astype(dtype), tv[~both_t].astype(dtype)])
+    return keys, vals
 
 
 def as_matrix(obj, where):
