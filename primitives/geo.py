@@ -29,6 +29,7 @@ edge array, as in Gunrock.
 import math
 from collections import namedtuple
 
+import numba
 import numpy as np
 
 from gunpy import Enactor, Functor, Graph, Problem
@@ -44,6 +45,67 @@ GeoData = namedtuple("GeoData", "lat lon next_lat next_lon count dinv row_offset
 PI = 3.141592653589793
 #: the earth's radius in km (haversine distances; Gunrock's)
 RADIUS = 6371.0
+#: the largest |longitude| accepted (degrees): the sine and cosine below reduce angles up
+#: to ~1e5 radians exactly
+MAX_LONGITUDE = 360.0
+
+
+# Sine and cosine for the functors: libdevice's carry a slow path for huge angles whose
+# 40-byte local array CUDA 13.0's ptxas keeps on the stack (the cubin check refuses it).
+# Angles here are a few radians, so a Cody-Waite reduction by pi/2 in three parts and
+# fdlibm's kernel polynomials do (within an ulp or two of libm); numba compiles them for
+# the CPU, for CUDA (called from the hooks) and the simulator runs them as they are.
+@numba.njit(inline="always")
+def _kernel_sin(r):
+    z = r * r
+    t = 8.33333333332248946124e-03 + z * (-1.98412698298579493134e-04 + z * (
+        2.75573137070700676789e-06 + z * (-2.50507602534068634195e-08 +
+                                          z * 1.58969099521155010221e-10)))
+    return r + z * r * (-1.66666666666666324348e-01 + z * t)
+
+
+@numba.njit(inline="always")
+def _kernel_cos(r):
+    z = r * r
+    t = z * (4.16666666666666019037e-02 + z * (-1.38888888888741095749e-03 + z * (
+        2.48015872894767294178e-05 + z * (-2.75573143513906633035e-07 + z * (
+            2.08757232129817482790e-09 + z * -1.13596475577881948265e-11)))))
+    hz = 0.5 * z
+    w = 1.0 - hz
+    return w + (((1.0 - w) - hz) + z * t)
+
+
+@numba.njit(inline="always")
+def _quadrant(x):
+    """``(k mod 4, r)``: ``x = k pi/2 + r``, ``|r| <= pi/4``."""
+    k = math.floor(x * 6.36619772367581382433e-01 + 0.5)
+    r = ((x - k * 1.57079632673412561417e+00) - k * 6.07710050630396597660e-11) \
+        - k * 2.02226624879595063154e-21
+    return int(k) & 3, r
+
+
+@numba.njit(inline="always")
+def _sin(x):
+    q, r = _quadrant(x)
+    if q == 0:
+        return _kernel_sin(r)
+    if q == 1:
+        return _kernel_cos(r)
+    if q == 2:
+        return -_kernel_sin(r)
+    return -_kernel_cos(r)
+
+
+@numba.njit(inline="always")
+def _cos(x):
+    q, r = _quadrant(x)
+    if q == 0:
+        return _kernel_cos(r)
+    if q == 1:
+        return -_kernel_sin(r)
+    if q == 2:
+        return -_kernel_cos(r)
+    return _kernel_sin(r)
 
 
 class Unlocated(Functor):
@@ -88,10 +150,10 @@ class Center(Functor):
             p1_lon = a_lon * PI / 180
             p2_lat = b_lat * PI / 180
             p2_lon = b_lon * PI / 180
-            bx = math.cos(p2_lat) * math.cos(p2_lon - p1_lon)
-            by = math.cos(p2_lat) * math.sin(p2_lon - p1_lon)
-            cx = math.cos(p1_lat) + bx
-            mid_lat = math.atan2(math.sin(p1_lat) + math.sin(p2_lat), math.sqrt(cx * cx + by * by))
+            bx = _cos(p2_lat) * _cos(p2_lon - p1_lon)
+            by = _cos(p2_lat) * _sin(p2_lon - p1_lon)
+            cx = _cos(p1_lat) + bx
+            mid_lat = math.atan2(_sin(p1_lat) + _sin(p2_lat), math.sqrt(cx * cx + by * by))
             mid_lon = p1_lon + math.atan2(by, cx)
             data.next_lat[v] = mid_lat * 180 / PI
             data.next_lon[v] = mid_lon * 180 / PI
@@ -124,9 +186,9 @@ class SpatialMedian(Functor):
                 lo = data.lon[u]
                 if la == la and lo == lo:
                     n_lat = la * PI / 180
-                    s1 = math.sin((m_lat - n_lat) / 2)
-                    s2 = math.sin((m_lon - lo * PI / 180) / 2)
-                    a = s1 * s1 + math.cos(n_lat) * math.cos(m_lat) * (s2 * s2)
+                    s1 = _sin((m_lat - n_lat) / 2)
+                    s2 = _sin((m_lon - lo * PI / 180) / 2)
+                    a = s1 * s1 + _cos(n_lat) * _cos(m_lat) * (s2 * s2)
                     dist = RADIUS * (2 * math.asin(math.sqrt(a)))
                     dinv = 0.0 if dist == 0 else 1.0 / dist
                     data.dinv[e] = dinv
@@ -218,8 +280,9 @@ def _coordinates(x, name, n):
                          f"{np.shape(x)}")
     if np.isinf(a).any():
         raise ValueError(f"{name} holds an infinite value (NaN marks an unknown location)")
-    if name == "latitude" and (np.abs(a[~np.isnan(a)]) > 90).any():
-        raise ValueError("a latitude outside [-90, 90] degrees")
+    bound = 90.0 if name == "latitude" else MAX_LONGITUDE
+    if (np.abs(a[~np.isnan(a)]) > bound).any():
+        raise ValueError(f"a {name} outside [-{bound:g}, {bound:g}] degrees")
     return a
 
 

@@ -10,23 +10,27 @@ import gunpy
 from gunpy.testing import graph_names, nasty_graphs
 
 PI = 3.141592653589793
+# the primitive's own sine and cosine (libm's within an ulp or two; see primitives/geo.py),
+# so that the reference takes the same steps
+from gunpy.primitives.geo import _cos as _c, _sin as _s  # noqa: E402
+sin, cos = _s.py_func, _c.py_func
 
 
 def _midpoint(a, b):
     p1_lat, p1_lon = a[0] * PI / 180, a[1] * PI / 180
     p2_lat, p2_lon = b[0] * PI / 180, b[1] * PI / 180
-    bx = math.cos(p2_lat) * math.cos(p2_lon - p1_lon)
-    by = math.cos(p2_lat) * math.sin(p2_lon - p1_lon)
-    cx = math.cos(p1_lat) + bx
-    lat = math.atan2(math.sin(p1_lat) + math.sin(p2_lat), math.sqrt(cx * cx + by * by))
+    bx = cos(p2_lat) * cos(p2_lon - p1_lon)
+    by = cos(p2_lat) * sin(p2_lon - p1_lon)
+    cx = cos(p1_lat) + bx
+    lat = math.atan2(sin(p1_lat) + sin(p2_lat), math.sqrt(cx * cx + by * by))
     return lat * 180 / PI, (p1_lon + math.atan2(by, cx)) * 180 / PI
 
 
 def _haversine(p, y):
     n_lat, m_lat, m_lon = p[0] * PI / 180, y[0] * PI / 180, y[1] * PI / 180
-    s1 = math.sin((m_lat - n_lat) / 2)
-    s2 = math.sin((m_lon - p[1] * PI / 180) / 2)
-    a = s1 * s1 + math.cos(n_lat) * math.cos(m_lat) * (s2 * s2)
+    s1 = sin((m_lat - n_lat) / 2)
+    s2 = sin((m_lon - p[1] * PI / 180) / 2)
+    a = s1 * s1 + cos(n_lat) * cos(m_lat) * (s2 * s2)
     return 6371.0 * (2 * math.asin(math.sqrt(a)))
 
 
