@@ -373,8 +373,9 @@ def geo(G, latitude=None, longitude=None, *, max_iter=3, spatial_iter=1000, eps=
     TypeError
         ``G`` is not a :class:`gunpy.Graph`; coordinates that are not numbers.
     ValueError
-        Coordinates not one per vertex, infinite, latitudes outside [-90, 90], only one
-        of the two given, ``max_iter`` < 0; an unknown backend.
+        Coordinates not one per vertex, infinite, latitudes outside [-90, 90] or
+        longitudes outside [-360, 360], only one of the two given, ``max_iter`` < 0; an
+        unknown backend.
 
     Notes
     -----
