@@ -4,7 +4,9 @@ Jones-Plassmann colours each vertex with the first colour its neighbours of high
 priority left free: the sequential greedy colouring in decreasing priority order,
 which the reference below computes one vertex at a time (its priorities: the hash
 written again in NumPy). Every colouring is also checked proper directly, and its
-colour count set beside networkx's ``greedy_color(strategy="largest_first")``.
+colour count set beside networkx's ``greedy_color(strategy="largest_first")``. No
+allocation per round, and the launches a round: tests/test_allocations.py,
+tests/test_launch_budget.py.
 """
 
 from collections import namedtuple
@@ -113,13 +115,6 @@ def test_rmat(backend, directed):
     r = gunpy.color(G, seed=11, backend=backend)
     check_proper(G, r)
     np.testing.assert_array_equal(r.colors, reference(G, 11))
-
-
-def test_rounds_allocate_nothing(backend):
-    G = gunpy.generators.grid_2d(5, 5)
-    gunpy.color(G, backend=backend)
-    its = gunpy.color(G, backend=backend).stats.per_iteration
-    assert len(its) >= 2 and all(it["allocs"] == 0 for it in its)
 
 
 def test_bad_input():

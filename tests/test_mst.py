@@ -4,7 +4,8 @@ Borůvka's rounds pick edges by ``(weight, smaller end, larger end)``, a strict 
 so the forest is the one Kruskal's algorithm finds scanning the edges in that order
 (the reference below): the edge sets must be equal, not only the totals. The totals
 are also checked against networkx's ``minimum_spanning_tree`` (exactly for integer
-weights), and the forest has one tree per connected component.
+weights), and the forest has one tree per connected component. No allocation per
+round, and the launches a round: tests/test_allocations.py, tests/test_launch_budget.py.
 """
 
 import networkx as nx
@@ -151,13 +152,6 @@ def test_rmat(backend):
     r = gunpy.mst(G, backend=backend)
     check(G, r)
     check_by_scipy(G, r)
-
-
-def test_rounds_allocate_nothing(backend):
-    G = reweighted(gunpy.generators.grid_2d(6, 6), lambda k: np.arange(k, 0, -1.0))
-    gunpy.mst(G, backend=backend)
-    its = gunpy.mst(G, backend=backend).stats.per_iteration
-    assert len(its) >= 2 and all(it["allocs"] == 0 for it in its)
 
 
 def test_bad_input():
