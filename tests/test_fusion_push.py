@@ -124,18 +124,19 @@ def test_one_core_atomics_are_plain_and_equal(dtype):
     import numba
     if not numba.config.DISABLE_JIT:
         rng = np.random.default_rng(4)
+        # each build compiled once (a dispatcher made in the loop recompiled every time)
+        builds = {True: numba.njit(_all_ops), False: numba.njit(_nrt=False)(_all_ops)}
         for _ in range(20):
             a = rng.integers(0, 50, 8).astype(dtype)
             f = np.append(rng.normal(size=3), np.nan)
             got = {}
-            for nrt in (True, False):
+            for nrt, build in builds.items():
                 aa, ff = a.copy(), f.copy()
-                ret = numba.njit(_nrt=nrt)(_all_ops)(aa, ff)
+                ret = build(aa, ff)
                 got[nrt] = (aa.tolist(), ff.tolist(), [float(r) for r in ret[:-1]])
                 assert ff[3] == ff[0] and np.isnan(ret[-1])  # a NaN loses, as LLVM's fmin
             assert got[True] == got[False]
-        plain, atomic = numba.njit(_nrt=False)(_all_ops), numba.njit(_all_ops)
-        plain(a, f), atomic(a, f)
+        atomic, plain = builds[True], builds[False]
         assert not any(w in plain.inspect_llvm(plain.signatures[0]) for w in
                        ("cmpxchg", "atomicrmw"))
         llvm = atomic.inspect_llvm(atomic.signatures[0])
