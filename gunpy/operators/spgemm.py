@@ -21,9 +21,10 @@ calls, because the product's values belong to the caller (a semiring):
    Gustavson loops fold them). Any pattern works: a structure from step 1, or
    a mask's (then it is Gustavson's masked product).
 
-CPU: a ``prange`` over chunks of rows, each chunk with its own dense
-accumulator over the columns (a stamp per column: the row that last saw it; no
-clearing between rows). CUDA: a thread a row (grid-stride); the count pass
+CPU: a ``prange`` over slots, one per thread, each with its own dense accumulator
+over the columns (a stamp per column: the row that last saw it; no clearing between
+rows) kept in the backend's workspace, and chunks of :data:`CHUNK_ROWS` rows dealt to
+the slots in turn. CUDA: a thread a row (grid-stride); the count pass
 inserts the row's columns into the row's own open-addressing hash table in
 global scratch, sized by the row's upper bound (the sum of ``B``'s row lengths
 over ``A(i, :)``, capped at the column count, doubled to a power of two); the
@@ -49,11 +50,17 @@ __all__ = ["spgemm", "structure", "run", "cpu_structure", "cuda_structure", "cpu
 
 
 # ----------------------------------------------------------------------------- CPU
+#: rows a chunk of the CPU's passes holds (chunks are dealt to the slots in turn)
+CHUNK_ROWS = 64
+#: rows with fewer columns than this are sorted by insertion (numba's sort costs more)
+INSERTION_BELOW = 32
+
+
 @functools.lru_cache(maxsize=None)
 def _cpu_structure_kernels():
-    """``(count, fill)``: the two passes over the terms, each a ``prange`` over chunks of
-    rows with the chunk's own dense accumulator (``stamp[j] == i``: row ``i`` has seen
-    column ``j``)."""
+    """``(count, fill)``: the two passes over the terms, each a ``prange`` over slots (one
+    per thread), a slot's dense accumulator its own (``stamp[j] == i``: row ``i`` has seen
+    column ``j``) and its chunks of rows dealt in turn."""
     from numba import njit, prange
 
     from gunpy.backends.cpu import kernel
@@ -78,59 +85,88 @@ def _cpu_structure_kernels():
         for t in range(x_off[i], x_off[i + 1]):
             stamp[x_idx[t]] = value
 
+    @njit(inline="always")
+    def sort_row(cols, start, stop):
+        if stop - start >= INSERTION_BELOW:
+            cols[start:stop].sort()
+            return
+        for t in range(start + 1, stop):
+            x = cols[t]
+            u = t - 1
+            while u >= start and cols[u] > x:
+                cols[u + 1] = cols[u]
+                u -= 1
+            cols[u + 1] = x
+
     def count(n_rows, n_cols, a_off, a_idx, b_off, b_idx, x_off, x_idx, exclude, counts,
-              nchunks):
-        size = (n_rows + nchunks - 1) // nchunks
-        for c in prange(nchunks):
-            stamp = np.full(max(n_cols, 1), -1, dtype=np.int32)
-            for i in range(c * size, min(n_rows, (c + 1) * size)):
-                # 1. a complemented mask's columns count as seen: never entered
-                if exclude:
-                    stamp_mask(i, x_off, x_idx, stamp, i)
-                counts[i] = stamp_row(i, a_off, a_idx, b_off, b_idx, stamp, counts, 0, False)
+              stamps, slots):
+        nchunks = (n_rows + CHUNK_ROWS - 1) // CHUNK_ROWS
+        for t in prange(slots):
+            stamp = stamps[t * n_cols:(t + 1) * n_cols]
+            stamp[:] = -1  # another call's rows may have stamped it
+            for c in range(t, nchunks, slots):
+                for i in range(c * CHUNK_ROWS, min(n_rows, (c + 1) * CHUNK_ROWS)):
+                    # 1. a complemented mask's columns count as seen: never entered
+                    if exclude:
+                        stamp_mask(i, x_off, x_idx, stamp, i)
+                    counts[i] = stamp_row(i, a_off, a_idx, b_off, b_idx, stamp, counts, 0,
+                                          False)
 
     def fill(n_rows, n_cols, a_off, a_idx, b_off, b_idx, x_off, x_idx, exclude, offsets, cols,
-             nchunks):
-        size = (n_rows + nchunks - 1) // nchunks
-        for c in prange(nchunks):
-            stamp = np.full(max(n_cols, 1), -1, dtype=np.int32)
-            for i in range(c * size, min(n_rows, (c + 1) * size)):
-                start = offsets[i]
-                if exclude:
-                    stamp_mask(i, x_off, x_idx, stamp, i)
-                if (offsets[i + 1] - start) * 8 > n_cols:
-                    # 2. a dense row: its columns in order from the stamps, no sort
-                    # (RMAT-14's A @ A, 15% dense: the structure 2.1 -> 1.2 s)
-                    stamp_row(i, a_off, a_idx, b_off, b_idx, stamp, cols, start, False)
-                    if exclude:  # the mask's columns are not the row's
-                        stamp_mask(i, x_off, x_idx, stamp, -1)
-                    t = start
-                    for j in range(n_cols):
-                        if stamp[j] == i:
-                            cols[t] = j
-                            t += 1
-                else:
-                    # 2'. a sparse row: written as found, then sorted
-                    found = stamp_row(i, a_off, a_idx, b_off, b_idx, stamp, cols, start, True)
-                    cols[start:start + found].sort()
+             stamps, slots):
+        nchunks = (n_rows + CHUNK_ROWS - 1) // CHUNK_ROWS
+        for t in prange(slots):
+            stamp = stamps[t * n_cols:(t + 1) * n_cols]
+            stamp[:] = -1
+            for c in range(t, nchunks, slots):
+                for i in range(c * CHUNK_ROWS, min(n_rows, (c + 1) * CHUNK_ROWS)):
+                    start = offsets[i]
+                    if exclude:
+                        stamp_mask(i, x_off, x_idx, stamp, i)
+                    if (offsets[i + 1] - start) * 8 > n_cols:
+                        # 2. a dense row: its columns in order from the stamps, no sort
+                        # (RMAT-14's A @ A, 15% dense: the structure 2.1 -> 1.2 s)
+                        stamp_row(i, a_off, a_idx, b_off, b_idx, stamp, cols, start, False)
+                        if exclude:  # the mask's columns are not the row's
+                            stamp_mask(i, x_off, x_idx, stamp, -1)
+                        w = start
+                        for j in range(n_cols):
+                            if stamp[j] == i:
+                                cols[w] = j
+                                w += 1
+                    else:
+                        # 2'. a sparse row: written as found, then sorted
+                        found = stamp_row(i, a_off, a_idx, b_off, b_idx, stamp, cols, start,
+                                          True)
+                        sort_row(cols, start, start + found)
 
     return kernel(count), kernel(fill)
+
+
+def _slots(backend, n_rows, n_cols, name, dtype):
+    """``(slots, accumulators)``: a slot per thread (one for a handful of rows), each with
+    a dense accumulator of ``n_cols`` from the backend's workspace (kept: a call allocates
+    nothing once it has grown)."""
+    from numba import config
+    slots = 1 if n_rows <= CHUNK_ROWS else max(1, config.NUMBA_NUM_THREADS)
+    size = max(n_cols, 1)
+    return slots, backend.workspace(name, slots * size, dtype)[:slots * size]
 
 
 def cpu_structure(ctx, lg, rg, xg, offsets, exclude):
     """Count, scan and fill on the CPU; returns the column indices (``offsets`` filled)."""
     backend = ctx.backend
-    n = lg.num_vertices
+    n, n_cols = lg.num_vertices, rg.num_vertices
     count, fill = _cpu_structure_kernels()
-    nchunks = backend.chunks(n, min_chunk=64, per_thread=16)
-    counts = np.zeros(max(n, 1), dtype=np.int64)
-    args = (n, rg.num_vertices, lg.row_offsets, lg.column_indices, rg.row_offsets,
-            rg.column_indices, xg.row_offsets, xg.column_indices, exclude)
-    count(*args, counts, nchunks)
-    nnz = cpu_exclusive_scan(counts, n, offsets, nchunks)
+    slots, stamps = _slots(backend, n, n_cols, "spgemm.stamps", np.int32)
+    counts = ctx.scratch("spgemm.counts", n + 1, np.int64)
+    args = (n, n_cols, lg.row_offsets, lg.column_indices, rg.row_offsets, rg.column_indices,
+            xg.row_offsets, xg.column_indices, exclude)
+    count(*args, counts, stamps, slots)
+    nnz = cpu_exclusive_scan(counts, n, offsets, backend.chunks(n))
     offsets[n] = nnz
     cols = np.empty(nnz, dtype=lg.column_indices.dtype)
-    fill(*args, offsets, cols, nchunks)
+    fill(*args, offsets, cols, stamps, slots)
     return cols
 
 
@@ -140,27 +176,30 @@ def cpu_source(hooks):
 
     apply_intersection = hooks.apply_intersection
 
-    def products(n_rows, n_cols, c_off, c_idx, a_off, a_idx, b_off, b_idx, work, nchunks, data):
-        size = (n_rows + nchunks - 1) // nchunks
-        for c in prange(nchunks):
+    def products(n_rows, n_cols, c_off, c_idx, a_off, a_idx, b_off, b_idx, work, slots_, slots,
+                 data):
+        nchunks = (n_rows + CHUNK_ROWS - 1) // CHUNK_ROWS
+        for t in prange(slots):
             # slot[j]: the pattern's entry of (i, j) while row i is marked, else -1
-            slot = np.full(max(n_cols, 1), -1, dtype=np.int64)
+            slot = slots_[t * n_cols:(t + 1) * n_cols]
+            slot[:] = -1
             terms = 0
-            for i in range(c * size, min(n_rows, (c + 1) * size)):
-                if c_off[i] == c_off[i + 1]:
-                    continue
-                for e in range(c_off[i], c_off[i + 1]):
-                    slot[c_idx[e]] = e
-                for p in range(a_off[i], a_off[i + 1]):
-                    k = a_idx[p]
-                    for q in range(b_off[k], b_off[k + 1]):
-                        e = slot[b_idx[q]]
-                        if e >= 0:
-                            apply_intersection(i, b_idx[q], e, k, p, q, data)
-                            terms += 1
-                for e in range(c_off[i], c_off[i + 1]):
-                    slot[c_idx[e]] = -1
-            work[c] = terms
+            for c in range(t, nchunks, slots):
+                for i in range(c * CHUNK_ROWS, min(n_rows, (c + 1) * CHUNK_ROWS)):
+                    if c_off[i] == c_off[i + 1]:
+                        continue
+                    for e in range(c_off[i], c_off[i + 1]):
+                        slot[c_idx[e]] = e
+                    for p in range(a_off[i], a_off[i + 1]):
+                        k = a_idx[p]
+                        for q in range(b_off[k], b_off[k + 1]):
+                            e = slot[b_idx[q]]
+                            if e >= 0:
+                                apply_intersection(i, b_idx[q], e, k, p, q, data)
+                                terms += 1
+                    for e in range(c_off[i], c_off[i + 1]):
+                        slot[c_idx[e]] = -1
+            work[t] = terms
 
     return products
 
@@ -168,14 +207,14 @@ def cpu_source(hooks):
 def cpu_execute(ctx, hooks, data, left, right):
     backend = ctx.backend
     cg, lg, rg = backend.graph(ctx.graph), backend.graph(left), backend.graph(right)
-    n = cg.num_vertices
-    nchunks = backend.chunks(n, min_chunk=64, per_thread=16)
-    work = ctx.scratch("spgemm.work", nchunks, np.int64)
+    n, n_cols = cg.num_vertices, rg.num_vertices
+    slots, entries = _slots(backend, n, n_cols, "spgemm.slots", np.int64)
+    work = ctx.scratch("spgemm.work", slots, np.int64)
     pair = functor_pair(cpu_source, hooks, ())
-    k = pair[0] if nchunks > 1 else pair[1]
-    k(n, rg.num_vertices, cg.row_offsets, cg.column_indices, lg.row_offsets, lg.column_indices,
-      rg.row_offsets, rg.column_indices, work, nchunks, data)
-    return int(work[:nchunks].sum())
+    k = pair[0] if slots > 1 else pair[1]
+    k(n, n_cols, cg.row_offsets, cg.column_indices, lg.row_offsets, lg.column_indices,
+      rg.row_offsets, rg.column_indices, work, entries, slots, data)
+    return int(work[:slots].sum())
 
 
 # ---------------------------------------------------------------------------- CUDA
