@@ -242,3 +242,29 @@ def test_matrix_assignment_equals_graphblas(mask, backend):
     _same(C, gC, "a Matrix source")
     with pytest.raises(TypeError, match="view"):
         A.T(~M.S) << blas.semiring.plus_times(A @ B)
+
+
+def test_every_row_form_on_the_cpu():
+    """Rows sorted by insertion (short), by numba's sort (longer) and read off a bitmap
+    (dense) on the CPU: rows 0, 2 and 4 of A @ A hold 5, 35 and 2000 columns of 40,000."""
+    from gunpy.operators.spgemm import DENSE_ROW, INSERTION_BELOW
+    rng = np.random.default_rng(11)
+    n = 40_000
+    wide = [(1, 5), (3, 35), (5, 2000)]  # vertex v -> this many vertices from 100 on
+    assert 5 < INSERTION_BELOW <= 35 and 35 * DENSE_ROW <= n // 32 < 2000 * DENSE_ROW
+    src = [0, 2, 4] + [v for v, k in wide for _ in range(k)] + rng.integers(6, n, n).tolist()
+    dst = [1, 3, 5] + [100 + 7 * t for _, k in wide for t in range(k)] + \
+        rng.integers(6, n, n).tolist()
+    G = gunpy.Graph.from_edges(src, dst, rng.random(len(src)), num_vertices=n)
+    C = spgemm.structure(G, G, context=Context(G, backend="cpu"))
+    assert np.diff(C.row_offsets)[[0, 2, 4]].tolist() == [5, 35, 2000]
+    S = G.to_scipy()
+    P = ((S != 0).astype(np.int64) @ (S != 0).astype(np.int64)).tocsr()
+    P.sort_indices()
+    assert np.array_equal(C.row_offsets, P.indptr) and np.array_equal(C.column_indices,
+                                                                       P.indices)
+    A = blas.Matrix.from_graph(G, backend="cpu")
+    R = (S @ S).tocsr()
+    R.sort_indices()
+    np.testing.assert_allclose(blas.semiring.plus_times(A @ A).new().to_coo()[2], R.data,
+                               rtol=1e-12)
