@@ -54,12 +54,7 @@ def execute(ctx, frontier, hooks, data):
     """Apply ``hooks.apply_vertex`` to each item of ``frontier`` (``None``: every vertex)."""
     backend = ctx.backend
     all_vertices = frontier is None
-    if all_vertices:
-        n = ctx.num_vertices
-        queue, length = ctx.dummy_queue, ctx.vertex_count
-    else:
-        n = frontier.size
-        queue, length = frontier.queue, frontier.length
+    queue, length, n = ctx.items(frontier)
     if n == 0:
         return
     backend.operator("compute")(ctx, hooks, data, queue, length, n, all_vertices)

@@ -245,6 +245,14 @@ class Context:
         return self.kept("all.count", lambda: self.backend.asarray(
             np.array([self.num_vertices], dtype=np.int64)))
 
+    def items(self, frontier):
+        """``(queue, length, n)`` of a vertex operator's input: ``frontier``'s queue, its
+        device length and host size, or for ``None`` (every vertex) a queue never read,
+        the vertex count on the device and ``n``."""
+        if frontier is None:
+            return self.dummy_queue, self.vertex_count, self.num_vertices
+        return frontier.queue, frontier.length, frontier.size
+
     def with_visited(self, words):
         """A context sharing this one's scratch and record, with ``words`` as the visited set."""
         if words is self.visited:

@@ -212,10 +212,7 @@ def execute(ctx, frontier, hooks, data, out):
     backend = ctx.backend
     dg = backend.graph(ctx.graph)
     all_vertices = frontier is None
-    if all_vertices:
-        queue, length, n = ctx.dummy_queue, ctx.vertex_count, ctx.num_vertices
-    else:
-        queue, length, n = frontier.queue, frontier.length, frontier.size
+    queue, length, n = ctx.items(frontier)
     if n == 0:
         return 0
     keys = ctx.scratch("neighbor_best.keys", max(1, dg.num_edges), np.int64)

@@ -293,10 +293,7 @@ def execute(ctx, frontier, hooks, data, out, edges):
     outgoing, incoming = edges in ("out", "both"), edges in ("in", "both")
     dg = backend.graph(ctx.graph, csc=incoming)
     all_vertices = frontier is None
-    if all_vertices:
-        queue, length, n = ctx.dummy_queue, ctx.vertex_count, ctx.num_vertices
-    else:
-        queue, length, n = frontier.queue, frontier.length, frontier.size
+    queue, length, n = ctx.items(frontier)
     if n == 0:
         return 0
     # every vertex's keys in its own slots: an edge's out and in positions

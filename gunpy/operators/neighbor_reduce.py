@@ -267,10 +267,7 @@ def execute(ctx, frontier, hooks, data, out, *, edges="in", mapping="auto", op="
     dg = backend.graph(ctx.graph, csc=incoming)
     offsets = dg.in_offsets if incoming else dg.row_offsets
     all_vertices = frontier is None
-    if all_vertices:
-        queue, length, n = ctx.dummy_queue, ctx.vertex_count, ctx.num_vertices
-    else:
-        queue, length, n = frontier.queue, frontier.length, frontier.size
+    queue, length, n = ctx.items(frontier)
     if n == 0:
         if sums is not None:
             backend.fill(sums, 0.0)

@@ -91,10 +91,7 @@ def execute(ctx, frontier, hooks, data, k):
         raise ValueError(f"sample's k must be a non-negative integer, got {k!r}")
     backend = ctx.backend
     all_vertices = frontier is None
-    if all_vertices:
-        queue, length, n = ctx.dummy_queue, ctx.vertex_count, ctx.num_vertices
-    else:
-        queue, length, n = frontier.queue, frontier.length, frontier.size
+    queue, length, n = ctx.items(frontier)
     if n == 0 or k == 0:
         return 0
     dg = backend.graph(ctx.graph)
