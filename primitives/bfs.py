@@ -193,5 +193,7 @@ register_primitive(Primitive(
               "bfs_predecessors", "bfs_successors", "descendants_at_distance", "has_path",
               "descendants", "ancestors", "node_connected_component",
               "single_source_shortest_path", "closeness_centrality", "harmonic_centrality",
-              "eccentricity"),
+              "eccentricity", "single_target_shortest_path_length",
+              "single_target_shortest_path", "predecessor", "all_pairs_shortest_path_length",
+              "all_pairs_shortest_path", "average_shortest_path_length", "global_efficiency"),
     dist="gunpy.dist:bfs"))

@@ -142,4 +142,5 @@ def _summary(r, G, source):
 register_primitive(Primitive(
     "spmv", spmv, fields=SpMVResult._fields, summary=_summary, weighted=True,
     options=(Option("mapping", "auto", "CUDA rows to threads", choices=("auto", "thread",
-                                                                         "warp")),)))
+                                                                         "warp")),),
+    networkx=("degree_centrality", "in_degree_centrality", "out_degree_centrality")))

@@ -151,7 +151,10 @@ class _AdjacencyCSR:
         self.plain_dicts = g.edge_attr_dict_factory is dict
         self.rows = adj.values() if list(adj) == nodes else [adj[v] for v in nodes]
         n = len(nodes)
-        degrees = np.fromiter(map(len, self.rows), dtype=np.int64, count=n)
+        # a multigraph view's inner dicts count edge keys in len(), not the neighbours they
+        # yield (networkx's FilterMultiInner): count those by iterating
+        size = (lambda row: sum(1 for _ in row)) if self.multigraph else len
+        degrees = np.fromiter(map(size, self.rows), dtype=np.int64, count=n)
         self.nx_offsets = np.zeros(n + 1, dtype=np.int64)
         np.cumsum(degrees, out=self.nx_offsets[1:])
         m = int(self.nx_offsets[-1])

@@ -9,7 +9,7 @@ missing source when first advanced, as networkx's do.
 import networkx as nx
 import numpy as np
 
-from ._graph import _bfs, _queue_order, convert_from_nx
+from ._graph import _bfs, _queue_order, _reversed
 
 
 def bfs_edges(G, source, reverse=False, depth_limit=None, sort_neighbors=None):
@@ -18,7 +18,7 @@ def bfs_edges(G, source, reverse=False, depth_limit=None, sort_neighbors=None):
             kind = "digraph" if G.is_directed() else "graph"
             raise nx.NetworkXError(f"The node {source} is not in the {kind}.")
         if reverse and G.is_directed():
-            G = convert_from_nx(G.nxg.reverse(copy=False))
+            G = _reversed(G)
         s, depth = _bfs(G, source, depth_limit)
         order, parent = _queue_order(G, s, depth)
         labels = G.nodes

@@ -109,10 +109,7 @@ def execute(ctx, frontier, hooks, data, out):
     read, or None where the kernel left that count on a context tally."""
     backend = ctx.backend
     all_vertices = frontier is None
-    if all_vertices:
-        queue, length, n = ctx.dummy_queue, ctx.vertex_count, ctx.num_vertices
-    else:
-        queue, length, n = frontier.queue, frontier.length, frontier.size
+    queue, length, n = ctx.items(frontier)
     if n == 0:
         return 0
     dg = backend.graph(ctx.graph)
