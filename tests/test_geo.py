@@ -97,7 +97,7 @@ def _check(G, lat, lon, backend, **kw):
 @pytest.mark.parametrize("name", graph_names(nasty_graphs(small=True)))
 def test_nasty_graphs_equal_reference(backend, small, name):
     G = nasty_graphs(small=small)[name]
-    for known, seed in ((0.5, 1), (0.2, 2)):
+    for known, seed in ((0.5, 1), (0.2, 2))[:1 if small else 2]:
         lat, lon = gunpy.primitives.geo.random_locations(G, known=known, seed=seed)
         _check(G, lat, lon, backend, max_iter=3)
 

@@ -15,7 +15,7 @@ from gunpy.testing import ON_CUDASIM, graph_names, nasty_graphs, weighted_copy
 SEMIRINGS = [("plus_times", "FP64"), ("plus_times", "INT64"), ("min_plus", "FP64"),
              ("plus_pair", "FP64"), ("any_pair", "BOOL"), ("lor_land", "BOOL"),
              ("max_secondi1", "FP64"), ("plus_firsti", "INT64"), ("min_firstj", "FP64")]
-SIM_SEMIRINGS = {"plus_times", "min_plus", "any_pair", "max_secondi1"}
+SIM_SEMIRINGS = {("plus_times", "FP64"), ("any_pair", "BOOL"), ("max_secondi1", "FP64")}
 DT = {"FP64": np.float64, "INT64": np.int64, "BOOL": np.bool_}
 
 
@@ -52,7 +52,7 @@ def _same(C, gC, what):
 
 
 @pytest.mark.parametrize("name, dt", [s for s in SEMIRINGS
-                                      if not ON_CUDASIM or s[0] in SIM_SEMIRINGS])
+                                      if not ON_CUDASIM or s in SIM_SEMIRINGS])
 def test_mxm_equals_graphblas(name, dt, backend):
     """Unmasked, ~M.S and ~M.V, square; A @ B and A @ A.T (a transposed operand)."""
     gb = pytest.importorskip("graphblas")
@@ -218,7 +218,7 @@ def test_enactor_methods(backend):
     assert problem.backend.to_host(problem.out).tolist() == [2]
 
 
-@pytest.mark.parametrize("mask", ["~S", "~V", "S", None])
+@pytest.mark.parametrize("mask", ["~V"] if ON_CUDASIM else ["~S", "~V", "S", None])
 def test_matrix_assignment_equals_graphblas(mask, backend):
     """``C(mask, accum, replace) << semiring(A @ B)`` (and a Matrix source): GraphBLAS's
     write rule, against python-graphblas; A.T follows C; a transpose refuses a write."""
