@@ -189,7 +189,7 @@ register_primitive(Primitive(
              Option("load_balance", "auto", "advance strategy (thread_mapped, twc, merge_path, "
                                             "auto or a registered one)"),
              Option("idempotent", False, "no atomics in advance; duplicates culled")),
-    networkx=("bfs_edges", "bfs_layers", "single_source_shortest_path_length", "bfs_tree",
+    networkx=("bfs_edges", "generic_bfs_edges", "bfs_layers", "single_source_shortest_path_length", "bfs_tree",
               "bfs_predecessors", "bfs_successors", "descendants_at_distance", "has_path",
               "descendants", "ancestors", "node_connected_component",
               "single_source_shortest_path", "closeness_centrality", "harmonic_centrality",

@@ -103,10 +103,19 @@ def test_networkx_own_tests_pass_with_gunpy_as_test_backend(tmp_path):
         "    setattr(nb.BackendInterface, name, wrap())\n"
         "atexit.register(lambda: print('GUNPY_CALLS', sum(CALLS.values()), len(CALLS),\n"
         "                              sorted(set(nb._FUNCTIONS) - set(CALLS))))\n")
+    # networkx's own examples for the functions its test modules never call directly
+    (tmp_path / "test_nx_examples.py").write_text(
+        "import doctest, networkx as nx\n"
+        "def test_examples():\n"
+        "    runner = doctest.DocTestRunner()\n"
+        "    for f in (nx.generic_bfs_edges,):\n"
+        "        for t in doctest.DocTestFinder().find(f, globs={'nx': nx}):\n"
+        "            runner.run(t)\n"
+        "    assert runner.summarize().attempted > 3 and not runner.summarize().failed\n")
     env = {**os.environ, "NETWORKX_TEST_BACKEND": "gunpy", "NETWORKX_FALLBACK_TO_NX": "True",
            "PYTHONPATH": str(tmp_path), "GUNPY_NX_BACKEND": "cpu"}
     env.pop("NUMBA_ENABLE_CUDASIM", None)
-    mods = ["networkx.algorithms.traversal",
+    mods = ["test_nx_examples.py", "networkx.algorithms.traversal",
             "networkx.algorithms.shortest_paths.tests.test_generic",
             "networkx.algorithms.shortest_paths.tests.test_unweighted",
             "networkx.algorithms.shortest_paths.tests.test_weighted",
@@ -142,7 +151,7 @@ def test_networkx_own_tests_pass_with_gunpy_as_test_backend(tmp_path):
     # gunpy really ran, for every function (the cluster module calls triangles, transitivity,
     # clustering and average_clustering; test_louvain its louvain_communities; test_core
     # core_number, k_core, k_shell, k_crust and k_corona; test_hits its hits; test_dag
-    # ancestors and descendants; the traversal, component and shortest-path modules the
+    # ancestors and descendants; networkx's docstring examples generic_bfs_edges; the traversal, component and shortest-path modules the
     # BFS family, reachability and paths; the centrality and distance-measure modules
     # closeness, harmonic centrality and eccentricity; test_strongly_connected the strongly
     # connected family and condensation; test_unweighted and test_generic single-target and

@@ -133,3 +133,19 @@ def test_betweenness_samples_networkx_s_sources(name):
     nx.betweenness_centrality(g, k=4, seed=b)
     assert a.random() == b.random()
     assert can_run("betweenness_centrality", (g,), {"k": 4, "seed": 1}) is True
+
+
+@pytest.mark.parametrize("name", ["directed", "undirected"])
+def test_generic_bfs_edges(name):
+    g = GRAPHS[name]
+    s = list(g)[2]
+    for neighbors in (None, g.neighbors, getattr(g, "successors", g.neighbors),
+                      getattr(g, "predecessors", g.neighbors)):
+        for limit in (None, 0, 2, -1):
+            got = list(nx.generic_bfs_edges(g, s, neighbors, limit, backend="gunpy"))
+            assert got == list(nx.generic_bfs_edges(g, s, neighbors, limit))
+    assert len(list(nx.generic_bfs_edges(g, s, backend="gunpy"))) > 30
+    assert "neighbors" in can_run("generic_bfs_edges", (g, s), {"neighbors": sorted})
+    assert "neighbors" in can_run("generic_bfs_edges", (g, s, g.copy().neighbors), {})
+    with pytest.raises(nx.NetworkXError):
+        next(nx.generic_bfs_edges(g, "nowhere", backend="gunpy"))

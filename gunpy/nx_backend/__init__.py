@@ -4,7 +4,7 @@ Registered through the ``networkx.backends`` entry point (like nx-cugraph and
 graphblas-algorithms), so networkx dispatches these functions to gunpy when a
 call says ``backend="gunpy"`` (or ``nx.config.backend_priority`` lists it):
 
-the BFS family (``bfs_edges``, ``bfs_tree``, ``bfs_predecessors``, ``bfs_successors``,
+the BFS family (``bfs_edges``, ``generic_bfs_edges``, ``bfs_tree``, ``bfs_predecessors``, ``bfs_successors``,
 ``bfs_layers``, ``descendants_at_distance``), reachability and components
 (``has_path``, ``descendants``, ``ancestors``, ``node_connected_component``,
 ``[weakly_|strongly_]connected_components``, ``is_[weakly_|strongly_]connected``,

@@ -6,6 +6,9 @@ is itself being imported.
 
 _FUNCTIONS = {
     "bfs_edges": "BFS tree edges in networkx's order (reverse=, depth_limit= supported)",
+    "generic_bfs_edges": "bfs_edges, where neighbors= is None or the graph's own neighbors / "
+                         "successors / predecessors (reversed) (depth_limit= supported; other "
+                         "neighbour functions left to networkx)",
     "bfs_layers": "BFS layers in networkx's order",
     "single_source_shortest_path_length": "BFS depths (cutoff= supported)",
     "single_source_dijkstra_path_length": "SSSP distances with near/far delta-stepping, in "

@@ -78,7 +78,7 @@ MIN_EDGES = {
     "other": (131_072, 16_384),  # functions not measured (hits, ...): as traversal
 }
 _FAMILY = {
-    **dict.fromkeys(("bfs_edges", "bfs_tree", "bfs_predecessors", "bfs_successors",
+    **dict.fromkeys(("bfs_edges", "generic_bfs_edges", "bfs_tree", "bfs_predecessors", "bfs_successors",
                      "bfs_layers", "descendants_at_distance", "has_path", "descendants",
                      "ancestors", "node_connected_component", "single_source_shortest_path",
                      "single_source_shortest_path_length"), "traversal"),
@@ -118,6 +118,18 @@ def _size(g):
 def _no_sort_neighbors(p):
     if p.get("sort_neighbors") is not None:
         return "sort_neighbors is not supported"
+
+
+def _own_neighbors(p):
+    """generic_bfs_edges runs networkx's BFS only with the graph's own neighbour method."""
+    f, g = p["neighbors"], p["nxg"]
+    if f is None:
+        return None
+    own = (g.neighbors, g.successors, g.predecessors) if g is not None and g.is_directed() \
+        else ((g.neighbors,) if g is not None else ())
+    if not any(f == m for m in own):
+        return ("a neighbors function other than the graph's own neighbors / successors / "
+                "predecessors")
 
 
 def _one_source(p, empty_too=False):
@@ -296,6 +308,7 @@ _CHECKS = {
     **{name: (_no_sort_neighbors,) for name in ("bfs_edges", "bfs_tree", "bfs_predecessors",
                                                  "bfs_successors")},
     "bfs_layers": (_one_source,),
+    "generic_bfs_edges": (_own_neighbors,),
     **{name: (_positive_weights,) for name in _DIJKSTRA},
     **{name: (_one_source_or_none, _positive_weights) for name in _MULTI},
     "shortest_path": (_named("shortest_path", _source_and_no_target), _positive_weights),

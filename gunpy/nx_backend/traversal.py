@@ -28,6 +28,17 @@ def bfs_edges(G, source, reverse=False, depth_limit=None, sort_neighbors=None):
     return edges()
 
 
+def generic_bfs_edges(G, source, neighbors=None, depth_limit=None):
+    """networkx's BFS along the graph's own ``neighbors`` / ``successors`` (bfs_edges'
+    edges) or ``predecessors`` (bfs_edges with ``reverse=True``, as networkx's bfs_edges
+    calls it); ``can_run`` declines any other ``neighbors``. A negative depth limit yields
+    no edge, as networkx's."""
+    if depth_limit is not None and depth_limit < 0:
+        depth_limit = 0
+    reverse = neighbors is not None and G.is_directed() and neighbors == G.nxg.predecessors
+    return bfs_edges(G, source, reverse=reverse, depth_limit=depth_limit)
+
+
 def bfs_tree(G, source, reverse=False, depth_limit=None, sort_neighbors=None):
     T = nx.DiGraph()
     T.add_node(source)
