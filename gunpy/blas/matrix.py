@@ -10,7 +10,7 @@ from gunpy.blas.mask import Mask, Maskable
 from gunpy.blas.ops import DTYPES, as_binary, as_monoid, binary, lookup_dtype
 from gunpy.blas.scalar import Scalar
 from gunpy.blas.vector import Vector, as_backend
-from gunpy.functor import Functor
+from gunpy.functor import Functor, compile_functor
 from gunpy.graph import CSC, Graph
 from gunpy.operators import Context, intersect, spgemm
 
@@ -442,7 +442,8 @@ def _gustavson(A, B, sr, mask, dtype):
         F = K.mxm_functor(backend, binop.func, position, mon.binop.func, in_dt, out_dt,
                           left.values is not None, right.values is not None)
         data = K.MxmData(backend.graph(left).values, backend.graph(right).values, out, hit)
-        spgemm(C, F, data, left=left, right=right, context=Context(C, backend))
+        # the pattern is structure()'s own (rows sorted): spgemm past its argument checks
+        spgemm.run(Context(C, backend), compile_functor(F, backend), data, left, right)
     # the CPU's own array as it is (no copy, no cast when the types agree)
     vals = out[:m] if isinstance(out, np.ndarray) else backend.to_host(out)[:m]
     vals = np.asarray(vals, dtype=res_dt)
