@@ -301,6 +301,8 @@ register_primitive(Primitive(
               "single_source_dijkstra_path", "dijkstra_path", "dijkstra_path_length",
               "multi_source_dijkstra", "multi_source_dijkstra_path",
               "multi_source_dijkstra_path_length", "bellman_ford_path_length",
-              "single_source_bellman_ford_path_length", "shortest_path",
+              "single_source_bellman_ford_path_length", "single_source_bellman_ford",
+              "single_source_bellman_ford_path", "bellman_ford_path",
+              "bellman_ford_predecessor_and_distance", "shortest_path",
               "shortest_path_length"),
     dist="gunpy.dist:sssp"))

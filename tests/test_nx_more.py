@@ -149,3 +149,34 @@ def test_generic_bfs_edges(name):
     assert "neighbors" in can_run("generic_bfs_edges", (g, s, g.copy().neighbors), {})
     with pytest.raises(nx.NetworkXError):
         next(nx.generic_bfs_edges(g, "nowhere", backend="gunpy"))
+
+
+@pytest.mark.parametrize("name", ["directed", "undirected", "karate"])
+def test_bellman_ford_paths_on_equal_weights(name):
+    g = GRAPHS[name].copy()
+    nx.set_edge_attributes(g, 0.1, "w")  # float sums along each path, as networkx's
+    s, t = list(g)[2], list(g)[-1]
+    a, b = nx.single_source_bellman_ford(g, s, weight="w", backend="gunpy"), \
+        nx.single_source_bellman_ford(g, s, weight="w")
+    same(a[0], b[0])
+    same(a[1], b[1])
+    assert len(a[1]) > 20
+    same(nx.single_source_bellman_ford_path(g, s, "w", backend="gunpy"),
+         nx.single_source_bellman_ford_path(g, s, "w"))
+    same(nx.shortest_path(g, s, weight="w", method="bellman-ford", backend="gunpy"),
+         nx.shortest_path(g, s, weight="w", method="bellman-ford"))
+    a, b = nx.bellman_ford_predecessor_and_distance(g, s, weight="w", backend="gunpy"), \
+        nx.bellman_ford_predecessor_and_distance(g, s, weight="w")
+    same(a[0], b[0])
+    same(a[1], b[1])
+    for target in (t, s, "nowhere"):
+        try:
+            want = nx.bellman_ford_path(g, s, target, "w")
+        except nx.NetworkXNoPath:
+            with pytest.raises(nx.NetworkXNoPath, match="cannot be reached"):
+                nx.bellman_ford_path(g, s, target, "w", backend="gunpy")
+        else:
+            assert nx.bellman_ford_path(g, s, target, "w", backend="gunpy") == want
+    with pytest.raises(nx.NodeNotFound):
+        nx.single_source_bellman_ford(g, "nowhere", weight="w", backend="gunpy")
+    assert "unequal" in can_run("bellman_ford_path", (GRAPHS["karate"], 0, 5), {})

@@ -13,8 +13,8 @@ the BFS family (``bfs_edges``, ``generic_bfs_edges``, ``bfs_tree``, ``bfs_predec
 ``single_target_shortest_path[_length]``, ``predecessor``,
 ``all_pairs_shortest_path[_length]``, ``average_shortest_path_length``,
 ``single_source_dijkstra[_path][_length]``, ``dijkstra_path[_length]``,
-``multi_source_dijkstra[_path][_length]``, ``bellman_ford_path_length``,
-``single_source_bellman_ford_path_length``), ``global_efficiency``, centrality
+``multi_source_dijkstra[_path][_length]``, ``bellman_ford_path[_length]``,
+``single_source_bellman_ford[_path][_length]``, ``bellman_ford_predecessor_and_distance``), ``global_efficiency``, centrality
 (``betweenness_centrality``, ``closeness_centrality``, ``harmonic_centrality``,
 ``eccentricity``, ``[in_|out_]degree_centrality``), ``pagerank``,
 ``hits``, ``triangles``, ``transitivity``, ``[average_]clustering``,

@@ -39,9 +39,9 @@ _FUNCTIONS = {
                                     "order; gunpy.scc / gunpy.cc for the connectivity check "
                                     "(floyd-warshall methods left to networkx)",
     "global_efficiency": "a BFS a node, networkx's sum of inverse distances in its order",
-    "shortest_path": "with a source and no target: single_source_shortest_path or "
-                     "single_source_dijkstra_path (a target, no source or Bellman-Ford paths "
-                     "left to networkx)",
+    "shortest_path": "with a source and no target: single_source_shortest_path, "
+                     "single_source_dijkstra_path or single_source_bellman_ford_path (a "
+                     "target or no source left to networkx)",
     "shortest_path_length": "with a source: BFS or SSSP lengths (a target too; no source left "
                             "to networkx)",
     "single_source_dijkstra": "SSSP distances, paths rebuilt in networkx's pop order (target=, "
@@ -54,7 +54,16 @@ _FUNCTIONS = {
     "multi_source_dijkstra_path": "the same, paths only",
     "multi_source_dijkstra_path_length": "the same, lengths only",
     "bellman_ford_path_length": "SSSP distance on positive weights (others left to networkx)",
-    "single_source_bellman_ford_path_length": "SSSP distances on positive weights",
+    "single_source_bellman_ford_path_length": "SSSP distances where every weight is the same "
+                                              "positive number (networkx's FIFO queue is "
+                                              "then BFS's)",
+    "single_source_bellman_ford": "the same distances, paths from BFS parents in networkx's "
+                                  "queue order (target= supported)",
+    "single_source_bellman_ford_path": "the same paths",
+    "bellman_ford_path": "the same path to the target",
+    "bellman_ford_predecessor_and_distance": "networkx's predecessor lists (BFS parents one "
+                                             "level up, in its queue order) and the same "
+                                             "distances",
     "betweenness_centrality": "Brandes BC over all sources, or k sampled as networkx samples "
                               "them (its seed) and rescaled as networkx does (weight=None)",
     "connected_components": "ECL-CC union-find hooking with Afforest sampling",

@@ -86,7 +86,9 @@ _FAMILY = {
                      "single_source_dijkstra_path", "single_source_dijkstra_path_length",
                      "dijkstra_path", "dijkstra_path_length", "multi_source_dijkstra",
                      "multi_source_dijkstra_path", "multi_source_dijkstra_path_length",
-                     "bellman_ford_path_length", "single_source_bellman_ford_path_length"),
+                     "bellman_ford_path_length", "single_source_bellman_ford_path_length",
+                     "single_source_bellman_ford", "single_source_bellman_ford_path",
+                     "bellman_ford_path", "bellman_ford_predecessor_and_distance"),
                     "shortest paths"),
     **dict.fromkeys(("connected_components", "weakly_connected_components", "is_connected",
                      "is_weakly_connected", "number_connected_components",
@@ -172,11 +174,14 @@ def _weight_facts(g, w):
 
 
 def _fifo_order(p):
-    """Bellman-Ford's lengths keyed in networkx's FIFO-queue order: BFS order while no
-    vertex is relaxed twice, so only where every weight is the same."""
+    """Bellman-Ford's lengths keyed, and its paths and predecessors chosen, in networkx's
+    FIFO-queue order: BFS's while no vertex is relaxed twice, so only where every weight
+    is the same (unequal ones let a vertex skip its turn while its predecessor waits)."""
     w, g, name = p.get("weight"), p["nxg"], p["_name"]
     if name == "shortest_path_length" and (p["method"] != "bellman-ford" or p["target"]
                                            is not None or p["source"] is None):
+        return None
+    if name == "shortest_path" and p["method"] != "bellman-ford":
         return None
     if w is not None and g is not None and not _weight_facts(g, w)[1]:
         return ("unequal weights: networkx's Bellman-Ford queue orders the lengths' keys by "
@@ -189,8 +194,6 @@ def _source_and_no_target(p):
     if p["target"] is not None and "length" not in p["_name"]:
         return ("a source and a target: networkx's bidirectional search picks among equal "
                 "paths by its own order")
-    if p["method"] == "bellman-ford" and p["weight"] is not None and "length" not in p["_name"]:
-        return "Bellman-Ford paths pick among equal paths by networkx's queue"
 
 
 def _named(name, check):
@@ -301,7 +304,10 @@ def _average_path(p):
 
 _DIJKSTRA = ("single_source_dijkstra_path_length", "single_source_dijkstra",
              "single_source_dijkstra_path", "dijkstra_path", "dijkstra_path_length",
-             "bellman_ford_path_length", "single_source_bellman_ford_path_length")
+             "bellman_ford_path_length")
+_BELLMAN_FORD = ("single_source_bellman_ford_path_length", "single_source_bellman_ford",
+                 "single_source_bellman_ford_path", "bellman_ford_path",
+                 "bellman_ford_predecessor_and_distance")
 _MULTI = ("multi_source_dijkstra", "multi_source_dijkstra_path",
           "multi_source_dijkstra_path_length")
 _CHECKS = {
@@ -311,11 +317,11 @@ _CHECKS = {
     "generic_bfs_edges": (_own_neighbors,),
     **{name: (_positive_weights,) for name in _DIJKSTRA},
     **{name: (_one_source_or_none, _positive_weights) for name in _MULTI},
-    "shortest_path": (_named("shortest_path", _source_and_no_target), _positive_weights),
+    "shortest_path": (_named("shortest_path", _source_and_no_target), _positive_weights,
+                      _named("shortest_path", _fifo_order)),
     "shortest_path_length": (_named("shortest_path_length", _source_and_no_target),
                              _positive_weights, _named("shortest_path_length", _fifo_order)),
-    "single_source_bellman_ford_path_length": (
-        _positive_weights, _named("single_source_bellman_ford_path_length", _fifo_order)),
+    **{name: (_positive_weights, _named(name, _fifo_order)) for name in _BELLMAN_FORD},
     "betweenness_centrality": (_betweenness,),
     "closeness_centrality": (_distance_weights,),
     "harmonic_centrality": (_distance_weights,),

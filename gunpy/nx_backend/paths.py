@@ -327,15 +327,55 @@ def _distance_to(G, source, target, no_path):
 
 
 # ----------------------------------------------------------------------------- Bellman-Ford
-def single_source_bellman_ford_path_length(G, source, weight="weight"):
-    # non-negative weights only (can_run): the lengths are Dijkstra's; the keys in networkx's
-    # first-relaxation order where its FIFO queue never re-relaxes (BFS discovery order)
+def _fifo(G, source):
+    """networkx's Bellman-Ford where every weight is the same positive number (can_run
+    declines others): its FIFO queue is then BFS's, each vertex set once, by its first
+    discoverer in queue order; ``(source id, order, parent, {node: length})`` in that
+    order, of networkx's types (each length its path's sum)."""
     if source not in G:
         raise nx.NodeNotFound(f"Source {source} not in G")
-    lengths = _lengths(G, *_dijkstra(G, source))
-    labels = G.nodes
-    return {labels[v]: lengths[labels[v]]
-            for level in _queue_order(G, *_bfs(G, source))[0] for v in level.tolist()}
+    s, depth = _bfs(G, source)
+    levels, parent = _queue_order(G, s, depth)
+    order = np.concatenate(levels)
+    dist = gunpy.sssp(G.graph, s, backend=_device()).distance
+    return s, order, parent, _lengths(G, s, dist, order, parent)
+
+
+def single_source_bellman_ford_path_length(G, source, weight="weight"):
+    return _fifo(G, source)[3]
+
+
+def single_source_bellman_ford(G, source, target=None, weight="weight"):
+    if source == target:
+        if source not in G:
+            raise nx.NodeNotFound(f"Node {source} is not found in the graph")
+        return (0, [source])
+    s, order, parent, dist = _fifo(G, source)
+    if target is None:
+        return dist, _paths(G, order, parent)
+    if target not in dist:  # networkx's _build_paths_from_predecessors
+        raise nx.NetworkXNoPath(f"Target {target} cannot be reached from given sources")
+    path = [G.node_index(target)]
+    while path[-1] != s:
+        path.append(int(parent[path[-1]]))
+    return dist[target], [G.nodes[v] for v in reversed(path)]
+
+
+def single_source_bellman_ford_path(G, source, weight="weight"):
+    return single_source_bellman_ford(G, source, weight=weight)[1]
+
+
+def bellman_ford_path(G, source, target, weight="weight"):
+    return single_source_bellman_ford(G, source, target, weight=weight)[1]
+
+
+def bellman_ford_predecessor_and_distance(G, source, target=None, weight="weight",
+                                          heuristic=False):
+    """Every tight predecessor of each node, in networkx's queue order: with every weight
+    the same, networkx's ``predecessor`` lists (the BFS parents one level up)."""
+    if source not in G:
+        raise nx.NodeNotFound(f"Node {source} is not found in the graph")
+    return predecessor(G, source), _fifo(G, source)[3]
 
 
 def bellman_ford_path_length(G, source, target, weight="weight"):
@@ -351,11 +391,13 @@ def bellman_ford_path_length(G, source, target, weight="weight"):
 
 # ----------------------------------------------------------------------------- generic
 def shortest_path(G, source=None, target=None, weight=None, method="dijkstra"):
-    # can_run: a source and no target, method dijkstra (weighted) or none (unweighted)
+    # can_run: a source and no target; Bellman-Ford only where every weight is the same
     if method not in ("dijkstra", "bellman-ford"):
         raise ValueError(f"method not supported: {method}")
     if weight is None:
         return single_source_shortest_path(G, source)
+    if method == "bellman-ford":
+        return single_source_bellman_ford_path(G, source, weight=weight)
     return single_source_dijkstra_path(G, source, weight=weight)
 
 
