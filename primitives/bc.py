@@ -238,4 +238,4 @@ register_primitive(Primitive(
              Option("direction", "auto", "forward pass: push, pull or auto",
                     choices=("auto", "push", "pull")),
              Option("load_balance", "auto", "advance strategy")),
-    networkx=("betweenness_centrality",)))
+    networkx=("betweenness_centrality", "edge_betweenness_centrality")))

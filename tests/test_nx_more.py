@@ -180,3 +180,14 @@ def test_bellman_ford_paths_on_equal_weights(name):
     with pytest.raises(nx.NodeNotFound):
         nx.single_source_bellman_ford(g, "nowhere", weight="w", backend="gunpy")
     assert "unequal" in can_run("bellman_ford_path", (GRAPHS["karate"], 0, 5), {})
+
+
+@pytest.mark.parametrize("name", ["directed", "undirected", "parts"])
+def test_edge_betweenness(name):
+    g = GRAPHS[name]
+    for kw in ({}, {"normalized": False}, {"k": 5, "seed": 3}, {"k": 1, "seed": 2}):
+        got = nx.edge_betweenness_centrality(g, backend="gunpy", **kw)
+        want = nx.edge_betweenness_centrality(g, **kw)
+        assert list(got) == list(want) and got == pytest.approx(want, rel=1e-12, abs=1e-15)
+    assert max(nx.edge_betweenness_centrality(g, backend="gunpy").values()) > 0.01
+    assert "weighted" in can_run("edge_betweenness_centrality", (g,), {"weight": "weight"})

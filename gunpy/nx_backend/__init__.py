@@ -15,7 +15,7 @@ the BFS family (``bfs_edges``, ``generic_bfs_edges``, ``bfs_tree``, ``bfs_predec
 ``single_source_dijkstra[_path][_length]``, ``dijkstra_path[_length]``,
 ``multi_source_dijkstra[_path][_length]``, ``bellman_ford_path[_length]``,
 ``single_source_bellman_ford[_path][_length]``, ``bellman_ford_predecessor_and_distance``), ``global_efficiency``, centrality
-(``betweenness_centrality``, ``closeness_centrality``, ``harmonic_centrality``,
+(``[edge_]betweenness_centrality``, ``closeness_centrality``, ``harmonic_centrality``,
 ``eccentricity``, ``[in_|out_]degree_centrality``), ``pagerank``,
 ``hits``, ``triangles``, ``transitivity``, ``[average_]clustering``,
 ``louvain_communities``, ``core_number``, ``k_core``, ``k_shell``, ``k_crust``,

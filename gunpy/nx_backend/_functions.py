@@ -66,6 +66,11 @@ _FUNCTIONS = {
                                              "distances",
     "betweenness_centrality": "Brandes BC over all sources, or k sampled as networkx samples "
                               "them (its seed) and rescaled as networkx does (weight=None)",
+    "edge_betweenness_centrality": "Brandes from every source (k sampled as networkx samples "
+                                   "them), gunpy.bc's forward phase and dependencies a "
+                                   "source, each tight edge's share as networkx adds it, "
+                                   "networkx's rescaling (weight=None; multigraphs left to "
+                                   "networkx)",
     "connected_components": "ECL-CC union-find hooking with Afforest sampling",
     "weakly_connected_components": "the same on directed graphs",
     "strongly_connected_components": "gunpy.scc (Multistep: trimming, forward-backward, "

@@ -13,7 +13,7 @@ import numpy as np
 
 import gunpy
 
-from ._graph import _device, _reversed
+from ._graph import _device, _nx_order_csr, _reversed
 from .paths import single_source_dijkstra_path_length, single_source_shortest_path_length
 
 def betweenness_centrality(G, k=None, normalized=True, weight=None, endpoints=False,
@@ -47,6 +47,39 @@ def _sampled_betweenness(G, k, normalized, seed):
         scale[[G.node_index(v) for v in nodes]] = source
         raw = raw * scale
     return dict(zip(G.nodes, raw.tolist()))
+
+
+def edge_betweenness_centrality(G, k=None, normalized=True, weight=None, seed=None):
+    """networkx's edge betweenness: Brandes's forward phase and dependencies from
+    gunpy.bc's problem (one source at a time: its ``depth``, ``sigma`` and ``delta``), each
+    tight edge ``(v, w)`` (``w`` one level below ``v``) adding networkx's
+    ``sigma[v] * ((1 + delta[w]) / sigma[w])``, sources in networkx's order (``k`` drawn
+    as networkx draws them), then networkx's rescaling (``endpoints=True``)."""
+    from gunpy.primitives.bc import BCEnactor, BCProblem
+    nodes = G.nodes if k is None else seed.sample(list(G.nodes), k)
+    ro, ci = _nx_order_csr(G)  # networkx's adjacency: G.edges() is its rows, each edge once
+    src = np.repeat(np.arange(len(G.nodes)), np.diff(ro))
+    keep = slice(None) if G.is_directed() else ci >= src
+    u, v = src[keep], ci[keep]
+    score = np.zeros(u.size)
+    problem = BCProblem(G.graph, backend=_device())
+    enactor = BCEnactor(problem)
+    for s in nodes:
+        problem.reset(G.node_index(s))
+        enactor.enact()
+        depth = problem.to_host(problem.depth).astype(np.int64)
+        sigma, delta = problem.to_host(problem.sigma), problem.to_host(problem.delta)
+        for a, b in ((u, v), (v, u)) if not G.is_directed() else ((u, v),):
+            tight = (depth[a] >= 0) & (depth[b] == depth[a] + 1)
+            x, y = a[tight], b[tight]
+            score[tight] += sigma[x] * ((1 + delta[y]) / sigma[y])
+    n = len(G.nodes)
+    if n >= 2:
+        K = n if k is None else k
+        score *= 1 / (K * (n - 1)) if normalized else n / (K * (1 if G.is_directed() else 2))
+    labels = G.nodes
+    return dict(zip(zip([labels[x] for x in u.tolist()], [labels[x] for x in v.tolist()]),
+                    score.tolist()))
 
 
 def _degree_centrality(G, degrees):

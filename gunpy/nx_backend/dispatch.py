@@ -93,7 +93,7 @@ _FAMILY = {
     **dict.fromkeys(("connected_components", "weakly_connected_components", "is_connected",
                      "is_weakly_connected", "number_connected_components",
                      "number_weakly_connected_components"), "components"),
-    "betweenness_centrality": "betweenness",
+    **dict.fromkeys(("betweenness_centrality", "edge_betweenness_centrality"), "betweenness"),
     **dict.fromkeys(("closeness_centrality", "harmonic_centrality", "eccentricity"),
                     "closeness"),
     "pagerank": "pagerank",
@@ -214,7 +214,7 @@ def _no_sp(p):
 def _betweenness(p):
     if p["weight"] is not None:
         return "weighted BC is not supported"
-    if p["endpoints"]:
+    if p.get("endpoints"):
         return "endpoints=True is not supported"
     if _multi(p):
         return "parallel edges count as separate paths: not supported"
@@ -323,6 +323,7 @@ _CHECKS = {
                              _positive_weights, _named("shortest_path_length", _fifo_order)),
     **{name: (_positive_weights, _named(name, _fifo_order)) for name in _BELLMAN_FORD},
     "betweenness_centrality": (_betweenness,),
+    "edge_betweenness_centrality": (_betweenness,),
     "closeness_centrality": (_distance_weights,),
     "harmonic_centrality": (_distance_weights,),
     "eccentricity": (_no_sp, _positive_weights),
