@@ -151,13 +151,16 @@ def test_networkx_own_tests_pass_with_gunpy_as_test_backend(tmp_path):
     # gunpy really ran, for every function (the cluster module calls triangles, transitivity,
     # clustering and average_clustering; test_louvain its louvain_communities; test_core
     # core_number, k_core, k_shell, k_crust and k_corona; test_hits its hits; test_dag
-    # ancestors and descendants; networkx's docstring examples generic_bfs_edges; the traversal, component and shortest-path modules the
-    # BFS family, reachability and paths; the centrality and distance-measure modules
-    # closeness, harmonic centrality and eccentricity; test_strongly_connected the strongly
-    # connected family and condensation; test_unweighted and test_generic single-target and
-    # all-pairs paths, predecessor and average_shortest_path_length; test_degree_centrality
-    # the degree centralities; test_efficiency global_efficiency; test_mst's Kruskal and
-    # Borůvka classes minimum_spanning_tree and minimum_spanning_edges)
+    # ancestors and descendants; networkx's docstring examples generic_bfs_edges; the
+    # traversal, component and shortest-path modules the BFS family, reachability and paths
+    # (test_weighted and test_generic the Bellman-Ford paths and predecessors, on their
+    # graphs of equal weights); test_betweenness_centrality its edge betweenness; the
+    # centrality and distance-measure modules closeness, harmonic centrality and
+    # eccentricity; test_strongly_connected the strongly connected family and condensation;
+    # test_unweighted and test_generic single-target and all-pairs paths, predecessor and
+    # average_shortest_path_length; test_degree_centrality the degree centralities;
+    # test_efficiency global_efficiency; test_mst's Kruskal and Borůvka classes
+    # minimum_spanning_tree and minimum_spanning_edges)
     assert missing == "[]", tail
     assert int(functions) == len(_FUNCTIONS) >= 60 and int(total) > 500, tail
 

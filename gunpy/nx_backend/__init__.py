@@ -4,8 +4,8 @@ Registered through the ``networkx.backends`` entry point (like nx-cugraph and
 graphblas-algorithms), so networkx dispatches these functions to gunpy when a
 call says ``backend="gunpy"`` (or ``nx.config.backend_priority`` lists it):
 
-the BFS family (``bfs_edges``, ``generic_bfs_edges``, ``bfs_tree``, ``bfs_predecessors``, ``bfs_successors``,
-``bfs_layers``, ``descendants_at_distance``), reachability and components
+the BFS family (``bfs_edges``, ``generic_bfs_edges``, ``bfs_tree``, ``bfs_predecessors``,
+``bfs_successors``, ``bfs_layers``, ``descendants_at_distance``), reachability and components
 (``has_path``, ``descendants``, ``ancestors``, ``node_connected_component``,
 ``[weakly_|strongly_]connected_components``, ``is_[weakly_|strongly_]connected``,
 ``number_[weakly_|strongly_]connected_components``, ``condensation``), shortest paths
@@ -14,7 +14,8 @@ the BFS family (``bfs_edges``, ``generic_bfs_edges``, ``bfs_tree``, ``bfs_predec
 ``all_pairs_shortest_path[_length]``, ``average_shortest_path_length``,
 ``single_source_dijkstra[_path][_length]``, ``dijkstra_path[_length]``,
 ``multi_source_dijkstra[_path][_length]``, ``bellman_ford_path[_length]``,
-``single_source_bellman_ford[_path][_length]``, ``bellman_ford_predecessor_and_distance``), ``global_efficiency``, centrality
+``single_source_bellman_ford[_path][_length]``, ``bellman_ford_predecessor_and_distance``),
+``global_efficiency``, centrality
 (``[edge_]betweenness_centrality``, ``closeness_centrality``, ``harmonic_centrality``,
 ``eccentricity``, ``[in_|out_]degree_centrality``), ``pagerank``,
 ``hits``, ``triangles``, ``transitivity``, ``[average_]clustering``,

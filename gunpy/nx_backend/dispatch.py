@@ -78,10 +78,11 @@ MIN_EDGES = {
     "other": (131_072, 16_384),  # functions not measured (hits, ...): as traversal
 }
 _FAMILY = {
-    **dict.fromkeys(("bfs_edges", "generic_bfs_edges", "bfs_tree", "bfs_predecessors", "bfs_successors",
-                     "bfs_layers", "descendants_at_distance", "has_path", "descendants",
-                     "ancestors", "node_connected_component", "single_source_shortest_path",
-                     "single_source_shortest_path_length"), "traversal"),
+    **dict.fromkeys(("bfs_edges", "generic_bfs_edges", "bfs_tree", "bfs_predecessors",
+                     "bfs_successors", "bfs_layers", "descendants_at_distance", "has_path",
+                     "descendants", "ancestors", "node_connected_component",
+                     "single_source_shortest_path", "single_source_shortest_path_length"),
+                    "traversal"),
     **dict.fromkeys(("shortest_path", "shortest_path_length", "single_source_dijkstra",
                      "single_source_dijkstra_path", "single_source_dijkstra_path_length",
                      "dijkstra_path", "dijkstra_path_length", "multi_source_dijkstra",
@@ -184,8 +185,8 @@ def _fifo_order(p):
     if name == "shortest_path" and p["method"] != "bellman-ford":
         return None
     if w is not None and g is not None and not _weight_facts(g, w)[1]:
-        return ("unequal weights: networkx's Bellman-Ford queue orders the lengths' keys by "
-                "its relaxations")
+        return ("unequal weights: networkx's Bellman-Ford queue orders the keys, and picks "
+                "among equal paths, by its relaxations")
 
 
 def _source_and_no_target(p):
