@@ -105,8 +105,9 @@ class DistCDLPEnactor(DistEnactor):
         return None if self.iteration >= self.rounds else self.n_own
 
     def loop(self):
-        ops.neighbor_mode.run(self.ctx, self.owned, self.hooks, CDLPData(self.labels, self.next),
-                              self.next, self.edges)
+        # the label count reads labels alone (the stamps, round: the single device's frontier)
+        data = CDLPData(self.labels, self.next, self.labels, 0)
+        ops.neighbor_mode.run(self.ctx, self.owned, self.hooks, data, self.next, self.edges)
         # the owned vertices' new labels to the ranks holding them as ghosts
         self.comm.step("cdlp owners to holders")
         host = self.host(self.next)
