@@ -77,6 +77,18 @@ class Split(Functor):
         return (data.first if w == 0.0 else 0.0,)
 
 
+class StartSplit(Functor):
+    """The pull's first split from a start vector (``nstart``): each vertex's
+    contribution, and its rank in ``next`` where it is dangling (summed: the mass)."""
+
+    @staticmethod
+    def apply_vertex(v, data):
+        inv = data.inv_weight[v]
+        x = data.rank[v]
+        data.contrib[v] = x * inv
+        data.next[v] = x if inv == 0.0 else 0.0
+
+
 class PullUpdate(Functor):
     """Gather the contributions over in-edges into ``next[v]``, then, in the same pass,
     update the rank, split it and return (its L1 change, its dangling mass)."""
@@ -236,6 +248,8 @@ class PageRankProblem(Problem):
         #: personalised: the restart vector and the dangling mass's (None: uniform)
         self.teleport = self.dangle_to = None
         self.restart = self.spread = 0.0
+        #: the start vector (a device array summing to 1; None: uniform)
+        self.nstart = None
 
     def personalize(self, teleport, dangle_to=None):
         """Restart to ``teleport`` and send the dangling mass to ``dangle_to`` (device
@@ -324,9 +338,14 @@ class PageRankEnactor(Enactor):
             # the graph's split, kept with its scratch (made on its first call)
             self.split = self.context.kept("pagerank.split", _SplitStore)
             self.dangling = self.split.made(self)
+            if self.problem.nstart is not None:
+                self._start_split()
             return
         p = self.problem
-        self.backend.fill(p.rank, 1.0 / max(p.num_vertices, 1))
+        if p.nstart is None:
+            self.backend.fill(p.rank, 1.0 / max(p.num_vertices, 1))
+        else:
+            self.backend.copy(p.nstart, p.rank, p.num_vertices)
         self.backend.fill(p.received, 0.0)
         # the first split (Update makes the next ones)
         if p.weighted:
@@ -347,10 +366,20 @@ class PageRankEnactor(Enactor):
         self.error = self.reduce(p.change)
         return self.vertices
 
+    def _start_split(self):
+        # from nstart: its split and dangling mass (the uniform start's are the graph's)
+        p = self.problem
+        self.backend.copy(p.nstart, p.rank, p.num_vertices)
+        ops.compute(self.graph, None, StartSplit,
+                    PullData(p.rank, p.next, p.contrib, None, self.split.inv_weight, 0.0, 0.0,
+                             0.0), context=self.context)
+        self.dangling = self.reduce(p.next, n=p.num_vertices)
+
     def _pull(self):
         # one pass: gather, update, split, and the two sums (L1 change, dangling mass)
         p, split = self.problem, self.split
-        first = self.iteration == 0  # the first iteration reads the graph's split
+        # the first iteration reads the graph's split (from the uniform start)
+        first = self.iteration == 0 and p.nstart is None
         data = PullData(p.rank, p.next, split.contrib if first else p.contrib, p.next_contrib,
                         split.inv_weight, p.alpha,
                         (p.alpha * self.dangling + 1.0 - p.alpha) / p.num_vertices, split.first)
@@ -373,7 +402,8 @@ class PageRankEnactor(Enactor):
 
     def finalize(self):
         self.stats.direction = self.pagerank_direction
-        if self.iteration == 0 and self.pagerank_direction == "pull":  # max_iter=0
+        if self.iteration == 0 and self.pagerank_direction == "pull" and \
+                self.problem.nstart is None:  # max_iter=0
             self.backend.fill(self.problem.rank, self.split.first)
         # the result's copy to the host is part of the run (and of its time)
         self.rank = self.problem.extract()
@@ -428,7 +458,7 @@ def vertex_weights(G, values, name):
 
 
 def pagerank(G, *, alpha=0.85, personalization=None, tol=1e-6, max_iter=100, dangling=None,
-             direction="pull", load_balance="auto", backend="auto"):
+             nstart=None, direction="pull", load_balance="auto", backend="auto"):
     """PageRank with networkx's semantics, personalised or not.
 
     Parameters
@@ -447,6 +477,9 @@ def pagerank(G, *, alpha=0.85, personalization=None, tol=1e-6, max_iter=100, dan
     dangling : dict or array_like, optional
         Where the rank of vertices without out-edges goes, as ``personalization``;
         None: where a walk restarts (networkx's ``dangling``).
+    nstart : dict or array_like, optional
+        The starting ranks, as ``personalization`` (normalised to sum 1); None:
+        uniform (networkx's ``nstart``).
     direction : {"pull", "push"}, default "pull"
         Gather over in-edges (no atomics) or scatter over out-edges (atomic adds).
     load_balance : str, default "auto"
@@ -498,6 +531,8 @@ def pagerank(G, *, alpha=0.85, personalization=None, tol=1e-6, max_iter=100, dan
                           else vertex_weights(G, personalization, "personalization"))
         problem.personalize(teleport, None if dangling is None else
                             upload(vertex_weights(G, dangling, "dangling")))
+    if nstart is not None:
+        problem.nstart = enactor.context.upload(vertex_weights(G, nstart, "nstart"))
     stats = enactor.enact()
     result = PageRankResult(G, stats, rank=enactor.rank)
     result.iterations = stats.iterations

@@ -191,3 +191,16 @@ def test_edge_betweenness(name):
         assert list(got) == list(want) and got == pytest.approx(want, rel=1e-12, abs=1e-15)
     assert max(nx.edge_betweenness_centrality(g, backend="gunpy").values()) > 0.01
     assert "weighted" in can_run("edge_betweenness_centrality", (g,), {"weight": "weight"})
+
+
+def test_pagerank_start_vector():
+    # nstart= reaches gunpy.pagerank: networkx's iterates from that start (a loose tol keeps
+    # the start visible), missing nodes 0
+    g = nx.gnp_random_graph(80, 0.06, seed=5, directed=True)
+    start = {v: 1.0 + v % 4 for v in g if v != 3}
+    with nx.config.backend_priority(algos=[]):
+        want = nx.pagerank(g, nstart=start, tol=1e-3)
+    got = nx.pagerank(g, nstart=start, tol=1e-3, backend="gunpy")
+    assert list(got) == list(want)
+    assert max(abs(got[v] - want[v]) for v in g) < 1e-12
+    assert max(abs(got[v] - nx.pagerank(g, tol=1e-3)[v]) for v in g) > 1e-5

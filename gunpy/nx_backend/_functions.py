@@ -92,8 +92,8 @@ _FUNCTIONS = {
     "in_degree_centrality": "gunpy.spmv of ones over the reverse graph, over n - 1 "
                             "(multigraphs left to networkx)",
     "out_degree_centrality": "gunpy.spmv of ones, over n - 1 (multigraphs left to networkx)",
-    "pagerank": "power iteration, push or pull; personalization= and dangling= supported "
-                "(nstart= left to networkx)",
+    "pagerank": "power iteration, push or pull; personalization=, dangling= and nstart= "
+                "supported",
     "triangles": "degree-ordered orientation + segmented intersection (nodes= supported)",
     "transitivity": "triangles over triads; directed graphs: networkx's successor-set count",
     "clustering": "gunpy.lcc (intersections + a normalising neighbour reduction); undirected, "

@@ -134,7 +134,7 @@ def pagerank(G, alpha=0.85, personalization=None, max_iter=100, tol=1.0e-6, nsta
     if personalization is not None and not sum(personalization.get(v, 0) for v in G.nodes):
         raise ZeroDivisionError  # networkx's, for a restart vector summing to 0
     r = gunpy.pagerank(G.graph, alpha=alpha, personalization=personalization, tol=tol,
-                       max_iter=max_iter, dangling=dangling, backend=_device())
+                       max_iter=max_iter, dangling=dangling, nstart=nstart, backend=_device())
     if not r.converged:
         raise nx.PowerIterationFailedConvergence(max_iter)
     return {v: float(x) for v, x in zip(G.nodes, r.rank.tolist())}

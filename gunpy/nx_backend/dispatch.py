@@ -269,16 +269,14 @@ def _hits(p):
 
 
 def _pagerank(p):
-    if p["nstart"] is not None:
-        return "nstart is not supported"
-    for key in ("personalization", "dangling"):
+    for key in ("personalization", "dangling", "nstart"):
         values = p[key]
         if values is not None and not all(
                 isinstance(x, int | float | np.integer | np.floating) and x >= 0
                 for x in values.values()):
             return f"{key} with negative or non-numeric values is not supported"
-        if key == "dangling" and values is not None and not sum(values.values()):
-            return "a dangling vector summing to 0 (networkx divides by it)"
+        if key != "personalization" and values is not None and not sum(values.values()):
+            return f"a {key} vector summing to 0 (networkx divides by it)"
     if _multi(p):
         return "parallel edges sum their weights: not supported"
 
