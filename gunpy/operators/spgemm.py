@@ -43,6 +43,7 @@ from gunpy.functor import compile_functor, hooks_cache
 from gunpy.graph import Graph
 from gunpy.operators.common import problem_data
 from gunpy.operators.context import callable_module, context_for
+from gunpy.operators.intersect import _lower_bound  # the same binary search
 from gunpy.operators.scan import cpu_exclusive_scan, exclusive_scan
 
 __all__ = ["spgemm", "structure", "run", "cpu_structure", "cuda_structure", "cpu_execute",
@@ -244,18 +245,6 @@ def cpu_execute(ctx, hooks, data, left, right):
 
 
 # ---------------------------------------------------------------------------- CUDA
-@cuda.jit(device=True, inline="always")
-def _lower_bound(indices, lo, hi, k):
-    """The first position in ``indices[lo:hi]`` (sorted) holding ``k`` or more."""
-    while lo < hi:
-        mid = (lo + hi) // 2
-        if indices[mid] < k:
-            lo = mid + 1
-        else:
-            hi = mid
-    return lo
-
-
 @cuda.jit(device=True, inline="always")
 def _sift_down(a, base, root, end):
     while 2 * root + 1 < end:
