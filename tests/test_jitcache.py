@@ -79,11 +79,19 @@ import json, gunpy
 from gunpy import _jitcache
 G = gunpy.generators.rmat(8, seed=3)
 r = gunpy.bfs(G, 1, backend="cpu")
+print(json.dumps({"depth": r.depth.tolist(), "counters": _jitcache.counters,
+                  "compiled": _jitcache.compiled}))
+"""
+
 # intersect's and neighbor_mode's CPU kernels keep a scratch per thread: indexed by the
 # prange's own slots, not numba's thread id (which bakes in a process address)
+LDBC = """
+import json, gunpy
+from gunpy import _jitcache
+G = gunpy.generators.rmat(8, seed=3)
 lcc = gunpy.lcc(G, backend="cpu").lcc
 labels = gunpy.cdlp(G, backend="cpu").labels
-print(json.dumps({"depth": r.depth.tolist(), "lcc": lcc.tolist(), "labels": labels.tolist(),
+print(json.dumps({"lcc": lcc.tolist(), "labels": labels.tolist(),
                   "counters": _jitcache.counters, "compiled": _jitcache.compiled}))
 """
 
@@ -97,6 +105,13 @@ def test_second_process_loads_every_kernel(tmp_path):
     assert second["counters"] == {"hits": first["counters"]["misses"], "misses": 0, "saved": 0,
                                   "errors": 0, "uncacheable": 0}
     assert second["depth"] == first["depth"]
+
+
+def test_lcc_and_cdlp_kernels_are_cached_too(tmp_path):
+    cache = tmp_path / "kernels"
+    first, second = _run(LDBC, _env(cache)), _run(LDBC, _env(cache))
+    assert first["counters"]["uncacheable"] == 0 and first["counters"]["misses"] > 0
+    assert second["counters"]["misses"] == 0, second["compiled"]
     assert second["lcc"] == first["lcc"] and second["labels"] == first["labels"]
 
 
