@@ -98,6 +98,8 @@ def test_rounds_on_the_changed_vertices_neighbours(backend, small, monkeypatch):
     from primitives import cdlp as mod
     monkeypatch.setattr(mod, "FRONTIER_BELOW", 1.0)
     graphs = dict(nasty_graphs(small=True))
+    if small:  # the simulator: the oscillating and hub-shaped ones
+        graphs = {k: graphs[k] for k in ("path_undirected", "star_hub", "random_directed")}
     graphs["rmat"] = gunpy.generators.rmat(7 if small else 10, 8, seed=4)
     for name, G in graphs.items():
         r = gunpy.cdlp(G, 6, backend=backend)
