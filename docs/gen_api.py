@@ -9,7 +9,7 @@ import os
 import sys
 
 import gunpy
-from gunpy import atomics, datasets, enactor, generators, registry
+from gunpy import atomics, datasets, devmath, enactor, generators, registry
 from gunpy import backends
 from gunpy.blas import structure as blas_structure
 from gunpy.backends import base as backends_base
@@ -100,10 +100,13 @@ SECTIONS = [
         dist_comm.select_device, dist_comm.share_cores]),
     ("Atomics", [atomics.cas, atomics.min, atomics.max, atomics.add, atomics.or_,
                  atomics.and_, atomics.exch]),
+    ("Device math (gunpy.devmath)", [devmath, devmath.sin, devmath.cos]),
 ]
 
 
 def qualname(obj):
+    if inspect.ismodule(obj):
+        return obj.__name__
     mod = obj.__module__.replace("gunpy.primitives.", "gunpy.").replace("gunpy.graph", "gunpy")
     return f"{mod}.{obj.__qualname__}"
 

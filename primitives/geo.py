@@ -29,10 +29,10 @@ edge array, as in Gunrock.
 import math
 from collections import namedtuple
 
-import numba
 import numpy as np
 
 from gunpy import Enactor, Functor, Graph, Problem
+from gunpy.devmath import cos as _cos, sin as _sin
 from gunpy import operators as ops
 from gunpy.registry import Option, Primitive, register_primitive
 from gunpy.result import Result
@@ -45,67 +45,10 @@ GeoData = namedtuple("GeoData", "lat lon next_lat next_lon count dinv row_offset
 PI = 3.141592653589793
 #: the earth's radius in km (haversine distances; Gunrock's)
 RADIUS = 6371.0
-#: the largest |longitude| accepted (degrees): the sine and cosine below reduce angles up
-#: to ~1e5 radians exactly
+#: the largest |longitude| accepted (degrees): well inside the range where
+#: gunpy.devmath's sine and cosine are exact (libdevice's would put a local array on the
+#: stack, which the cubin check refuses)
 MAX_LONGITUDE = 360.0
-
-
-# Sine and cosine for the functors: libdevice's carry a slow path for huge angles whose
-# 40-byte local array CUDA 13.0's ptxas keeps on the stack (the cubin check refuses it).
-# Angles here are a few radians, so a Cody-Waite reduction by pi/2 in three parts and
-# fdlibm's kernel polynomials do (within an ulp or two of libm); numba compiles them for
-# the CPU, for CUDA (called from the hooks) and the simulator runs them as they are.
-@numba.njit(inline="always")
-def _kernel_sin(r):
-    z = r * r
-    t = 8.33333333332248946124e-03 + z * (-1.98412698298579493134e-04 + z * (
-        2.75573137070700676789e-06 + z * (-2.50507602534068634195e-08 +
-                                          z * 1.58969099521155010221e-10)))
-    return r + z * r * (-1.66666666666666324348e-01 + z * t)
-
-
-@numba.njit(inline="always")
-def _kernel_cos(r):
-    z = r * r
-    t = z * (4.16666666666666019037e-02 + z * (-1.38888888888741095749e-03 + z * (
-        2.48015872894767294178e-05 + z * (-2.75573143513906633035e-07 + z * (
-            2.08757232129817482790e-09 + z * -1.13596475577881948265e-11)))))
-    hz = 0.5 * z
-    w = 1.0 - hz
-    return w + (((1.0 - w) - hz) + z * t)
-
-
-@numba.njit(inline="always")
-def _quadrant(x):
-    """``(k mod 4, r)``: ``x = k pi/2 + r``, ``|r| <= pi/4``."""
-    k = math.floor(x * 6.36619772367581382433e-01 + 0.5)
-    r = ((x - k * 1.57079632673412561417e+00) - k * 6.07710050630396597660e-11) \
-        - k * 2.02226624879595063154e-21
-    return int(k) & 3, r
-
-
-@numba.njit(inline="always")
-def _sin(x):
-    q, r = _quadrant(x)
-    if q == 0:
-        return _kernel_sin(r)
-    if q == 1:
-        return _kernel_cos(r)
-    if q == 2:
-        return -_kernel_sin(r)
-    return -_kernel_cos(r)
-
-
-@numba.njit(inline="always")
-def _cos(x):
-    q, r = _quadrant(x)
-    if q == 0:
-        return _kernel_cos(r)
-    if q == 1:
-        return -_kernel_sin(r)
-    if q == 2:
-        return -_kernel_cos(r)
-    return _kernel_sin(r)
 
 
 class Unlocated(Functor):

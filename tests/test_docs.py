@@ -26,7 +26,7 @@ MODULES = ["gunpy.graph", "gunpy.io", "gunpy.generators", "gunpy.datasets", "gun
            "gunpy.primitives.kcore", "gunpy.primitives.hits", "gunpy.primitives.ppr",
            "gunpy.primitives.spmv", "gunpy.primitives.color", "gunpy.operators.neighbor_mex",
            "gunpy.primitives.scc", "gunpy.primitives.mst", "gunpy.primitives.geo",
-           "gunpy.operators.spgemm"]
+           "gunpy.operators.spgemm", "gunpy.devmath"]
 
 
 @pytest.mark.parametrize("name", MODULES)

@@ -10,9 +10,9 @@ import gunpy
 from gunpy.testing import graph_names, nasty_graphs
 
 PI = 3.141592653589793
-# the primitive's own sine and cosine (libm's within an ulp or two; see primitives/geo.py),
-# so that the reference takes the same steps
-from gunpy.primitives.geo import _cos as _c, _sin as _s  # noqa: E402
+# the functors' sine and cosine (libm's within 2 ulp; see gunpy/devmath.py), so that the
+# reference takes the same steps
+from gunpy.devmath import cos as _c, sin as _s  # noqa: E402
 sin, cos = _s.py_func, _c.py_func
 
 
