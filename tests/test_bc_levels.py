@@ -169,6 +169,92 @@ def test_reverse_levels_rejects_bad_arguments():
         rl.reverse_levels(G, store, Height, (), out, start=1, op="mean", context=ctx)
 
 
+class Paths(Functor):
+    """out[v] = sum over v's in-neighbours u one level up of out[u]: the number of
+    shortest paths from the source (out[source] = 1), which needs every level above
+    final first: an ascending walk over in-edges."""
+
+    @staticmethod
+    def gather_edge(src, dst, edge, weight, data):
+        if data.depth[src] + 1 == data.depth[dst]:
+            return data.out[src]
+        return 0.0
+
+
+def _paths_reference(G, source):
+    H = to_nx(G)
+    d = nx.single_source_shortest_path_length(H, source)
+    out = np.zeros(G.num_vertices)
+    for v in sorted(d, key=d.get):
+        out[v] = 1.0 if v == source else sum(out[u] for u in H.predecessors(v)
+                                            if d.get(u, -2) + 1 == d[v]) \
+            if H.is_directed() else sum(out[u] for u in H[v] if d.get(u, -2) + 1 == d[v])
+    return out
+
+
+def _walk_up(G, depth, backend, source=0):
+    from collections import namedtuple
+    ctx, store = _store(G, depth, backend)
+    out = np.zeros(G.num_vertices)
+    out[source] = 1.0
+    data = namedtuple("Data", "depth out")(ctx.backend.asarray(depth), ctx.backend.asarray(out))
+    level, calls, records = 1, 0, []
+    while level < len(store):
+        ctx.record = {"edges": 0}
+        ran = rl.reverse_levels(G, store, Paths, data, data.out, start=level, edges="in",
+                                ascending=True, context=ctx)
+        assert 1 <= ran <= len(store) - level
+        records.append((ctx.record["edges"], ctx.record.get("then")))
+        level += ran
+        calls += 1
+    return ctx.backend.to_host(data.out), calls, records
+
+
+@pytest.mark.parametrize("name", ["grid", "random_directed", "disconnected", "star_hub"])
+def test_ascending_walk_reads_each_level_after_the_one_above(name, backend):
+    G = GRAPHS[name]
+    depth = _depths(G, 0)
+    got, calls, _ = _walk_up(G, depth, backend)
+    want = _paths_reference(G, 0)
+    assert want.max() > 1 or name in ("star_hub", "disconnected")  # grid: many paths
+    np.testing.assert_array_equal(got, want)
+
+
+def test_cpu_ascending_thin_levels_in_one_call_each_logged(monkeypatch):
+    G = GRAPHS["grid"]
+    depth = _depths(G, 0)
+    got, calls, records = _walk_up(G, depth, "cpu")
+    assert calls == 1
+    first, then = records[0]
+    sizes = [int((depth == lv).sum()) for lv in range(1, depth.max() + 1)]
+    indeg = np.bincount(G.column_indices, minlength=G.num_vertices)
+    reads = [int(indeg[depth == lv].sum()) for lv in range(1, depth.max() + 1)]
+    assert [first, *then[:, 1].tolist()] == reads and then[:, 0].tolist() == sizes[1:]
+    from gunpy.backends.cpu import CpuBackend
+    monkeypatch.setattr(CpuBackend, "fuse_below", 0)
+    got2, calls2, records2 = _walk_up(G, depth, "cpu")
+    assert calls2 == depth.max() and all(then is None for _, then in records2)
+    np.testing.assert_array_equal(got, got2)
+
+
+def test_ascending_walk_stops_at_stop_and_checks_it():
+    G = GRAPHS["grid"]
+    depth = _depths(G, 0)
+    ctx, store = _store(G, depth, "cpu")
+    from collections import namedtuple
+    out = np.zeros(G.num_vertices)
+    out[0] = 1.0
+    data = namedtuple("Data", "depth out")(depth, out)
+    assert rl.reverse_levels(G, store, Paths, data, out, start=1, stop=2, edges="in",
+                             ascending=True, context=ctx) == 2
+    want = _paths_reference(G, 0)
+    np.testing.assert_array_equal(out[depth <= 2], want[depth <= 2])
+    assert not out[depth > 2].any()
+    with pytest.raises(IndexError):
+        rl.reverse_levels(G, store, Paths, data, out, start=1, stop=len(store), ascending=True,
+                          context=ctx)
+
+
 # ----------------------------------------------------------------------------- BC itself
 def _bc_once(G, source, backend, **kw):
     problem = BCProblem(G, backend=backend)
@@ -243,6 +329,28 @@ def test_cuda_thin_levels_are_one_launch_and_no_sync(backend):
     assert [ctx.record["edges"], *then[:, 1].tolist()] == [int(deg[depth == lv].sum())
                                                            for lv in levels]
     np.testing.assert_array_equal(ctx.backend.to_host(data.out), _height_reference(G, depth))
+
+
+@pytest.mark.sim
+def test_cuda_ascending_thin_levels_are_one_launch(backend):
+    G = GRAPHS["grid"]
+    depth = _depths(G, 0)
+    ctx, store = _store(G, depth, backend)
+    out = np.zeros(G.num_vertices)
+    out[0] = 1.0
+    from collections import namedtuple
+    data = namedtuple("Data", "depth out")(ctx.backend.asarray(depth), ctx.backend.asarray(out))
+    ctx.record = {"edges": 0}
+    before = _launches(ctx)
+    ran = rl.reverse_levels(G, store, Paths, data, data.out, start=1, edges="in",
+                            ascending=True, context=ctx)
+    launches, syncs = (a - b for a, b in zip(_launches(ctx), before))
+    # over in-edges the levels' reads come back in one copy: the one sync
+    assert ran == len(store) - 1 and (launches, syncs) == (1, 1)
+    indeg = np.bincount(G.column_indices, minlength=G.num_vertices)
+    assert [ctx.record["edges"], *ctx.record["then"][:, 1].tolist()] == [
+        int(indeg[depth == lv].sum()) for lv in range(1, len(store))]
+    np.testing.assert_array_equal(ctx.backend.to_host(data.out), _paths_reference(G, 0))
 
 
 @pytest.mark.sim

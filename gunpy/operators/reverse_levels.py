@@ -46,7 +46,7 @@ from gunpy.operators.advance.common import cpu_weight, cuda_weight
 from gunpy.operators.common import problem_data
 from gunpy.operators.context import callable_module, context_for
 
-__all__ = ["reverse_levels", "group", "run", "run_group", "cpu_group", "cuda_group",
+__all__ = ["reverse_levels", "group", "rank", "run", "run_group", "cpu_group", "cuda_group",
            "cpu_reverse_reduce", "cuda_reverse_reduce", "CUDA_HUB"]
 
 
@@ -144,6 +144,32 @@ def group(graph, levels, num_levels, store, *, context=None):
     return run_group(ctx, levels, int(num_levels), store)
 
 
+def rank(ctx, keys, out):
+    """``out[v]``: the dense rank of ``keys[v]`` among the distinct finite keys (0 for the
+    smallest), -1 where ``keys[v]`` is not finite; returns the number of distinct keys.
+    ``keys``: a float device array with a slot per vertex (SSSP distances), ``out``: an
+    int32 one, for :func:`group`. A sort on the host: on CUDA the keys are copied down
+    and the ranks up (one sync).
+
+    >>> import numpy as np
+    >>> import gunpy
+    >>> from gunpy import operators as ops
+    >>> from gunpy.operators import reverse_levels as rl
+    >>> ctx = ops.Context(gunpy.Graph.from_edges([0], [1], num_vertices=4), "cpu")
+    >>> out = np.zeros(4, dtype=np.int32)
+    >>> rl.rank(ctx, np.array([0.0, 2.5, np.inf, 2.5]), out), out.tolist()
+    (2, [0, 1, -1, 1])
+    """
+    backend = ctx.backend
+    host = backend.to_host(keys)
+    reached = np.isfinite(host)
+    distinct, inverse = np.unique(host[reached], return_inverse=True)
+    ranks = np.full(host.shape[0], -1, dtype=np.int32)
+    ranks[reached] = inverse
+    backend.copy_in(out, 0, ranks)
+    return int(distinct.size)
+
+
 def run_group(ctx, levels, num_levels, store):
     """:func:`group` once its arguments are checked."""
     ids, offsets, lengths, row = store.layout(ctx.num_vertices, num_levels, ctx.index_dtype)
@@ -161,12 +187,13 @@ def _cpu_source(hooks, weighted, incoming, op, apply):
     combine, ident = nr._combiner(op, njit(inline="always"))
     _index = nr._index
 
-    def walk(ids, offsets, start, stop, offs, nbrs, edge_ids, values, out, data, info):
-        # levels start, start - 1, ..., stop; info[k]: the k-th level's edges read. Ids and
-        # positions are known not negative (unsigned, or _index's llvm.assume): numba then
-        # fixes no negative index on the arrays the hooks index with them
+    def walk(ids, offsets, start, stop, step, offs, nbrs, edge_ids, values, out, data, info):
+        # levels start, start + step, ..., stop (step -1 or 1); info[k]: the k-th level's
+        # edges read. Ids and positions are known not negative (unsigned, or _index's
+        # llvm.assume): numba then fixes no negative index on the arrays the hooks index
+        # with them
         k = 0
-        for lv in range(start, stop - 1, -1):
+        for lv in range(start, stop + step, step):
             read = 0
             for i in range(np.uint64(offsets[lv]), np.uint64(offsets[lv + 1])):
                 v = _index(np.int64(ids[i]))
@@ -189,10 +216,22 @@ def _cpu_source(hooks, weighted, incoming, op, apply):
     return walk
 
 
-def cpu_reverse_reduce(ctx, dg, hooks, data, out, store, start, stop, incoming, op, apply):
-    """The levels from ``start`` down: every one under ``serial_below`` vertices on one core
-    in one call (one level a call with ``fuse_below`` 0); a larger level alone, through
-    neighbor_reduce's parallel kernel. Returns each level's edges read."""
+def _run_end(thin, start, stop, step):
+    """The last level of the run of thin levels from ``start`` (thin) towards ``stop``;
+    ``thin(lo, hi)``: a bool array, whether each of the levels ``lo..hi-1`` is thin (one
+    NumPy pass: a walk may cover as many levels as vertices, one per distinct distance)."""
+    lo, hi = (stop, start) if step < 0 else (start + 1, stop + 1)
+    seg = thin(lo, hi)
+    fat = np.flatnonzero(~(seg[::-1] if step < 0 else seg))
+    return start + step * int(fat[0] if fat.size else seg.size)
+
+
+def cpu_reverse_reduce(ctx, dg, hooks, data, out, store, start, stop, incoming, op, apply,
+                       step=-1):
+    """The levels from ``start`` towards ``stop`` (``step`` -1: down, 1: up): every one
+    under ``serial_below`` vertices on one core in one call (one level a call with
+    ``fuse_below`` 0); a larger level alone, through neighbor_reduce's parallel kernel.
+    Returns each level's edges read."""
     backend = ctx.backend
     sizes = store.sizes
     if sizes[start] >= backend.serial_below:
@@ -201,15 +240,18 @@ def cpu_reverse_reduce(ctx, dg, hooks, data, out, store, start, stop, incoming, 
         return [None]  # on neighbor_reduce's tally
     last = start
     if backend.fuse_below > 0:
-        while last > stop and sizes[last - 1] < backend.serial_below:
-            last -= 1
+        rows = store.level_rows
+        last = _run_end(lambda lo, hi: (rows[lo:hi, 0] if rows is not None else
+                                        np.diff(store.offsets[lo:hi + 1])) < backend.serial_below,
+                        start, stop, step)
+    count = abs(start - last) + 1
     offs, nbrs, edge_ids = nr._arrays(dg, incoming)
-    info = ctx.scratch("reverse_levels.info", start - last + 1, np.int64)
+    info = ctx.scratch("reverse_levels.info", count, np.int64)
     ids, offsets = store.ids, store.offsets_array()
     ctx.log(build=run_thin(backend, _cpu_source, hooks, (dg.weighted, incoming, op, apply),
-                           lambda k: k(ids, offsets, start, last, offs, nbrs, edge_ids, dg.values,
-                                       out, data, info)))
-    return info[:start - last + 1].tolist()
+                           lambda k: k(ids, offsets, start, last, step, offs, nbrs, edge_ids,
+                                       dg.values, out, data, info)))
+    return info[:count].tolist()
 
 
 @hooks_cache
@@ -219,12 +261,12 @@ def _cuda_kernel(hooks, weighted, incoming, op, apply, block):
     weight = cuda_weight(weighted)
     combine, ident = nr._combiner(op, cuda.jit(device=True, inline="always"))
 
-    def walk(ids, offsets, start, stop, offs, nbrs, edge_ids, values, out, data, info):
-        # one block: a thread per vertex of a level, a barrier before the level above
+    def walk(ids, offsets, start, stop, step, offs, nbrs, edge_ids, values, out, data, info):
+        # one block: a thread per vertex of a level, a barrier before the next level
         read = cuda.shared.array(1, np.int64)
         tid = cuda.threadIdx.x
         k = 0
-        for lv in range(start, stop - 1, -1):
+        for lv in range(start, stop + step, step):
             if tid == 0:
                 read[0] = 0
             cuda.syncthreads()
@@ -245,7 +287,7 @@ def _cuda_kernel(hooks, weighted, incoming, op, apply, block):
                 mine += offs[v + 1] - offs[v]
             if mine:
                 cuda.atomic.add(read, 0, mine)
-            cuda.syncthreads()  # the level's values are written: the level above may read
+            cuda.syncthreads()  # the level's values are written: the next level may read
             if tid == 0:
                 info[k] = read[0]
             k += 1
@@ -261,7 +303,8 @@ def _cuda_thin(rows, lv, limit):
     return rows[lv, 1] < limit and rows[lv, 2] < CUDA_HUB
 
 
-def cuda_reverse_reduce(ctx, dg, hooks, data, out, store, start, stop, incoming, op, apply):
+def cuda_reverse_reduce(ctx, dg, hooks, data, out, store, start, stop, incoming, op, apply,
+                        step=-1):
     """Thin levels (under ``fuse_below`` out-edges, no list of :data:`CUDA_HUB` or more,
     as counted by :func:`group`) in one block, one launch for all of them (their edges
     read back in one copy only for in-edges; the out-edges were counted by the group).
@@ -273,30 +316,32 @@ def cuda_reverse_reduce(ctx, dg, hooks, data, out, store, start, stop, incoming,
         nr.run(ctx, store.get(start), hooks, data, out, "in" if incoming else "out", "auto", op,
                apply)
         return [None]
-    last = start
-    while last > stop and _cuda_thin(rows, last - 1, limit):
-        last -= 1
-    count = start - last + 1
+    last = _run_end(lambda lo, hi: (rows[lo:hi, 1] < limit) & (rows[lo:hi, 2] < CUDA_HUB),
+                    start, stop, step)
+    count = abs(start - last) + 1
     block = backend.one_block_size()
     info = ctx.scratch("reverse_levels.info", count, np.int64)
     offs, nbrs, edge_ids = nr._arrays(dg, incoming)
     backend.run(_cuda_kernel(hooks, dg.weighted, incoming, op, apply, block), block, store.ids,
-                store.offsets_array(), np.int64(start), np.int64(last), offs, nbrs, edge_ids,
-                dg.values, out, data, info, blocks=1, block_size=block)
+                store.offsets_array(), np.int64(start), np.int64(last), np.int64(step), offs,
+                nbrs, edge_ids, dg.values, out, data, info, blocks=1, block_size=block)
     if incoming:
         return backend.read_head(info, count).tolist()  # the one sync
-    return rows[last:start + 1, 1][::-1].tolist()
+    lo, hi = sorted((start, last))
+    read = rows[lo:hi + 1, 1]
+    return (read[::-1] if step < 0 else read).tolist()
 
 
-def run(ctx, store, hooks, data, out, start, stop, edges, op, apply=False):
+def run(ctx, store, hooks, data, out, start, stop, edges, op, apply=False, step=-1):
     """:func:`reverse_levels` once its arguments are checked (``hooks``: the compiled
-    functor); returns the number of levels run."""
-    if start < stop:
+    functor; ``step`` -1 walks down from ``start``, 1 up); returns the number of levels
+    run."""
+    if (start - stop) * step > 0:
         return 0
     incoming = edges == "in"
     dg = ctx.backend.graph(ctx.graph, csc=incoming)
     read = ctx.backend.operator("levels.reverse_reduce")(ctx, dg, hooks, data, out, store,
-                                                         start, stop, incoming, op, apply)
+                                                         start, stop, incoming, op, apply, step)
     if read[0] is not None:
         ctx.log(edges=read[0], direction="pull", strategy="neighbor_reduce")
     else:  # neighbor_reduce logged it
@@ -304,18 +349,22 @@ def run(ctx, store, hooks, data, out, start, stop, edges, op, apply=False):
     if len(read) > 1:
         # the later levels' (size, edges) rows: an Enactor logs each as an iteration like
         # the first (the call's time and counts are the first's)
-        offsets = store.offsets[start - len(read) + 1:start + 2]
         rows = np.empty((len(read) - 1, 2), dtype=np.int64)
-        rows[:, 0] = np.diff(offsets)[::-1][1:]
+        lo, hi = sorted((start, start + step * (len(read) - 1)))
+        sizes = np.diff(store.offsets[lo:hi + 2])
+        rows[:, 0] = (sizes[::-1] if step < 0 else sizes)[1:]
         rows[:, 1] = read[1:]
         ctx.record["then"] = rows
     return len(read)
 
 
-def reverse_levels(graph, store, functor, data, out, *, start, stop=0, edges="out", op="sum",
-                   apply=False, context=None):
+def reverse_levels(graph, store, functor, data, out, *, start, stop=None, edges="out", op="sum",
+                   apply=False, ascending=False, context=None):
     """``out[v] = op of functor.gather_edge over v's edges`` for the vertices of the
-    stored levels ``start``, ``start - 1``, ... down to ``stop``, deepest first.
+    stored levels ``start``, ``start - 1``, ... down to ``stop`` (default 0), deepest
+    first; with ``ascending=True``, ``start``, ``start + 1``, ... up to ``stop``
+    (default the last level) instead, as a forward sweep such as weighted Brandes's
+    path counts (over in-edges) needs.
 
     ``store``: a :class:`~gunpy.frontier.FrontierStore` (from :func:`group` or saved
     frontiers); ``edges``: ``"out"`` or ``"in"`` (the reverse graph); ``op``:
@@ -323,7 +372,8 @@ def reverse_levels(graph, store, functor, data, out, *, start, stop=0, edges="ou
     each vertex once its ``out[v]`` is written (as
     :func:`~gunpy.operators.neighbor_reduce`'s ``apply``).
     The backend runs as many levels to a call as it fuses; returns how many ran
-    (at least one when ``start >= stop``): call again from ``start - ran``. Each
+    (at least one when ``start >= stop``, or ``start <= stop`` ascending): call again
+    from ``start - ran`` (``start + ran``). Each
     level's work is logged in the context's record (the later levels' in
     ``ctx.record["then"]``).
 
@@ -359,11 +409,14 @@ def reverse_levels(graph, store, functor, data, out, *, start, stop=0, edges="ou
         raise ValueError(f"reverse_levels edges must be 'in' or 'out', got {edges!r}")
     if op not in nr.OPS:
         raise ValueError(f"unknown reverse_levels op {op!r}; valid: {nr.OPS}")
-    if stop < 0 or start >= len(store):
-        raise IndexError(f"levels {start} down to {stop}: the store holds {len(store)}")
+    step = 1 if ascending else -1
+    if stop is None:
+        stop = len(store) - 1 if ascending else 0
+    if min(start, stop) < 0 or max(start, stop) >= len(store):
+        raise IndexError(f"levels {start} to {stop}: the store holds {len(store)}")
     ctx = context_for(graph, None, context)
     ran = run(ctx, store, compile_functor(functor, ctx.backend), problem_data(data), out,
-              int(start), int(stop), edges, op, bool(apply))
+              int(start), int(stop), edges, op, bool(apply), step)
     ctx.flush()
     return ran
 
