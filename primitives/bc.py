@@ -163,22 +163,28 @@ def _rescale(values, n, *, normalized, directed):
     return values / 2.0 if not directed else values
 
 
-def bc(G, sources=None, *, normalized=False, direction="auto", load_balance="auto",
-       backend="auto"):
+def bc(G, sources=None, *, normalized=False, weighted=False, direction="auto",
+       load_balance="auto", backend="auto"):
     """Betweenness centrality (Brandes), from every vertex or from a list of sources.
 
     Parameters
     ----------
     G : gunpy.Graph
-        Edges count as unit length (weights are ignored, as in networkx with ``weight=None``).
+        Edges count as unit length unless ``weighted`` (weights are then ignored, as in
+        networkx with ``weight=None``).
     sources : sequence of int, optional
         ``None``: all vertices (``nx.betweenness_centrality``). A list: only
         paths from these sources (``nx.betweenness_centrality_subset`` with every
         vertex a target); repeats count twice, as in networkx.
     normalized : bool, default False
         Divide by ``(n-1)(n-2)``; otherwise undirected values are halved.
+    weighted : bool, default False
+        Shortest paths by the weights in ``G.values`` (networkx's ``weight="weight"``):
+        SSSP's distances, then path counts and dependencies over the tight edges
+        (:mod:`gunpy.primitives.bc_weighted`). An unweighted graph uses weight 1.
     direction : {"auto", "push", "pull"}, default "auto"
-        Forward phase traversal direction (pull gathers from all parents).
+        Forward phase traversal direction (pull gathers from all parents); unweighted
+        only.
     load_balance : {"auto", "thread_mapped", "twc", "merge_path"}, default "auto"
     backend : {"auto", "cuda", "cpu"}, default "auto"
 
@@ -191,6 +197,8 @@ def bc(G, sources=None, *, normalized=False, direction="auto", load_balance="aut
     ------
     IndexError
         A source is out of range.
+    ValueError
+        ``weighted`` and a weight that is zero, negative, infinite or NaN.
 
     See Also
     --------
@@ -202,12 +210,25 @@ def bc(G, sources=None, *, normalized=False, direction="auto", load_balance="aut
     >>> G = gunpy.Graph.from_edges([0, 1], [1, 2], directed=False)
     >>> gunpy.bc(G, backend="cpu").centrality.tolist()
     [0.0, 1.0, 0.0]
+
+    Weighted, the long edge 0-2 carries no shortest path:
+
+    >>> G = gunpy.Graph.from_edges([0, 1, 0], [1, 2, 2], [1.0, 1.0, 5.0], directed=False)
+    >>> gunpy.bc(G, weighted=True, backend="cpu").centrality.tolist()
+    [0.0, 1.0, 0.0]
     """
     srcs = range(G.num_vertices) if sources is None else list(sources)
-    problem = BCProblem(G, backend=backend)
-    for s in srcs:
-        problem.check_source(s)
-    enactor = BCEnactor(problem, load_balance=load_balance, direction=direction)
+    if weighted:
+        from gunpy.primitives.bc_weighted import WeightedBCEnactor, WeightedBCProblem
+        problem = WeightedBCProblem(G, backend=backend)
+        for s in srcs:
+            problem.check_source(s)
+        enactor = WeightedBCEnactor(problem, load_balance=load_balance)
+    else:
+        problem = BCProblem(G, backend=backend)
+        for s in srcs:
+            problem.check_source(s)
+        enactor = BCEnactor(problem, load_balance=load_balance, direction=direction)
     total = None
     for s in srcs:
         problem.reset(s)
@@ -235,6 +256,7 @@ def _summary(r, G, source):
 register_primitive(Primitive(
     "bc", bc, source="many", fields=BCResult._fields, summary=_summary,
     options=(Option("normalized", False, "normalise as networkx does"),
+             Option("weighted", False, "shortest paths by edge weight (positive)"),
              Option("direction", "auto", "forward pass: push, pull or auto",
                     choices=("auto", "push", "pull")),
              Option("load_balance", "auto", "advance strategy")),
