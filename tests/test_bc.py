@@ -130,3 +130,104 @@ def test_bc_warp_pull_without_early_exit_compiles_to_ptx(ptx_backend):
     assert any(name.endswith("pull_warp") for name in ptx_backend.kernel_names())
     pulls = [f for f, _ in ptx_backend.compiled if f.__qualname__.endswith("pull_warp")]
     assert [inspect.getclosurevars(f).nonlocals["early_exit"] for f in pulls] == [False]
+
+
+# --------------------------------------------------------------------- weighted (bc_weighted)
+def _weighted(G, kind, seed=5):
+    """G's networkx twin with random weights: ``"float"`` (distinct distances, a group a
+    vertex) or ``"int"`` in 1..3 (many ties: several shortest paths), and the gunpy graph."""
+    g = to_nx(G)
+    g.remove_edges_from(list(nx.selfloop_edges(g)))
+    rng = np.random.default_rng(seed)
+    for u, v in g.edges:
+        g[u][v]["weight"] = float(rng.uniform(0.1, 2.0)) if kind == "float" else \
+            float(rng.integers(1, 4))
+    return g, gunpy.Graph.from_networkx(g)
+
+
+@pytest.mark.parametrize("kind,normalized", [("float", False), ("int", False), ("int", True)])
+@pytest.mark.parametrize("name", graph_names(GRAPHS))
+def test_bc_weighted_all_sources(name, kind, normalized, backend, small):
+    if small and (GRAPHS[name].num_vertices > 20 or normalized or kind == "float"):
+        pytest.skip("all-sources BC runs one traversal per vertex: too slow in the simulator")
+    g, G = _weighted(GRAPHS[name], kind)
+    r = gunpy.bc(G, normalized=normalized, weighted=True, backend=backend)
+    expect = as_array(nx.betweenness_centrality(g, normalized=normalized, weight="weight"),
+                      G.num_vertices)
+    np.testing.assert_allclose(r.centrality, expect, rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("name", ["random_directed", "random_undirected", "grid",
+                                  "preferential_hubs"])
+def test_bc_weighted_ties_change_the_answer(name):
+    # integer weights give several shortest paths (sigma > 1) and differ from unit lengths
+    g, G = _weighted(GRAPHS[name], "int")
+    r = gunpy.bc(G, [0, 3], weighted=True, backend="cpu")
+    expect = as_array(nx.betweenness_centrality_subset(g, [0, 3], list(g), weight="weight"),
+                      G.num_vertices)
+    np.testing.assert_allclose(r.centrality, expect, rtol=1e-10, atol=1e-12)
+    unit = gunpy.bc(G, [0, 3], backend="cpu").centrality
+    assert not np.allclose(r.centrality, unit)
+    _, paths = nx.single_source_dijkstra(g, 0)
+    assert max(len(list(nx.all_shortest_paths(g, 0, t, weight="weight")))
+               for t in paths) > 1
+
+
+@pytest.mark.parametrize("name", ["random_directed", "disconnected", "star_hub", "grid"])
+def test_bc_weighted_source_subset(name, backend):
+    g, G = _weighted(GRAPHS[name], "float")
+    sources = [0, G.num_vertices - 1, 0]
+    r = gunpy.bc(G, sources, weighted=True, backend=backend)
+    expect = as_array(nx.betweenness_centrality_subset(g, sources, list(g), normalized=False,
+                                                       weight="weight"), G.num_vertices)
+    np.testing.assert_allclose(r.centrality, expect, rtol=1e-10, atol=1e-12)
+    assert r.stats.extra["sources"] == 3
+
+
+def test_bc_weighted_hub_larger_than_a_cta():
+    # a hub of 300 leaves, the leaves also joined in a ring: a leaf's shortest way to
+    # another goes round the ring or through the hub, by the weights
+    n = 300
+    g = nx.star_graph(n)
+    g.add_edges_from((i, i % n + 1) for i in range(1, n + 1))
+    rng = np.random.default_rng(3)
+    for u, v in g.edges:
+        g[u][v]["weight"] = float(rng.integers(1, 5))
+    G = gunpy.Graph.from_networkx(g)
+    r = gunpy.bc(G, range(0, n + 1, 7), weighted=True, backend="cpu")
+    expect = as_array(nx.betweenness_centrality_subset(g, list(range(0, n + 1, 7)), list(g),
+                                                       weight="weight"), G.num_vertices)
+    np.testing.assert_allclose(r.centrality, expect, rtol=1e-10, atol=1e-12)
+    assert r.centrality[0] > 0
+
+
+def test_bc_weighted_unit_weights_equal_unweighted():
+    G = GRAPHS["preferential_hubs"]  # no weights: weight 1
+    np.testing.assert_allclose(gunpy.bc(G, weighted=True, backend="cpu").centrality,
+                               gunpy.bc(G, backend="cpu").centrality, rtol=1e-12)
+
+
+@pytest.mark.parametrize("bad", [0.0, -1.0, np.nan, np.inf])
+def test_bc_weighted_rejects_weights_not_positive(bad):
+    w = np.array([1.0, bad, 2.0])
+    G = gunpy.Graph.from_edges([0, 1, 2], [1, 2, 3], w, directed=True)
+    with pytest.raises(ValueError, match="positive finite weights; edge 1->2"):
+        gunpy.bc(G, weighted=True, backend="cpu")
+    assert w[1] == bad or np.isnan(w[1])  # the caller's array untouched
+    gunpy.bc(G, backend="cpu")  # unweighted BC ignores them
+
+
+def test_bc_weighted_stats_walk_each_group():
+    # path 0-1-2-3 from 0, weights 1, 2, 3: four distances, four groups; the path counts
+    # walk groups 1..3 over in-edges, the dependencies groups 2..1 over out-edges
+    from gunpy.primitives.bc_weighted import WeightedBCEnactor, WeightedBCProblem
+    G = gunpy.Graph.from_edges([0, 1, 2], [1, 2, 3], [1.0, 2.0, 3.0], directed=False)
+    problem = WeightedBCProblem(G, backend="cpu")
+    enactor = WeightedBCEnactor(problem)
+    problem.reset(0)
+    stats = enactor.enact()
+    assert problem.extract().tolist() == [0.0, 2.0, 1.0, 0.0]  # unscaled
+    walks = [it["edges"] for it in stats.per_iteration if it["strategy"] == "neighbor_reduce"]
+    assert [it["strategy"] for it in stats.per_iteration].count("group") == 1
+    assert walks == [2, 2, 1, 2, 2]  # in-edges of groups 1, 2, 3; out-edges of 2, 1
+    assert stats.edges_visited == 6 + 5 + 4  # SSSP relaxes each stored edge once
