@@ -18,21 +18,24 @@ from .paths import single_source_dijkstra_path_length, single_source_shortest_pa
 
 def betweenness_centrality(G, k=None, normalized=True, weight=None, endpoints=False,
                            seed=None):
+    # weight: can_run let through positive finite weights only (networkx converted the
+    # graph with them): weighted Brandes over the tight edges of gunpy.sssp's distances
+    weighted = weight is not None
     if k is not None and k != len(G):
-        return _sampled_betweenness(G, k, normalized, seed)
-    r = gunpy.bc(G.graph, normalized=normalized, backend=_device())
+        return _sampled_betweenness(G, k, normalized, seed, weighted)
+    r = gunpy.bc(G.graph, normalized=normalized, weighted=weighted, backend=_device())
     values = r.centrality.tolist()
     return {v: float(x) for v, x in zip(G.nodes, values)}
 
 
-def _sampled_betweenness(G, k, normalized, seed):
+def _sampled_betweenness(G, k, normalized, seed, weighted=False):
     """``k`` sources drawn as networkx draws them (``seed``: the ``random.Random`` networkx's
-    ``py_random_state`` made of the call's seed), gunpy.bc from them, networkx's rescaling
-    of sampled values (sources and the other nodes scaled apart)."""
+    ``py_random_state`` made of the call's seed, weighted or not), gunpy.bc from them,
+    networkx's rescaling of sampled values (sources and the other nodes scaled apart)."""
     nodes = seed.sample(list(G.nodes), k)
     n = len(G)
     r = gunpy.bc(G.graph, [G.node_index(v) for v in nodes], normalized=False,
-                 backend=_device())
+                 weighted=weighted, backend=_device())
     raw = r.centrality * (2.0 if not G.is_directed() and n >= 3 else 1.0)  # bc's halving
     N = n - 1
     if N >= 2:
@@ -54,23 +57,20 @@ def edge_betweenness_centrality(G, k=None, normalized=True, weight=None, seed=No
     gunpy.bc's problem (one source at a time: its ``depth``, ``sigma`` and ``delta``), each
     tight edge ``(v, w)`` (``w`` one level below ``v``) adding networkx's
     ``sigma[v] * ((1 + delta[w]) / sigma[w])``, sources in networkx's order (``k`` drawn
-    as networkx draws them), then networkx's rescaling (``endpoints=True``)."""
-    from gunpy.primitives.bc import BCEnactor, BCProblem
+    as networkx draws them), then networkx's rescaling (``endpoints=True``). With a
+    ``weight`` (positive and finite: can_run), weighted BC's problem: its ``distance``,
+    ``sigma`` and ``dependency``, and an edge is tight when ``distance[v] + weight ==
+    distance[w]``."""
     nodes = G.nodes if k is None else seed.sample(list(G.nodes), k)
     ro, ci = _nx_order_csr(G)  # networkx's adjacency: G.edges() is its rows, each edge once
     src = np.repeat(np.arange(len(G.nodes)), np.diff(ro))
     keep = slice(None) if G.is_directed() else ci >= src
     u, v = src[keep], ci[keep]
     score = np.zeros(u.size)
-    problem = BCProblem(G.graph, backend=_device())
-    enactor = BCEnactor(problem)
+    pairs = ((u, v), (v, u)) if not G.is_directed() else ((u, v),)
+    run = _weighted_brandes(G, pairs) if weight is not None else _brandes(G)
     for s in nodes:
-        problem.reset(G.node_index(s))
-        enactor.enact()
-        depth = problem.to_host(problem.depth).astype(np.int64)
-        sigma, delta = problem.to_host(problem.sigma), problem.to_host(problem.delta)
-        for a, b in ((u, v), (v, u)) if not G.is_directed() else ((u, v),):
-            tight = (depth[a] >= 0) & (depth[b] == depth[a] + 1)
+        for (a, b), (tight, sigma, delta) in zip(pairs, run(G.node_index(s), pairs)):
             x, y = a[tight], b[tight]
             score[tight] += sigma[x] * ((1 + delta[y]) / sigma[y])
     n = len(G.nodes)
@@ -80,6 +80,41 @@ def edge_betweenness_centrality(G, k=None, normalized=True, weight=None, seed=No
     labels = G.nodes
     return dict(zip(zip([labels[x] for x in u.tolist()], [labels[x] for x in v.tolist()]),
                     score.tolist()))
+
+
+def _brandes(G):
+    """``run(source, pairs)``: per ``(a, b)`` edge arrays, which edges are tight (``b``
+    one level below ``a``), with the run's ``sigma`` and ``delta``."""
+    from gunpy.primitives.bc import BCEnactor, BCProblem
+    problem = BCProblem(G.graph, backend=_device())
+    enactor = BCEnactor(problem)
+
+    def run(source, pairs):
+        problem.reset(source)
+        enactor.enact()
+        depth = problem.to_host(problem.depth).astype(np.int64)
+        sigma, delta = problem.to_host(problem.sigma), problem.to_host(problem.delta)
+        return [((depth[a] >= 0) & (depth[b] == depth[a] + 1), sigma, delta) for a, b in pairs]
+    return run
+
+
+def _weighted_brandes(G, pairs):
+    """:func:`_brandes` by weight: ``a -> b`` tight when ``distance[a] + w == distance[b]``
+    (the weights of the pairs' edges looked up once)."""
+    from gunpy.primitives.bc_weighted import WeightedBCEnactor, WeightedBCProblem
+    problem = WeightedBCProblem(G.graph, backend=_device())
+    enactor = WeightedBCEnactor(problem)
+    A = G.graph.to_scipy().tocsr()
+    weights = [np.asarray(A[a, b]).ravel() for a, b in pairs]
+
+    def run(source, pairs):
+        problem.reset(source)
+        enactor.enact()
+        dist = problem.to_host(problem.distance)
+        sigma, delta = problem.to_host(problem.sigma), problem.to_host(problem.dependency)
+        return [(np.isfinite(dist[a]) & (dist[a] + w == dist[b]), sigma, delta)
+                for (a, b), w in zip(pairs, weights)]
+    return run
 
 
 def _degree_centrality(G, degrees):

@@ -8,6 +8,7 @@ when there is none.
 
 import functools
 import inspect
+import math
 
 import networkx as nx
 import numpy as np
@@ -150,10 +151,13 @@ def _one_source_or_none(p):  # networkx's ValueError for no source at all
 
 
 def _positive_weights(p):
-    """Dijkstra's order is rebuilt for positive weights: the others are left to networkx."""
+    """Dijkstra's order is rebuilt for positive weights: the others are left to networkx
+    (Bellman-Ford's weights are :func:`_fifo_order`'s)."""
     w, g = p.get("weight"), p["nxg"]
     if callable(w):
         return "weight functions are not supported"
+    if p.get("method") == "bellman-ford":
+        return None
     if w is not None and g is not None and not _weight_facts(g, w)[0]:
         return "zero, negative, NaN or non-numeric weights are left to networkx"
 
@@ -175,18 +179,49 @@ def _weight_facts(g, w):
 
 
 def _fifo_order(p):
-    """Bellman-Ford's lengths keyed, and its paths and predecessors chosen, in networkx's
-    FIFO-queue order: BFS's while no vertex is relaxed twice, so only where every weight
-    is the same (unequal ones let a vertex skip its turn while its predecessor waits)."""
+    """Bellman-Ford (networkx's FIFO queue, SPFA) on non-negative weights whose sums are
+    exact: networkx then ends at gunpy.sssp's fixpoint (where paths are asked, equal ones
+    raise NotImplementedError, paths.py). Every weight the same positive number: BFS's
+    queue, exact whatever the float."""
     w, g, name = p.get("weight"), p["nxg"], p["_name"]
-    if name == "shortest_path_length" and (p["method"] != "bellman-ford" or p["target"]
-                                           is not None or p["source"] is None):
+    if name in ("shortest_path", "shortest_path_length") and p["method"] != "bellman-ford":
         return None
-    if name == "shortest_path" and p["method"] != "bellman-ford":
-        return None
-    if w is not None and g is not None and not _weight_facts(g, w)[1]:
-        return ("unequal weights: networkx's Bellman-Ford queue orders the keys, and picks "
-                "among equal paths, by its relaxations")
+    if callable(w):
+        return "weight functions are not supported"
+    if w is not None and g is not None:
+        return _exact_sums(g, w)
+
+
+def _exact_sums(g, w):
+    """Why networkx's Bellman-Ford might not reach the float64 fixpoint on ``g``'s weights
+    (None: it does), cached like :func:`_weight_facts`.
+
+    networkx's queue skips a vertex whose predecessor waits in it, and counts on the
+    predecessor's next, smaller distance to requeue it: a rounded sum can come out equal
+    instead, leaving the vertex's neighbours unreached. Sums are exact where every weight
+    is a multiple of one power of two and ``(n - 1) * max weight`` (any simple path's bound)
+    is at most 2**53 of them: integers, halves, ... (0.1 is not: left to networkx)."""
+    cache = getattr(g, "__networkx_cache__", None) if nx.config.cache_converted_graphs else None
+    key = ("gunpy", "bellman-ford weights", w)
+    if cache is not None and key in cache:
+        return cache[key]
+    values = _adjacency(g).weights(w, 1).distinct
+    if not all(isinstance(x, int | float | np.integer | np.floating) and
+               not isinstance(x, bool | np.bool_) and 0 <= x < math.inf for x in values):
+        reason = "negative, NaN, infinite or non-numeric weights are left to networkx"
+    elif len(values) <= 1 and all(x > 0 for x in values):  # BFS's queue (or no edges)
+        reason = None
+    else:
+        ratios = [float(x).as_integer_ratio() if isinstance(x, float | np.floating)
+                  else (int(x), 1) for x in values]
+        scale = max(d for _, d in ratios)
+        most = max(k * (scale // d) for k, d in ratios)
+        reason = None if most * max(len(g) - 1, 1) <= 2 ** 53 else (
+            "weights whose path sums may round (not all multiples of one power of two, or "
+            "too large): networkx's Bellman-Ford may stop short of the shortest distances")
+    if cache is not None:
+        cache[key] = reason
+    return reason
 
 
 def _source_and_no_target(p):
@@ -213,12 +248,20 @@ def _no_sp(p):
 
 
 def _betweenness(p):
-    if p["weight"] is not None:
-        return "weighted BC is not supported"
+    """Weighted (``k`` sampled or not) on positive finite weights: networkx's Dijkstra
+    sees the same tight edges as gunpy.sssp's distances (bc_weighted)."""
     if p.get("endpoints"):
         return "endpoints=True is not supported"
     if _multi(p):
         return "parallel edges count as separate paths: not supported"
+    w, g = p["weight"], p["nxg"]
+    if w is not None:
+        reason = _positive_weights(p)
+        if reason:
+            return reason
+        if g is not None and not all(math.isfinite(x) for x in _adjacency(g).weights(w, 1)
+                                     .distinct):
+            return "infinite weights are left to networkx"
 
 
 def _multi(p):
@@ -293,20 +336,16 @@ def _average_path(p):
         return None
     if method not in ("dijkstra", "bellman-ford") or w is None:
         return f"method={method!r} (with weight={w!r}) is left to networkx"
-    reason = _positive_weights(p)
-    if reason or method == "dijkstra":
-        return reason
-    if p["nxg"] is not None and not _weight_facts(p["nxg"], w)[1]:
-        return ("unequal weights: networkx's Bellman-Ford queue orders the lengths (and "
-                "their float sum) by its relaxations")
+    if method == "dijkstra":
+        return _positive_weights(p)
+    return _fifo_order({**p, "_name": "average_shortest_path_length"})
 
 
 _DIJKSTRA = ("single_source_dijkstra_path_length", "single_source_dijkstra",
-             "single_source_dijkstra_path", "dijkstra_path", "dijkstra_path_length",
-             "bellman_ford_path_length")
+             "single_source_dijkstra_path", "dijkstra_path", "dijkstra_path_length")
 _BELLMAN_FORD = ("single_source_bellman_ford_path_length", "single_source_bellman_ford",
                  "single_source_bellman_ford_path", "bellman_ford_path",
-                 "bellman_ford_predecessor_and_distance")
+                 "bellman_ford_predecessor_and_distance", "bellman_ford_path_length")
 _MULTI = ("multi_source_dijkstra", "multi_source_dijkstra_path",
           "multi_source_dijkstra_path_length")
 _CHECKS = {
@@ -320,7 +359,7 @@ _CHECKS = {
                       _named("shortest_path", _fifo_order)),
     "shortest_path_length": (_named("shortest_path_length", _source_and_no_target),
                              _positive_weights, _named("shortest_path_length", _fifo_order)),
-    **{name: (_positive_weights, _named(name, _fifo_order)) for name in _BELLMAN_FORD},
+    **{name: (_named(name, _fifo_order),) for name in _BELLMAN_FORD},
     "betweenness_centrality": (_betweenness,),
     "edge_betweenness_centrality": (_betweenness,),
     "closeness_centrality": (_distance_weights,),
