@@ -141,7 +141,7 @@ class WeightedBCEnactor(SSSPEnactor):
             reverse_levels.run_group(ctx, p.rank, self.groups, self.levels)
             ctx.log(strategy="group")
             self.phase, self.level = "sigma", 1  # group 0 is the source alone
-            if self.groups < 3:  # no vertex with both a tight in- and out-edge
+            if self.groups < 2:  # the source alone
                 self.phase, self.level = "backward", 0
             return frontier
         if self.phase == "sigma":

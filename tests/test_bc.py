@@ -231,3 +231,16 @@ def test_bc_weighted_stats_walk_each_group():
     assert [it["strategy"] for it in stats.per_iteration].count("group") == 1
     assert walks == [2, 2, 1, 2, 2]  # in-edges of groups 1, 2, 3; out-edges of 2, 1
     assert stats.edges_visited == 6 + 5 + 4  # SSSP relaxes each stored edge once
+
+
+def test_bc_weighted_path_counts_of_a_single_edge():
+    # two distances only: no dependency to walk, but the path counts are the problem's
+    # state (edge betweenness reads them)
+    from gunpy.primitives.bc_weighted import WeightedBCEnactor, WeightedBCProblem
+    G = gunpy.Graph.from_edges([0], [1], [2.5], num_vertices=3, directed=True)
+    problem = WeightedBCProblem(G, backend="cpu")
+    enactor = WeightedBCEnactor(problem)
+    problem.reset(0)
+    enactor.enact()
+    assert problem.sigma.tolist() == [1.0, 1.0, 0.0]
+    assert problem.distance.tolist() == [0.0, 2.5, np.inf]

@@ -190,7 +190,50 @@ def test_edge_betweenness(name):
         want = nx.edge_betweenness_centrality(g, **kw)
         assert list(got) == list(want) and got == pytest.approx(want, rel=1e-12, abs=1e-15)
     assert max(nx.edge_betweenness_centrality(g, backend="gunpy").values()) > 0.01
-    assert "weighted" in can_run("edge_betweenness_centrality", (g,), {"weight": "weight"})
+
+
+def _weighted(name):
+    """The graph with its own weights (les miserables and karate: integers, many ties) or,
+    where it has none, random floats (every distance distinct)."""
+    import random
+    g = GRAPHS[name].copy()
+    rng = random.Random(5)
+    if not nx.get_edge_attributes(g, "weight"):
+        for u, v in g.edges:
+            g[u][v]["weight"] = rng.uniform(0.1, 3.0)
+    return g
+
+
+@pytest.mark.parametrize("name", ["directed", "undirected", "parts", "karate"])
+def test_weighted_betweenness(name):
+    from gunpy.nx_backend import _FUNCTIONS  # noqa: F401  (the backend is installed)
+    g = _weighted(name)
+    for kw in ({}, {"normalized": False}, {"k": 5, "seed": 3}, {"k": 1, "seed": 2}):
+        for f in (nx.betweenness_centrality, nx.edge_betweenness_centrality):
+            assert can_run(f.__name__, (g,), {"weight": "weight", **kw}) is True
+            got = f(g, weight="weight", backend="gunpy", **kw)
+            want = f(g, weight="weight", **kw)
+            assert list(got) == list(want)
+            assert got == pytest.approx(want, rel=1e-10, abs=1e-13, nan_ok=True)
+    if name != "parts":  # a path and a cycle: one path between two nodes, whatever the weights
+        unweighted = nx.betweenness_centrality(g, backend="gunpy")
+        assert nx.betweenness_centrality(g, weight="weight", backend="gunpy") != \
+            pytest.approx(unweighted)
+
+
+def test_weighted_betweenness_declines_weights_not_positive_or_finite():
+    import math
+    for bad, why in ((0, "zero"), (-1.0, "negative"), (math.nan, "NaN"), (math.inf, "infinite"),
+                     ("x", "non-numeric")):
+        g = nx.path_graph(4)
+        g[1][2]["weight"] = bad
+        for name in ("betweenness_centrality", "edge_betweenness_centrality"):
+            assert why in can_run(name, (g,), {"weight": "weight"})
+            assert why in can_run(name, (g,), {"weight": "weight", "k": 2, "seed": 1})
+    g = nx.path_graph(4)
+    assert "function" in can_run("betweenness_centrality", (g,), {"weight": lambda u, v, d: 1})
+    assert "parallel" in can_run("betweenness_centrality", (nx.MultiGraph(g),),
+                                 {"weight": "weight"})
 
 
 def test_pagerank_start_vector():
