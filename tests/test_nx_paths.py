@@ -75,8 +75,8 @@ def test_shortest_paths_in_networkx_s_order(name):
         same(nx.multi_source_dijkstra_path_length(g, {s}, cutoff=3, backend="gunpy"),
              nx.multi_source_dijkstra_path_length(g, {s}, cutoff=3))
         for t in list(g)[-3:]:
-            for f in (nx.dijkstra_path, nx.dijkstra_path_length, nx.bellman_ford_path_length,
-                      nx.has_path, nx.shortest_path_length):
+            for f in (nx.dijkstra_path, nx.dijkstra_path_length, nx.has_path,
+                      nx.shortest_path_length):
                 same(outcome(f, g, s, t, backend="gunpy"), outcome(f, g, s, t))
             same(outcome(nx.single_source_dijkstra, g, s, t, backend="gunpy"),
                  outcome(nx.single_source_dijkstra, g, s, t))
@@ -158,9 +158,10 @@ def test_what_gunpy_leaves_to_networkx():
     assert "iterator" in can_run("multi_source_dijkstra_path", (g, iter([0])), {})
     assert "bidirectional" in can_run("shortest_path", (g, 0, 5), {})
     assert "all pairs" in can_run("shortest_path_length", (g,), {})
-    assert "Bellman-Ford" in can_run("shortest_path", (g, 0), {"weight": "weight",
-                                                               "method": "bellman-ford"})
-    assert "unequal weights" in can_run("single_source_bellman_ford_path_length", (g, 0), {})
+    floats = GRAPHS["floats"]
+    assert "may round" in can_run("shortest_path", (floats, 0), {"weight": "weight",
+                                                                 "method": "bellman-ford"})
+    assert "may round" in can_run("single_source_bellman_ford_path_length", (floats, 0), {})
     assert "sort_neighbors" in can_run("bfs_tree", (g, 0), {"sort_neighbors": sorted})
     assert can_run("shortest_path_length", (g, 0, 5), {"weight": "weight"}) is True
     assert can_run("single_source_bellman_ford_path_length", (nx.path_graph(3), 0), {}) is True
@@ -222,3 +223,127 @@ def test_weight_checks_are_cached_until_the_graph_changes():
     with pytest.raises(nx.NetworkXNoPath, match="Node 9 not reachable from 0"):
         nx.dijkstra_path_length(nx.path_graph(3), 0, 9, backend="gunpy")
     assert nx.single_source_dijkstra(nx.path_graph(4), 0, 3, backend="gunpy") == (3, [0, 1, 2, 3])
+
+
+# ----------------------------------------------------------------------------- Bellman-Ford
+BELLMAN_FORD = (nx.single_source_bellman_ford_path_length, nx.single_source_bellman_ford,
+                nx.single_source_bellman_ford_path, nx.bellman_ford_predecessor_and_distance)
+
+
+def typed(result):
+    """A result with every number tagged by its type: == then checks types too (dict key
+    order aside: networkx does not define Bellman-Ford's, gunpy's is distance order)."""
+    if isinstance(result, dict):
+        return {k: typed(v) for k, v in result.items()}
+    if isinstance(result, tuple | list):
+        return type(result)(map(typed, result))
+    return (result, type(result)) if isinstance(result, int | float) else result
+
+
+def unique_paths_graphs():
+    # weights drawn from a million: no two paths of one length (seeded); exact dyadic
+    # floats with int ones (types follow each path); zero weights on a tree edge
+    out = []
+    for directed in (False, True):
+        g = nx.gnm_random_graph(50, 160, seed=5, directed=directed)
+        rng = random.Random(directed)
+        for u, v in g.edges:
+            g[u][v]["weight"] = rng.randint(1, 10 ** 6)
+        g.add_node("lone")
+        out.append(g)
+    d = nx.DiGraph()
+    d.add_weighted_edges_from([(0, 1, 0.5), (1, 2, 0.25), (0, 2, 1.125), (2, 3, 2), (0, 3, 3),
+                               (3, 4, 0), (4, 5, 1.5), (1, 5, 7), (5, 0, 1)])
+    out.append(d)
+    return out
+
+
+@pytest.mark.parametrize("g", unique_paths_graphs(), ids=["undirected", "directed", "dyadic"])
+def test_bellman_ford_on_unequal_weights_is_networkx_s(g):
+    nodes = list(g)
+    for s in nodes[:2] + nodes[-2:]:
+        for f in BELLMAN_FORD:
+            got = f(g, s, backend="gunpy")
+            assert typed(got) == typed(f(g, s))
+        for t in (nodes[3], nodes[-1], nodes[-2], "nope"):
+            for f in (nx.bellman_ford_path, nx.bellman_ford_path_length,
+                      nx.single_source_bellman_ford):
+                args = (g, s, t)
+                same(outcome(f, *args, backend="gunpy"), outcome(f, *args))
+        kw = {"weight": "weight", "method": "bellman-ford"}
+        assert typed(nx.shortest_path_length(g, s, backend="gunpy", **kw)) == \
+            typed(nx.shortest_path_length(g, s, **kw))
+        same(outcome(nx.shortest_path_length, g, s, nodes[4], backend="gunpy", **kw),
+             outcome(nx.shortest_path_length, g, s, nodes[4], **kw))
+        got = nx.single_source_bellman_ford_path_length(g, s, backend="gunpy")
+        assert list(got.values()) == sorted(got.values())  # keys in distance order
+    got = nx.shortest_path(g, nodes[0], weight="weight", method="bellman-ford",
+                           backend="gunpy")
+    assert got == nx.shortest_path(g, nodes[0], weight="weight", method="bellman-ford")
+    if g.is_directed() and nx.is_strongly_connected(g):
+        kw = {"weight": "weight", "method": "bellman-ford"}
+        got = nx.average_shortest_path_length(g, backend="gunpy", **kw)
+        assert got == nx.average_shortest_path_length(g, **kw)
+
+
+def test_bellman_ford_ties_are_left_to_networkx(monkeypatch):
+    from gunpy.nx_backend import BackendInterface, dispatch
+    g = nx.DiGraph()  # two equal paths to 3: networkx's queue orders pred[3] and picks one
+    g.add_weighted_edges_from([(0, 1, 2), (0, 2, 1), (2, 1, 1), (1, 3, 1), (2, 3, 5)])
+    assert nx.single_source_bellman_ford_path_length(g, 0, backend="gunpy") == \
+        {0: 0, 2: 1, 1: 2, 3: 3}  # ints: the lengths alone do not depend on the path
+    assert nx.bellman_ford_path(g, 0, 2, backend="gunpy") == [0, 2]  # no tie on its path
+    for f, args in ((nx.single_source_bellman_ford, (g, 0)), (nx.bellman_ford_path, (g, 0, 3)),
+                    (nx.bellman_ford_predecessor_and_distance, (g, 0))):
+        with pytest.raises(NotImplementedError):
+            f(*args, backend="gunpy")
+    mixed = g.copy()
+    mixed[0][1]["weight"] = 2.0  # one of the equal paths sums to a float: the type is the path's
+    with pytest.raises(NotImplementedError):
+        nx.single_source_bellman_ford_path_length(mixed, 0, backend="gunpy")
+    # chosen by networkx itself (backend_priority): gunpy tries, raises, networkx answers
+    calls = []
+    for name in ("single_source_bellman_ford", "single_source_bellman_ford_path_length"):
+        f = getattr(BackendInterface, name)
+        monkeypatch.setattr(BackendInterface, name,
+                            lambda *a, f=f, **k: calls.append(f) or f(*a, **k))
+    monkeypatch.setitem(dispatch.MIN_EDGES, "shortest paths", (0, 0))
+    with nx.config(backend_priority=["gunpy"]):
+        assert nx.single_source_bellman_ford(g, 0) == (
+            {0: 0, 1: 2, 2: 1, 3: 3}, {0: [0], 1: [0, 1], 2: [0, 2], 3: [0, 1, 3]})
+        got = nx.single_source_bellman_ford_path_length(mixed, 0)
+        assert [type(got[v]) for v in (2, 1, 3)] == [int, float, float]
+    assert len(calls) == 2
+
+
+def test_bellman_ford_zero_weights_and_what_is_declined():
+    g = nx.Graph([(0, 1, {"weight": 0}), (1, 2, {"weight": 3}), (0, 2, {"weight": 5})])
+    # the source's zero edge makes 1 its tight predecessor: networkx lists it, paths agree
+    assert nx.single_source_bellman_ford(g, 0, backend="gunpy") == \
+        ({0: 0, 1: 0, 2: 3}, {0: [0], 1: [0, 1], 2: [0, 1, 2]}) == nx.single_source_bellman_ford(g, 0)
+    with pytest.raises(NotImplementedError):
+        nx.bellman_ford_predecessor_and_distance(g, 0, backend="gunpy")
+    assert nx.bellman_ford_predecessor_and_distance(g, 0) == ({0: [1], 1: [0], 2: [1]},
+                                                              {0: 0, 1: 0, 2: 3})
+    loop = nx.DiGraph([(0, 1, {"weight": 1}), (1, 1, {"weight": 0})])  # a tight self-loop
+    with pytest.raises(NotImplementedError):
+        nx.single_source_bellman_ford_path(loop, 0, backend="gunpy")
+    for f, args in ((nx.single_source_bellman_ford_path_length, (g, "nope")),
+                    (nx.bellman_ford_path_length, (g, "nope", 0)),
+                    (nx.bellman_ford_path, (g, 0, "nope")),
+                    (nx.bellman_ford_predecessor_and_distance, (g, "nope"))):
+        same(outcome(f, *args, backend="gunpy"), outcome(f, *args))
+    # 0.1 + 0.2 rounds; networkx's queue may then stop short of the fixpoint: here it never
+    # reaches t (p's better distance rounds u's to the same sum, so u is not requeued)
+    a = nx.DiGraph()
+    a.add_weighted_edges_from([("s", "p", 0.7500000000000001), ("s", "x", 0.5), ("x", "p", 0.25),
+                               ("p", "u", 1.0), ("u", "t", 1.0)])
+    assert "t" not in nx.single_source_bellman_ford_path_length(a, "s")
+    for h in (a, nx.Graph([(0, 1, {"weight": 0.1}), (1, 2, {"weight": 0.2})])):
+        assert "may round" in can_run("single_source_bellman_ford_path_length", (h, 0), {})
+    assert "negative" in can_run("bellman_ford_path", (nx.DiGraph([(0, 1, {"weight": -1})]),
+                                                       0, 1), {})
+    assert "weight functions" in can_run("bellman_ford_path_length", (g, 0, 2),
+                                         {"weight": lambda u, v, d: 1})
+    assert can_run("average_shortest_path_length", (g,), {"weight": "weight",
+                                                          "method": "bellman-ford"}) is True

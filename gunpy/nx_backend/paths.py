@@ -19,7 +19,8 @@ import numpy as np
 
 import gunpy
 
-from ._graph import _bfs, _device, _int_weights, _nx_order_csr, _queue_order, _reversed
+from ._graph import (_adjacency, _bfs, _device, _int_weights, _nx_order_csr, _queue_order,
+                     _reversed)
 
 
 # ----------------------------------------------------------------------------- unweighted
@@ -41,13 +42,24 @@ def single_source_shortest_path(G, source, cutoff=None):
 
 
 def _paths(G, order, parent):
-    """``{node: path}`` in ``order`` (the first is the source), each its parent's path + itself."""
+    """``{node: path}`` in ``order`` (the first is the source), each its parent's path +
+    itself; a parent may come after its child (zero weights: equal distances)."""
     labels = G.nodes
-    order = order.tolist()
+    order, parent = order.tolist(), parent.tolist()
     by_id = {order[0]: [labels[order[0]]]}
-    for v, p in zip(order[1:], parent[order[1:]].tolist()):
-        by_id[v] = by_id[p] + [labels[v]]
+    for v in order[1:]:
+        for x in _unbuilt(v, parent, by_id):
+            by_id[x] = by_id[parent[x]] + [labels[x]]
     return {labels[v]: by_id[v] for v in order}
+
+
+def _unbuilt(v, parent, done):
+    """``v`` and its ancestors not yet in ``done``, the oldest first."""
+    chain = []
+    while v not in done:
+        chain.append(v)
+        v = parent[v]
+    return reversed(chain)
 
 
 def single_target_shortest_path_length(G, target, cutoff=None):
@@ -125,11 +137,32 @@ def average_shortest_path_length(G, weight=None, method=None):
     elif method == "dijkstra":
         def path_length(v):
             return single_source_dijkstra_path_length(G, v, weight=weight)
-    else:
+    elif _same_weight(G):  # networkx's queue order: its float sum in that order
         def path_length(v):
             return single_source_bellman_ford_path_length(G, v, weight=weight)
+    else:
+        return _exact_total(G) / (len(G) * (len(G) - 1))
     n = len(G)
     return sum(x for u in G.nodes for x in path_length(u).values()) / (n * (n - 1))
+
+
+def _exact_total(G):
+    """The sum of every Bellman-Ford length, as networkx's sum has it in any order: each
+    length is a multiple of ``1 / scale`` (can_run: exact sums), so while the total is at
+    most 2**53 of them no partial sum rounds (int weights: Python's ints never do)."""
+    values = (getattr(G, "_csr", None) or _adjacency(G.nxg)).weights(G.weight_attr, 1).distinct
+    scale = max(float(x).as_integer_ratio()[1] if isinstance(x, float | np.floating) else 1
+                for x in values)
+    total = 0
+    for v in range(len(G)):
+        k = (gunpy.sssp(G.graph, v, backend=_device()).distance * scale).astype(np.int64)
+        total += (int((k >> 32).sum()) << 32) + int((k & 0xFFFFFFFF).sum())  # no overflow
+    if _int_weights(G):
+        return total
+    if total > 2 ** 53:
+        raise NotImplementedError("Bellman-Ford lengths whose float sum may round in "
+                                  "networkx's order: left to networkx")
+    return total / scale
 
 
 def global_efficiency(G):
@@ -229,16 +262,20 @@ def _any_int_weight(G):
 def _typed(G, order, parent, values):
     """Int and float weights mixed: networkx's sum is an int where every weight on the path
     (its parent's path and the last edge) is one."""
-    labels, adj, attr = G.nodes, G.nxg._adj, G.weight_attr
-    is_int = {order[0]: True}
-    out = [values[0]]
-    for v, d in zip(order[1:].tolist(), values[1:]):
-        p = int(parent[v])
-        e = adj[labels[p]][labels[v]]
-        w = min(x.get(attr, 1) for x in e.values()) if G.is_multigraph() else e.get(attr, 1)
-        is_int[v] = is_int[p] and isinstance(w, int)
-        out.append(int(d) if is_int[v] else float(d))
-    return out
+    parent = parent.tolist()
+    is_int = {int(order[0]): True}
+    for v in order[1:].tolist():
+        for x in _unbuilt(v, parent, is_int):
+            is_int[x] = is_int[parent[x]] and isinstance(_weight(G, parent[x], x), int)
+    return [values[0]] + [int(d) if is_int[v] else float(d)
+                          for v, d in zip(order[1:].tolist(), values[1:])]
+
+
+def _weight(G, u, v):
+    """networkx's weight of edge ``u -> v`` (ids): the attribute, a multigraph's least."""
+    labels, attr = G.nodes, G.weight_attr
+    e = G.nxg._adj[labels[u]][labels[v]]
+    return min(x.get(attr, 1) for x in e.values()) if G.is_multigraph() else e.get(attr, 1)
 
 
 def _one_source(sources):
@@ -327,13 +364,35 @@ def _distance_to(G, source, target, no_path):
 
 
 # ----------------------------------------------------------------------------- Bellman-Ford
+# networkx's Bellman-Ford is a FIFO queue (SPFA). Where every weight is the same positive
+# number its queue is BFS's (``_fifo``). Otherwise can_run admits non-negative weights whose
+# sums are exact (every simple path's sum a float64 without rounding: dispatch's
+# ``_exact_sums``): networkx then ends at the fixpoint ``dist[v] = min dist[u] + w`` that
+# gunpy.sssp computes, its ``pred[v]`` holds every tight in-neighbour of v (one whose
+# distance plus the edge's weight is v's), and each length is the sum along the path
+# through the first of them. Where no vertex has two tight in-edges (``_tight``), the paths
+# are unique and gunpy's answer is networkx's; where some have, the paths (and, with int
+# and float weights mixed, the lengths' types) depend on networkx's queue: NotImplementedError,
+# and networkx runs the call itself. Keys come in distance order (networkx's own order is
+# its queue's, which it does not document); dict equality ignores it.
+_TIES = ("equal shortest paths (vertices with several tight in-edges): networkx's "
+         "Bellman-Ford picks among them by its queue order; left to networkx")
+
+
+def _same_weight(G):
+    """Every weight the same positive number (or none): networkx's queue is BFS's."""
+    if G.weight_attr is None:
+        return True
+    csr = getattr(G, "_csr", None) or _adjacency(G.nxg)
+    values = csr.weights(G.weight_attr, 1).distinct
+    return len(values) <= 1 and all(x > 0 for x in values)
+
+
 def _fifo(G, source):
-    """networkx's Bellman-Ford where every weight is the same positive number (can_run
-    declines others): its FIFO queue is then BFS's, each vertex set once, by its first
-    discoverer in queue order; ``(source id, order, parent, {node: length})`` in that
-    order, of networkx's types (each length its path's sum)."""
-    if source not in G:
-        raise nx.NodeNotFound(f"Source {source} not in G")
+    """networkx's Bellman-Ford where every weight is the same positive number: its FIFO
+    queue is then BFS's, each vertex set once, by its first discoverer in queue order;
+    ``(source id, order, parent, {node: length})`` in that order, of networkx's types
+    (each length its path's sum)."""
     s, depth = _bfs(G, source)
     levels, parent = _queue_order(G, s, depth)
     order = np.concatenate(levels)
@@ -341,8 +400,86 @@ def _fifo(G, source):
     return s, order, parent, _lengths(G, s, dist, order, parent)
 
 
+def _tight(G, s, dist):
+    """``(parent, count)``: each reached vertex's tight in-edges counted (self-loops and the
+    source's too) and, where there is one, the neighbour it comes from (-1: none)."""
+    ro, ci = _nx_order_csr(G)
+    w = _nx_order_weights(G)
+    src = np.repeat(np.arange(dist.size), np.diff(ro))
+    tight = np.isfinite(dist[src]) & (dist[src] + w == dist[ci])
+    count = np.bincount(ci[tight], minlength=dist.size)
+    parent = np.full(dist.size, -1, dtype=np.int64)
+    parent[ci[tight]] = src[tight]
+    parent[s] = s
+    return parent, count
+
+
+def _bellman_ford(G, source, target=None, *, tree=True, source_preds=False):
+    """``(source id, distances, order, parent)``: the reached vertices in distance order
+    (the source first, equal distances by node order), each one's path parent.
+
+    ``tree``: the parents are used, so equal shortest paths raise NotImplementedError (on
+    ``target``'s path only, where one is given); ``source_preds``: the source's tight
+    in-edges count too (networkx lists them as its predecessors)."""
+    if source not in G:
+        raise nx.NodeNotFound(f"Source {source} not in G")
+    s = G.node_index(source)
+    dist = gunpy.sssp(G.graph, s, backend=_device()).distance
+    reached = np.flatnonzero(np.isfinite(dist))
+    order = reached[np.lexsort((reached, reached != s, dist[reached]))]
+    if not tree:
+        return s, dist, order, None
+    parent, count = _tight(G, s, dist)
+    count[s] = count[s] + 1 if source_preds else 1
+    asked = order if target is None else _path_to(G, dist, parent, count, target)
+    if (count[asked] != 1).any():  # 0: not a fixpoint gunpy can vouch for
+        raise NotImplementedError(_TIES)
+    return s, dist, order, parent
+
+
+def _path_to(G, dist, parent, count, target):
+    """The ids from ``target`` up its parents while they are unique ([] if unreached)."""
+    t = G.index_of(target)
+    if t is None or not np.isfinite(dist[t]):
+        return []
+    path = [t]
+    while parent[path[-1]] != path[-1] and count[path[-1]] == 1:
+        path.append(int(parent[path[-1]]))
+    return path
+
+
+def _target(G, s, dist, parent, target, no_path):
+    """``(length, path)`` to ``target`` along the parents, the length of networkx's type."""
+    t = G.index_of(target)
+    if t is None or not np.isfinite(dist[t]):
+        raise no_path()
+    path = [t]
+    while path[-1] != s:
+        path.append(int(parent[path[-1]]))
+    path.reverse()
+    if _int_weights(G):
+        length = int(dist[t])
+    elif all(isinstance(_weight(G, u, v), int) for u, v in zip(path, path[1:])):
+        length = int(dist[t])
+    else:
+        length = float(dist[t])
+    return length, [G.nodes[v] for v in path]
+
+
+def _bf_lengths(G, source):
+    """``(source id, order, parent or None, {node: length})``; parents only where the
+    lengths' types need them (int and float weights mixed)."""
+    mixed = not _int_weights(G) and _any_int_weight(G)
+    s, dist, order, parent = _bellman_ford(G, source, tree=mixed)
+    return s, order, parent, _lengths(G, s, dist, order, parent)
+
+
 def single_source_bellman_ford_path_length(G, source, weight="weight"):
-    return _fifo(G, source)[3]
+    if _same_weight(G):
+        if source not in G:
+            raise nx.NodeNotFound(f"Source {source} not in G")
+        return _fifo(G, source)[3]
+    return _bf_lengths(G, source)[3]
 
 
 def single_source_bellman_ford(G, source, target=None, weight="weight"):
@@ -350,11 +487,20 @@ def single_source_bellman_ford(G, source, target=None, weight="weight"):
         if source not in G:
             raise nx.NodeNotFound(f"Node {source} is not found in the graph")
         return (0, [source])
+    def no_path():  # networkx's _build_paths_from_predecessors
+        return nx.NetworkXNoPath(f"Target {target} cannot be reached from given sources")
+    if not _same_weight(G):
+        s, dist, order, parent = _bellman_ford(G, source, target)
+        if target is not None:
+            return _target(G, s, dist, parent, target, no_path)
+        return _lengths(G, s, dist, order, parent), _paths(G, order, parent)
+    if source not in G:
+        raise nx.NodeNotFound(f"Source {source} not in G")
     s, order, parent, dist = _fifo(G, source)
     if target is None:
         return dist, _paths(G, order, parent)
-    if target not in dist:  # networkx's _build_paths_from_predecessors
-        raise nx.NetworkXNoPath(f"Target {target} cannot be reached from given sources")
+    if target not in dist:
+        raise no_path()
     path = [G.node_index(target)]
     while path[-1] != s:
         path.append(int(parent[path[-1]]))
@@ -371,11 +517,18 @@ def bellman_ford_path(G, source, target, weight="weight"):
 
 def bellman_ford_predecessor_and_distance(G, source, target=None, weight="weight",
                                           heuristic=False):
-    """Every tight predecessor of each node, in networkx's queue order: with every weight
-    the same, networkx's ``predecessor`` lists (the BFS parents one level up)."""
+    """Every tight predecessor of each node: with every weight the same, networkx's
+    ``predecessor`` lists (the BFS parents one level up) in its queue order; otherwise
+    each node's one parent (equal paths: NotImplementedError), keys in distance order."""
     if source not in G:
         raise nx.NodeNotFound(f"Node {source} is not found in the graph")
-    return predecessor(G, source), _fifo(G, source)[3]
+    if _same_weight(G):
+        return predecessor(G, source), _fifo(G, source)[3]
+    s, dist, order, parent = _bellman_ford(G, source, source_preds=True)
+    labels = G.nodes
+    pred = {labels[v]: [labels[p]] for v, p in zip(order.tolist(), parent[order].tolist())}
+    pred[labels[s]] = []
+    return pred, _lengths(G, s, dist, order, parent)
 
 
 def bellman_ford_path_length(G, source, target, weight="weight"):
@@ -385,8 +538,17 @@ def bellman_ford_path_length(G, source, target, weight="weight"):
         return 0
     if source not in G:
         raise nx.NodeNotFound(f"Source {source} not in G")
-    return _distance_to(G, source, target,
-                        lambda: nx.NetworkXNoPath(f"node {target} not reachable from {source}"))
+    def no_path():
+        return nx.NetworkXNoPath(f"node {target} not reachable from {source}")
+    if _int_weights(G) or not _any_int_weight(G):  # one type for every sum: no paths needed
+        return _distance_to(G, source, target, no_path)
+    if _same_weight(G):
+        dist = _fifo(G, source)[3]
+        if target not in dist:
+            raise no_path()
+        return dist[target]
+    s, dist, _, parent = _bellman_ford(G, source, target)
+    return _target(G, s, dist, parent, target, no_path)[0]
 
 
 # ----------------------------------------------------------------------------- generic
