@@ -95,17 +95,20 @@ def test_networkx_own_tests_pass_with_gunpy_as_test_backend(tmp_path):
     plugin = tmp_path / "countcalls.py"
     plugin.write_text(
         "import atexit, collections, gunpy.nx_backend as nb\n"
-        "CALLS = collections.Counter()\n"
+        "CALLS, WEIGHTED = collections.Counter(), collections.Counter()\n"
         "for name in list(nb._FUNCTIONS):\n"
         "    f = getattr(nb.BackendInterface, name)\n"
         "    def wrap(f=f, name=name):\n"
         "        def g(*a, **k):\n"
         "            CALLS[name] += 1\n"
+        "            if 'betweenness' in name and k.get('weight', a[3] if len(a) > 3 else None):\n"
+        "                WEIGHTED[name] += 1\n"
         "            return f(*a, **k)\n"
         "        return staticmethod(g)\n"
         "    setattr(nb.BackendInterface, name, wrap())\n"
         "atexit.register(lambda: print('GUNPY_CALLS', sum(CALLS.values()), len(CALLS),\n"
-        "                              sorted(set(nb._FUNCTIONS) - set(CALLS))))\n")
+        "                              sorted(set(nb._FUNCTIONS) - set(CALLS))))\n"
+        "atexit.register(lambda: print('GUNPY_WEIGHTED', dict(sorted(WEIGHTED.items()))))\n")
     # networkx's own examples for the functions its test modules never call directly
     (tmp_path / "test_nx_examples.py").write_text(
         "import doctest, networkx as nx\n"
@@ -124,6 +127,7 @@ def test_networkx_own_tests_pass_with_gunpy_as_test_backend(tmp_path):
             "networkx.algorithms.shortest_paths.tests.test_weighted",
             "networkx.algorithms.tests.test_dag",
             "networkx.algorithms.centrality.tests.test_betweenness_centrality",
+            "networkx.algorithms.centrality.tests.test_betweenness_centrality_subset",
             "networkx.algorithms.centrality.tests.test_closeness_centrality",
             "networkx.algorithms.centrality.tests.test_harmonic_centrality",
             "networkx.algorithms.centrality.tests.test_degree_centrality",
@@ -165,6 +169,12 @@ def test_networkx_own_tests_pass_with_gunpy_as_test_backend(tmp_path):
     # test_efficiency global_efficiency; test_mst's Kruskal and Borůvka classes
     # minimum_spanning_tree and minimum_spanning_edges)
     assert missing == "[]", tail
+    # the weighted betweenness tests (both functions, k sampled too) answered by gunpy
+    weighted = [line for line in out.stdout.splitlines() if line.startswith("GUNPY_WEIGHTED")]
+    import ast
+    counts = ast.literal_eval(weighted[-1].split(maxsplit=1)[1])
+    assert counts.get("betweenness_centrality", 0) >= 10, tail
+    assert counts.get("edge_betweenness_centrality", 0) >= 6, tail
     assert int(functions) == len(_FUNCTIONS) >= 60 and int(total) > 500, tail
 
 
