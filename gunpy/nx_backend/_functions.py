@@ -53,17 +53,22 @@ _FUNCTIONS = {
                              "networkx)",
     "multi_source_dijkstra_path": "the same, paths only",
     "multi_source_dijkstra_path_length": "the same, lengths only",
-    "bellman_ford_path_length": "SSSP distance on positive weights (others left to networkx)",
-    "single_source_bellman_ford_path_length": "SSSP distances where every weight is the same "
-                                              "positive number (networkx's FIFO queue is "
-                                              "then BFS's)",
+    "bellman_ford_path_length": "SSSP distance (non-negative weights with exact sums: ints, "
+                                "dyadic floats; int and float mixed: the path's type, equal "
+                                "paths left to networkx)",
+    "single_source_bellman_ford_path_length": "SSSP distances: every weight the same, in "
+                                              "networkx's FIFO order (BFS's); otherwise "
+                                              "non-negative weights with exact sums, keys in "
+                                              "distance order",
     "single_source_bellman_ford": "the same distances, paths from BFS parents in networkx's "
-                                  "queue order (target= supported)",
+                                  "queue order, or from the tight in-edges where each vertex "
+                                  "has one (equal paths left to networkx; target= supported)",
     "single_source_bellman_ford_path": "the same paths",
     "bellman_ford_path": "the same path to the target",
     "bellman_ford_predecessor_and_distance": "networkx's predecessor lists (BFS parents one "
-                                             "level up, in its queue order) and the same "
-                                             "distances",
+                                             "level up, in its queue order; unequal weights: "
+                                             "each node's one tight predecessor, ties left to "
+                                             "networkx) and the same distances",
     "betweenness_centrality": "Brandes BC over all sources, or k sampled as networkx samples "
                               "them (its seed) and rescaled as networkx does (weight=None)",
     "edge_betweenness_centrality": "Brandes from every source (k sampled as networkx samples "

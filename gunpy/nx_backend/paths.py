@@ -10,6 +10,8 @@ which :func:`_pop_order` settles distance by distance, and the same neighbour is
 vertex's path parent (networkx's ``pred[v][0]``). Weights must be positive (zero weights
 let a tight neighbour pop after the vertex): :func:`~gunpy.nx_backend.can_run` leaves
 zero, negative and NaN weights, weight functions and several sources to networkx.
+Bellman-Ford (networkx's FIFO queue) is BFS's queue where every weight is the same, and
+otherwise gunpy.sssp's fixpoint with its unique tight-edge tree (see the section below).
 """
 
 import math
