@@ -120,6 +120,27 @@ def test_bc_allocates_nothing_per_level(backend):
     assert got / scale == pytest.approx([want[v] for v in range(G.num_vertices)])
 
 
+def test_weighted_bc_allocates_nothing_per_level(backend):
+    # SSSP's steps, the grouping by distance rank and the two walks over the groups
+    from gunpy.primitives.bc_weighted import WeightedBCEnactor, WeightedBCProblem
+    rng = np.random.default_rng(4)
+    g = NXG.copy()
+    for u, v in g.edges:
+        g[u][v]["weight"] = float(rng.integers(1, 4))
+    H = gunpy.Graph.from_networkx(g)
+    problem = WeightedBCProblem(H, backend=backend)
+    enactor = WeightedBCEnactor(problem)
+    for _ in range(2):
+        problem.reset(0)
+        stats = enactor.enact()
+    allocs = [it["allocs"] for it in stats.per_iteration]
+    assert allocs == [0] * len(allocs) and len(allocs) > 4, allocs
+    want = nx.betweenness_centrality_subset(g, [0], list(g), normalized=False, weight="weight")
+    got = problem.to_host(problem.centrality) / 2.0  # 2 runs of source 0
+    scale = 1.0 if H.directed else 2.0
+    assert got / scale == pytest.approx([want[v] for v in range(H.num_vertices)])
+
+
 def test_triangles_allocate_nothing_per_level(backend):
     H = GRAPHS["preferential_hubs"]
     r, allocs = _twice(lambda: gunpy.triangles(H, backend=backend))

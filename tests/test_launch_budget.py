@@ -194,6 +194,32 @@ def test_bc_backward_levels_cost_a_launch_and_no_sync(unfused):
     assert sum(it["edges"] for it in backward) > 0
 
 
+def test_weighted_bc_walks_cost_a_launch_each_whatever_the_groups():
+    """Weighted BC after SSSP: the rank and grouping (the distances down and the ranks up,
+    the group's count, read and scatter), then every thin group's path counts in one
+    launch (their in-edges read back: one sync) and dependencies in one launch (no sync),
+    however many distinct distances there are."""
+    from gunpy.primitives.bc_weighted import WeightedBCEnactor, WeightedBCProblem
+    rng = np.random.default_rng(2)
+    src = np.repeat(np.arange(G.num_vertices), np.diff(G.row_offsets))
+    H = gunpy.Graph.from_edges(src, G.column_indices, rng.uniform(0.5, 2.0, src.size),
+                               num_vertices=G.num_vertices, directed=True)
+    problem = WeightedBCProblem(H, backend="cuda")
+    enactor = WeightedBCEnactor(problem)
+    for _ in range(2):
+        problem.reset(0)
+        stats = enactor.enact()
+    its = stats.per_iteration
+    (group,) = [it for it in its if it["strategy"] == "group"]
+    assert (group["launches"], group["syncs"], group["uploads"], group["allocs"]) == \
+        (3, 2, 2, 0), group
+    walks = [it for it in its if it["strategy"] == "neighbor_reduce"]
+    assert len(walks) > 20  # a group per distinct distance: almost one per vertex
+    assert [(it["launches"], it["syncs"]) for it in walks if it["launches"]] == \
+        [(1, 1), (1, 0)], walks
+    assert sum(it["uploads"] + it["allocs"] for it in walks) == 0
+
+
 def test_cdlp_rounds_and_lcc_keep_their_budget():
     # CDLP: exactly max_iterations rounds, each neighbor_mode's launch and a filter keeping
     # the changed vertices (its count the one sync), or an advance to their neighbours once
