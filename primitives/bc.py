@@ -172,8 +172,8 @@ def bc(G, sources=None, *, normalized=False, weighted=False, direction="auto",
     Parameters
     ----------
     G : gunpy.Graph
-        Edges count as unit length unless ``weighted`` (weights are then ignored, as in
-        networkx with ``weight=None``).
+        Edges count as unit length (weights ignored, as networkx's ``weight=None``)
+        unless ``weighted``.
     sources : sequence of int, optional
         ``None``: all vertices (``nx.betweenness_centrality``). A list: only
         paths from these sources (``nx.betweenness_centrality_subset`` with every

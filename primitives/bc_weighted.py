@@ -76,7 +76,7 @@ def check_positive_weights(G):
     bad = np.flatnonzero(~(np.isfinite(G.values) & (G.values > 0)))[0]
     u = int(np.searchsorted(G.row_offsets, bad, side="right") - 1)
     raise ValueError(f"weighted betweenness needs positive finite weights; edge {u}->"
-                     f"{int(G.column_indices[bad])} has weight {G.values[bad]!r}")
+                     f"{int(G.column_indices[bad])} has weight {float(G.values[bad])!r}")
 
 
 class WeightedBCProblem(SSSPProblem):
@@ -119,6 +119,21 @@ class WeightedBCEnactor(SSSPEnactor):
     ------
     ValueError
         A zero, negative, infinite or NaN weight.
+
+    Examples
+    --------
+    Two shortest paths of length 3 from 0 to 3, through 1 and through 2:
+
+    >>> import gunpy
+    >>> from gunpy.primitives.bc_weighted import WeightedBCEnactor, WeightedBCProblem
+    >>> G = gunpy.Graph.from_edges([0, 0, 1, 2], [1, 2, 3, 3], [1.0, 2.0, 2.0, 1.0],
+    ...                            directed=True)
+    >>> problem = WeightedBCProblem(G, backend="cpu")
+    >>> enactor = WeightedBCEnactor(problem)
+    >>> problem.reset(0)
+    >>> stats = enactor.enact()
+    >>> problem.to_host(problem.sigma).tolist(), problem.extract().tolist()
+    ([1.0, 1.0, 1.0, 2.0], [0.0, 0.5, 0.5, 0.0])
     """
 
     def __init__(self, problem, **kw):
@@ -137,7 +152,7 @@ class WeightedBCEnactor(SSSPEnactor):
             return super().loop(frontier)
         ctx, p = self.context, self.problem
         if self.phase == "group":  # one frontier per distinct distance, in increasing order
-            self.groups = reverse_levels.rank(ctx, p.distance, p.rank)
+            self.groups = reverse_levels.run_rank(ctx, p.distance, p.rank)
             reverse_levels.run_group(ctx, p.rank, self.groups, self.levels)
             ctx.log(strategy="group")
             self.phase, self.level = "sigma", 1  # group 0 is the source alone

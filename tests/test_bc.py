@@ -244,3 +244,8 @@ def test_bc_weighted_path_counts_of_a_single_edge():
     enactor.enact()
     assert problem.sigma.tolist() == [1.0, 1.0, 0.0]
     assert problem.distance.tolist() == [0.0, 2.5, np.inf]
+
+
+def test_user_guide_bc_section_runs():
+    from test_lcc import run_user_guide_section
+    run_user_guide_section("## Betweenness centrality", 6)

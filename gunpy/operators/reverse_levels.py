@@ -46,8 +46,8 @@ from gunpy.operators.advance.common import cpu_weight, cuda_weight
 from gunpy.operators.common import problem_data
 from gunpy.operators.context import callable_module, context_for
 
-__all__ = ["reverse_levels", "group", "rank", "run", "run_group", "cpu_group", "cuda_group",
-           "cpu_reverse_reduce", "cuda_reverse_reduce", "CUDA_HUB"]
+__all__ = ["reverse_levels", "group", "rank", "run", "run_group", "run_rank", "cpu_group",
+           "cuda_group", "cpu_reverse_reduce", "cuda_reverse_reduce", "CUDA_HUB"]
 
 
 # ----------------------------------------------------------------------------- group
@@ -144,22 +144,29 @@ def group(graph, levels, num_levels, store, *, context=None):
     return run_group(ctx, levels, int(num_levels), store)
 
 
-def rank(ctx, keys, out):
+def rank(graph, keys, out, *, context=None):
     """``out[v]``: the dense rank of ``keys[v]`` among the distinct finite keys (0 for the
-    smallest), -1 where ``keys[v]`` is not finite; returns the number of distinct keys.
-    ``keys``: a float device array with a slot per vertex (SSSP distances), ``out``: an
-    int32 one, for :func:`group`. A sort on the host: on CUDA the keys are copied down
-    and the ranks up (one sync).
+    smallest), -1 where ``keys[v]`` is not finite: levels for :func:`group` by distance
+    (weighted Brandes's groups). ``keys``: a float device array with a slot per vertex
+    (SSSP distances), ``out``: an int32 one. Returns the number of distinct keys. A
+    sort on the host: on CUDA the keys are copied down and the ranks up (one sync).
 
     >>> import numpy as np
     >>> import gunpy
-    >>> from gunpy import operators as ops
     >>> from gunpy.operators import reverse_levels as rl
-    >>> ctx = ops.Context(gunpy.Graph.from_edges([0], [1], num_vertices=4), "cpu")
+    >>> G = gunpy.Graph.from_edges([0], [1], num_vertices=4)
+    >>> ctx = gunpy.operators.Context(G, "cpu")
     >>> out = np.zeros(4, dtype=np.int32)
-    >>> rl.rank(ctx, np.array([0.0, 2.5, np.inf, 2.5]), out), out.tolist()
-    (2, [0, 1, -1, 1])
+    >>> rl.rank(G, np.array([0.0, 2.5, np.inf, 2.5]), out, context=ctx)
+    2
+    >>> out.tolist()
+    [0, 1, -1, 1]
     """
+    return run_rank(context_for(graph, None, context), keys, out)
+
+
+def run_rank(ctx, keys, out):
+    """:func:`rank` once its arguments are checked."""
     backend = ctx.backend
     host = backend.to_host(keys)
     reached = np.isfinite(host)
