@@ -244,14 +244,16 @@ class Enactor:
                              self.problem.data(), out, edges)
         return frontier
 
-    def neighbor_best(self, frontier, functor, out):
+    def neighbor_best(self, frontier, functor, out, *, rounds=None):
         """``out[v]`` = the key across ``v``'s out-edges whose summed weights
         ``functor.score`` rates best (the incumbent ``out[v]`` kept unless beaten strictly;
         ties: the smallest) for the vertices of ``frontier`` (``None``: all) where
         ``functor.cond_vertex`` holds: Louvain's local move
-        (:mod:`gunpy.operators.neighbor_best`)."""
+        (:mod:`gunpy.operators.neighbor_best`). ``rounds=r``: ``r`` sub-rounds in one call,
+        each vertex in round ``functor.round_of(v, data)``, a round's choices applied by
+        ``functor.apply_vertex`` before the next round chooses."""
         neighbor_best_op.run(self.context, frontier, compile_functor(functor, self.backend),
-                             self.problem.data(), out)
+                             self.problem.data(), out, rounds)
         return frontier
 
     def neighbor_mex(self, frontier, functor, out):

@@ -15,10 +15,10 @@ vertices move again from there; the last level's partition is the refined one.
 Moving one vertex at a time (networkx, igraph) makes the result depend on the
 order threads run in. Here a sweep runs in ``BUCKETS`` sub-rounds: every vertex
 has a seeded pseudo-random bucket, and in a sub-round the vertices of one bucket
-all choose against the communities as they stand (one operator,
-:func:`gunpy.operators.neighbor_best`, the gain of each neighbouring community),
-then move together, the community totals updated before the next bucket
-(:func:`gunpy.operators.compute`). A vertex alone in its community joins another
+all choose against the communities as they stand (the gain of each neighbouring
+community), then move together, the community totals updated before the next
+bucket: a sweep is one call of :func:`gunpy.operators.neighbor_best` with a
+round a bucket. A vertex alone in its community joins another
 lone vertex only if that one's id is smaller, so two lone neighbours never swap.
 A level of at most ``SEQUENTIAL_BELOW`` vertices (the coarse ones, where a vertex
 is a whole community) runs ``SMALL_BUCKETS`` sub-rounds, one vertex each when it
@@ -54,7 +54,7 @@ REFINE_SEED = 1 << 20
 REFINE_TAIL = 1e-2
 
 LouvainData = namedtuple("LouvainData", "initial comm next k tot size bucket_of moves inner "
-                                        "bucket buckets guard seed m resolution")
+                                        "buckets guard seed m resolution")
 
 #: one level: its communities (on the input graph's vertices: ``labels``), their number,
 #: the partition's modularity, and the sweeps and moves of its local moving
@@ -62,11 +62,16 @@ LouvainLevel = namedtuple("LouvainLevel", "labels communities modularity sweeps 
 
 
 class Degree(Functor):
-    """A vertex's weighted degree: a self-loop counts twice (networkx's degree)."""
+    """A vertex's weighted degree: a self-loop counts twice (networkx's degree); their sum
+    is twice the graph's total weight."""
 
     @staticmethod
     def gather_edge(v, u, edge, weight, data):
         return 2.0 * weight if u == v else weight
+
+    @staticmethod
+    def apply_vertex(v, data):
+        return (data.k[v],)  # one aggregate
 
 
 class Start(Functor):
@@ -95,11 +100,12 @@ class Join(Functor):
 
 
 class Choose(Functor):
-    """This bucket's vertices: the neighbouring community of the largest modularity gain."""
+    """A bucket a round: its vertices choose the neighbouring community of the largest
+    modularity gain, then move there together (the totals follow)."""
 
     @staticmethod
-    def cond_vertex(v, data):
-        return data.bucket_of[v] == data.bucket
+    def round_of(v, data):
+        return data.bucket_of[v]
 
     @staticmethod
     def gather_edge(v, u, edge, weight, data):
@@ -117,6 +123,17 @@ class Choose(Functor):
             return -np.inf  # lone vertices moving together join the smaller id: no swaps
         return total - data.resolution * tot * data.k[v] / (2.0 * data.m)
 
+    @staticmethod
+    def apply_vertex(v, data):
+        c, d = data.comm[v], data.next[v]
+        if c != d:
+            atomics.add(data.tot, c, -data.k[v])
+            atomics.add(data.tot, d, data.k[v])
+            atomics.add(data.size, c, -1)
+            atomics.add(data.size, d, 1)
+            data.comm[v] = d
+            atomics.add(data.moves, 0, 1)
+
 
 class Inner(Functor):
     """Twice the weight inside ``v``'s community at ``v`` (a self-loop twice), and ``v``'s
@@ -131,21 +148,6 @@ class Inner(Functor):
     @staticmethod
     def apply_vertex(v, data):
         return data.inner[v], data.tot[data.comm[v]] * data.k[v]
-
-
-class Move(Functor):
-    """This bucket's vertices join their chosen community; the totals follow."""
-
-    @staticmethod
-    def apply_vertex(v, data):
-        c, d = data.comm[v], data.next[v]
-        if data.bucket_of[v] == data.bucket and c != d:
-            atomics.add(data.tot, c, -data.k[v])
-            atomics.add(data.tot, d, data.k[v])
-            atomics.add(data.size, c, -1)
-            atomics.add(data.size, d, 1)
-            data.comm[v] = d
-            atomics.add(data.moves, 0, 1)
 
 
 class LouvainProblem(Problem):
@@ -164,15 +166,16 @@ class LouvainProblem(Problem):
         self.moves = self.backend.zeros(1, np.int64)
         self.inner = self.vertex_array(np.float64)
 
-    def reset(self, *, m, resolution=1.0, seed=0, threshold=1e-7, initial=None):
-        """``initial``: each vertex's starting community, a vertex id (None: its own; else
+    def reset(self, *, m=None, resolution=1.0, seed=0, threshold=1e-7, initial=None):
+        """``m``: the graph's total weight (None: summed from the weighted degrees);
+        ``initial``: each vertex's starting community, a vertex id (None: its own; else
         a refining pass, which ends on a gain under ``REFINE_TAIL`` of the modularity)."""
         self.refining = initial is not None
         self.initial = self.backend.asarray(np.arange(self.num_vertices, dtype=np.int64)
                                             if initial is None else initial)
-        self.m, self.resolution, self.seed = float(m), float(resolution), int(seed)
+        self.m = None if m is None else float(m)
+        self.resolution, self.seed = float(resolution), int(seed)
         self.threshold = float(threshold)
-        self.bucket = 0
         small = self.num_vertices <= SEQUENTIAL_BELOW
         self.buckets = min(self.num_vertices, SMALL_BUCKETS) if small else BUCKETS
         self.guard = self.buckets < self.num_vertices  # vertices move together
@@ -180,8 +183,11 @@ class LouvainProblem(Problem):
         self.modularity = self.gain = self.start = None
 
     def modularity_of(self, inner, squares):
-        """The modularity from the sums :class:`Inner` gives."""
+        """The modularity from the sums :class:`Inner` gives (NaN without weight: only a
+        compile-only backend, whose reads are zeros, gets here with none)."""
         m = self.m
+        if not m:
+            return float("nan")
         return inner / (2.0 * m) - self.resolution * squares / (4.0 * m * m)
 
     def extract(self):
@@ -195,7 +201,10 @@ class LouvainEnactor(Enactor):
         super().__init__(problem, max_iterations=MAX_SWEEPS)
 
     def prepare_frontier(self, frontier):
-        self.neighbor_reduce(None, Degree, self.problem.k, edges="out")
+        two_m, = self.neighbor_reduce(None, Degree, self.problem.k, edges="out", apply=True,
+                                      aggregates=1)
+        if self.problem.m is None:
+            self.problem.m = two_m / 2.0
         self.compute(None, Start)
         self.compute(None, Join)
         self.problem.modularity = self.problem.start = self.modularity()
@@ -209,10 +218,7 @@ class LouvainEnactor(Enactor):
     def loop(self, frontier):
         p = self.problem
         self.backend.fill(p.moves, 0)
-        for bucket in range(p.buckets):
-            p.bucket = bucket  # the functors' data reads it
-            self.neighbor_best(None, Choose, p.next)
-            self.compute(None, Move)
+        self.neighbor_best(None, Choose, p.next, rounds=p.buckets)  # a bucket a round
         p.moved = self.backend.read(p.moves)
         p.total_moves += p.moved
         before, p.modularity = p.modularity, self.modularity()
@@ -232,17 +238,6 @@ class LouvainEnactor(Enactor):
 
     def finalize(self):
         self.stats.load_balance, self.stats.direction = "neighbor_best", ""
-
-
-def modularity(G, m, resolution):
-    """The modularity of the partition whose quotient graph is ``G`` (each vertex a
-    community: its self-loop the weight inside, its weighted degree the total)."""
-    n = G.num_vertices
-    rows = np.repeat(np.arange(n), np.diff(G.row_offsets))
-    w = G.values if G.values is not None else np.ones(G.num_edges)
-    loops = np.bincount(rows, weights=np.where(rows == G.column_indices, w, 0.0), minlength=n)
-    degree = np.bincount(rows, weights=w, minlength=n) + loops
-    return float(loops.sum() / m - resolution * np.square(degree / (2.0 * m)).sum())
 
 
 class LouvainResult(Result):
@@ -375,24 +370,24 @@ def louvain(G, resolution=1.0, threshold=1e-7, max_level=None, seed=None, *, bac
     n = G.num_vertices
     labels = np.arange(n, dtype=np.int64)  # each input vertex's community at the last level
     stats, levels = Stats(load_balance="neighbor_best"), []
-    m = _total_weight(G)
-    if m == 0:
+    if G.num_edges == 0 or (G.values is not None and not G.values.any()):  # m = 0
         stats.backend = Problem(G, backend=backend).backend.name
         levels.append(LouvainLevel(labels.copy(), n, float("nan"), 0, 0))
         return LouvainResult(G, stats, labels=labels, modularity=float("nan"), levels=levels)
-    options = dict(m=m, resolution=resolution, threshold=threshold, backend=backend,
+    options = dict(m=None, resolution=resolution, threshold=threshold, backend=backend,
                    stats=stats)
     graphs, maps = [G], []  # each level's graph, and its vertices' communities there
-    mod = modularity(G, m, resolution)
     while max_level is None or len(levels) < max_level:
         problem, enactor = _local_moving(graphs[-1], None, seed + len(levels), len(levels),
                                          **options)
+        if options["m"] is None:  # the first level summed the total weight, and started
+            options["m"], mod = problem.m, problem.start  # from one community a vertex
         if levels and problem.total_moves == 0:
             break  # nothing moved: the last level stands (networkx's rule)
+        new_mod = problem.modularity  # its partition's, as its last sweep summed it
         graphs.append(enactor.contract(problem.comm))  # comm renumbered 0..k-1 in place
         maps.append(problem.extract())
         labels = maps[-1][labels]
-        new_mod = modularity(graphs[-1], m, resolution)
         levels.append(LouvainLevel(labels, graphs[-1].num_vertices, new_mod, enactor.iteration,
                                    problem.total_moves))
         if new_mod - mod <= threshold:
@@ -431,15 +426,7 @@ def _refine(graphs, maps, seed, **options):
             moves + problem.total_moves
     quotient = enactor.contract(problem.comm)  # the input graph's: labels 0..k-1
     labels = problem.extract()
-    return LouvainLevel(labels, quotient.num_vertices,
-                        modularity(quotient, options["m"], options["resolution"]), sweeps, moves)
-
-
-def _total_weight(G):
-    """The graph's total edge weight, each undirected edge (or self-loop) once."""
-    rows = np.repeat(np.arange(G.num_vertices), np.diff(G.row_offsets))
-    w = G.values if G.values is not None else np.ones(G.num_edges)
-    return float((w.sum() + w[rows == G.column_indices].sum()) / 2.0)
+    return LouvainLevel(labels, quotient.num_vertices, problem.modularity, sweeps, moves)
 
 
 def _add(stats, level, number):

@@ -242,13 +242,64 @@ def test_neighbor_best_operator(backend):
     assert be.to_host(out).tolist() == [-1, 0, -1, 2, -1, 0]
 
 
+class Follow(gunpy.Functor):
+    """Rounds: a vertex takes its neighbours' most common group, then joins it."""
+
+    @staticmethod
+    def round_of(v, data):
+        return data.round[v]
+
+    @staticmethod
+    def gather_edge(v, u, edge, weight, data):
+        return data.group[u]
+
+    @staticmethod
+    def score(v, key, total, data):
+        return total
+
+    @staticmethod
+    def apply_vertex(v, data):
+        data.group[v] = data.out[v]
+        gunpy.atomics.add(data.applied, 0, 1)
+
+
+@pytest.mark.parametrize("split", [False, True])
+def test_neighbor_best_rounds_apply_before_the_next_round(backend, split, monkeypatch):
+    from collections import namedtuple
+    from gunpy import operators as ops
+    be = gunpy.backends.get_backend(backend)
+    if split and backend == "cpu":
+        monkeypatch.setattr(be, "serial_below", 0)  # the chunked parallel build
+    elif split:
+        pytest.skip("the CPU's chunked build only")
+    G = gunpy.Graph.from_edges([0, 1, 2, 4], [1, 2, 3, 5], directed=False)
+    # path 0-1-2-3 and edge 4-5; rounds: 1 first, then 2 and 5 together; 0, 3, 4 in none
+    rounds = np.array([7, 0, 1, 9, -1, 1], dtype=np.int64)
+    group = be.asarray(np.arange(6, dtype=np.int64))
+    out = be.asarray(np.arange(6, dtype=np.int64))
+    data = namedtuple("D", "round group out applied")(be.asarray(rounds), group, out,
+                                                      be.asarray(np.zeros(1, np.int64)))
+    ctx = ops.Context(G, be)
+    ops.neighbor_best(G, None, Follow, data, out, rounds=2, context=ctx)
+    # round 0: 1 sees groups 0 and 2 (a tie: 0) and joins 0; round 1: 2 sees 1's new group
+    # 0 and 3's 3 (a tie: 0); 5 sees 4's group 4
+    assert be.to_host(group).tolist() == [0, 0, 0, 3, 4, 4]
+    assert be.to_host(out).tolist() == [0, 0, 0, 3, 4, 4]
+    assert be.to_host(data.applied).tolist() == [3]
+    assert ctx.record["edges"] == 2 + 2 + 1
+    for bad in (0, -1, 1.5, True):
+        with pytest.raises(ValueError, match="rounds"):
+            ops.neighbor_best(G, None, Follow, data, out, rounds=bad, context=ctx)
+
+
 @pytest.mark.ptx
 def test_louvain_compiles_to_ptx(ptx_backend):
     # nothing runs on a compile-only backend: one level, every kernel of its sweeps
     G = nasty_graphs(small=True)["preferential_hubs"]
     gunpy.louvain(G, max_level=1, backend=ptx_backend)
     names = " ".join(ptx_backend.kernel_names())
-    for kernel in ("best", "compute", "by_thread"):  # neighbor_best, Start/Move, Inner
+    for kernel in ("best", "apply", "compute", "by_thread"):  # neighbor_best's rounds
+        # (choose, apply: the moves), Start/Join, Inner
         assert kernel in names, names
 
 

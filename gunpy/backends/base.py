@@ -65,7 +65,7 @@ OPERATORS = {
         "ctx, dg, hooks, data, out, keys, queue, length, n, all_vertices, outgoing, incoming"),
     "neighbor_best": OperatorSpec(
         "gunpy.operators.neighbor_best:{}_execute",
-        "ctx, dg, hooks, data, out, keys, sums, queue, length, n, all_vertices"),
+        "ctx, dg, hooks, data, out, keys, sums, queue, length, n, all_vertices, rounds"),
     "neighbor_mex": OperatorSpec(
         "gunpy.operators.neighbor_mex:{}_execute",
         "ctx, dg, hooks, data, out, queue, length, n, all_vertices"),
@@ -75,6 +75,8 @@ OPERATORS = {
     "spgemm.structure": OperatorSpec("gunpy.operators.spgemm:{}_structure",
                                      "ctx, lg, rg, xg, offsets, exclude"),
     "spgemm": OperatorSpec("gunpy.operators.spgemm:{}_execute", "ctx, hooks, data, left, right"),
+    "spgemm.product": OperatorSpec("gunpy.operators.spgemm:{}_product",
+                                   "ctx, hooks, data, lg, rg, xg, offsets, exclude"),
     "near_far.split": OperatorSpec(
         "gunpy.operators.near_far.split:{}_split",
         "ctx, frontier, out, far_out, hooks, data, level, floor, dedupe, seen"),

@@ -11,10 +11,13 @@ weighted degree (its self-loop counted twice) is its community's total, and the
 quotient's total weight is the graph's. Only undirected graphs are contracted.
 
 How (CPU): the labels' presence marks and a prefix give the new ids; the
-vertices are counted into their communities, then each community's members'
-edges are summed per neighbouring community through a dense slot table (a
-stamp per community: no clearing between communities) and sorted; one core,
-``O(n + m)`` plus the sorts. The quotient is a host :class:`~gunpy.Graph` (the
+vertices are counted into their communities (one core, ``O(n)``), then each
+community's members' edges are summed per neighbouring community through a
+dense slot table (a stamp per community: no clearing between communities) and
+sorted, the communities split into a chunk a thread of about equal edges, each
+chunk with its own table, each community's run written from its edge count's
+prefix and packed after; ``O(n + m)`` plus the sorts (one core below the
+backend's ``serial_below`` edges). The quotient is a host :class:`~gunpy.Graph` (the
 next level's input), built from these arrays without another check.
 
 CUDA: the labels are read back (one copy a call), contracted by the CPU kernel
@@ -27,6 +30,7 @@ import functools
 
 import numpy as np
 
+from gunpy.backends import get_backend
 from gunpy.operators.context import callable_module, context_for
 
 __all__ = ["contract", "run", "cpu_contract", "cuda_contract"]
@@ -34,7 +38,7 @@ __all__ = ["contract", "run", "cpu_contract", "cuda_contract"]
 
 @functools.lru_cache(maxsize=None)
 def _cpu_kernels():
-    from numba import njit
+    from numba import njit, prange
 
     from gunpy._jitcache import cpu_jit  # kept in the persistent kernel cache
     from gunpy.operators.neighbor_best import pair_sorter
@@ -56,9 +60,9 @@ def _cpu_kernels():
             labels[v] = ids[labels[v]]
         return k
 
-    @cpu_jit
-    def quotient(row_offsets, column_indices, values, weighted, labels, n, k):
-        # 2. members of each community, in vertex order (a counting sort)
+    def quotient(row_offsets, column_indices, values, weighted, labels, n, k, nchunks):
+        # 2. members of each community, in vertex order (a counting sort), and each
+        #    community's edges, their prefix an upper bound on where its output starts
         first = np.zeros(k + 1, dtype=np.int64)
         for v in range(n):
             first[labels[v] + 1] += 1
@@ -66,46 +70,71 @@ def _cpu_kernels():
             first[c + 1] += first[c]
         members = np.empty(max(n, 1), dtype=np.int64)
         fill = first[:k].copy()
+        work = np.zeros(k + 1, dtype=np.int64)
         for v in range(n):
             members[fill[labels[v]]] = v
             fill[labels[v]] += 1
-        # 3. each community's edges summed per neighbouring community (a slot per pair)
-        offsets = np.zeros(k + 1, dtype=np.int64)
-        cols = np.empty(max(row_offsets[n], 1), dtype=np.int64)
-        sums = np.empty(max(row_offsets[n], 1), dtype=np.float64)
-        stamp = np.full(max(k, 1), -1, dtype=np.int64)
-        slot = np.empty(max(k, 1), dtype=np.int64)
-        length = 0
+            work[labels[v] + 1] += row_offsets[v + 1] - row_offsets[v]
         for c in range(k):
-            start = length
-            for i in range(first[c], first[c + 1]):
-                u = members[i]
-                for p in range(row_offsets[u], row_offsets[u + 1]):
-                    v = column_indices[p]
-                    d = labels[v]
-                    w = values[p] if weighted else 1.0
-                    if d == c and v != u:
-                        w *= 0.5  # stored both ways, one self-loop weight in all
-                    if stamp[d] != c:
-                        stamp[d], slot[d] = c, length
-                        cols[length], sums[length] = d, 0.0
-                        length += 1
-                    sums[slot[d]] += w
-            sort(cols, sums, start, length - start)
-            offsets[c + 1] = length
-        return offsets, cols[:length], sums[:length]
+            work[c + 1] += work[c]
+        # chunks of communities of about equal edges, each with its own slot table
+        bounds = np.searchsorted(work[:k], np.arange(nchunks + 1) * (work[k] // nchunks + 1))
+        bounds[nchunks] = k
+        cols = np.empty(max(work[k], 1), dtype=np.int64)
+        sums = np.empty(max(work[k], 1), dtype=np.float64)
+        count = np.zeros(k + 1, dtype=np.int64)
+        stamp = np.full(max(k, 1) * nchunks, -1, dtype=np.int64)
+        slot = np.empty(max(k, 1) * nchunks, dtype=np.int64)
+        # 3. each community's edges summed per neighbouring community (a slot per pair),
+        #    written from its bound on, sorted
+        for j in prange(nchunks):
+            base = j * k
+            for c in range(bounds[j], bounds[j + 1]):
+                start = length = work[c]
+                for i in range(first[c], first[c + 1]):
+                    u = members[i]
+                    for p in range(row_offsets[u], row_offsets[u + 1]):
+                        v = column_indices[p]
+                        d = labels[v]
+                        w = values[p] if weighted else 1.0
+                        if d == c and v != u:
+                            w *= 0.5  # stored both ways, one self-loop weight in all
+                        if stamp[base + d] != c:
+                            stamp[base + d], slot[base + d] = c, length
+                            cols[length], sums[length] = d, 0.0
+                            length += 1
+                        sums[slot[base + d]] += w
+                sort(cols, sums, start, length - start)
+                count[c + 1] = length - start
+        # 4. the runs packed: community c's at offsets[c]
+        offsets = count
+        for c in range(k):
+            offsets[c + 1] += offsets[c]
+        out_cols = np.empty(max(offsets[k], 1), dtype=np.int64)
+        out_sums = np.empty(max(offsets[k], 1), dtype=np.float64)
+        for j in prange(nchunks):
+            for c in range(bounds[j], bounds[j + 1]):
+                for i in range(offsets[c + 1] - offsets[c]):
+                    out_cols[offsets[c] + i] = cols[work[c] + i]
+                    out_sums[offsets[c] + i] = sums[work[c] + i]
+        return offsets, out_cols[:offsets[k]], out_sums[:offsets[k]]
 
-    return relabel, quotient
+    return relabel, cpu_jit(quotient, parallel=True), cpu_jit(quotient)
 
 
 def cpu_contract(ctx, G, labels):
-    relabel, quotient = _cpu_kernels()
+    relabel, parallel, serial = _cpu_kernels()
     n = G.num_vertices
     k = relabel(labels, n)
     weighted = G.values is not None
     values = G.values if weighted else np.zeros(1, dtype=np.float64)
+    # the host's cores (CUDA contracts here too): one below serial_below edges, no thread
+    # pool to start
+    backend = ctx.backend if ctx.backend.name == "cpu" else get_backend("cpu")
+    thin = G.num_edges < backend.serial_below
+    quotient, nchunks = (serial, 1) if thin else (parallel, backend.num_threads)
     offsets, cols, sums = quotient(G.row_offsets, G.column_indices, values, weighted, labels, n,
-                                   k)
+                                   k, nchunks)
     # the quotient's ids fit the graph's index type (k <= n); arrays of their own
     return offsets, cols.astype(G.column_indices.dtype), sums.copy()
 

@@ -16,6 +16,17 @@ depends on neither the edge order nor the number of threads.
 ``score`` is a hook of this operator only: a ``@staticmethod`` of the functor,
 compiled here beside the functor's own hooks.
 
+**Rounds** (``rounds=r``): one call runs ``r`` sub-rounds. The functor's
+``round_of(v, data)`` (another hook of this operator) puts each vertex in one
+sub-round (outside ``0..r-1``: none); in sub-round ``i`` the vertices of round
+``i`` all choose against the data as it stands, then ``apply_vertex(v, data)``
+runs on each of them (``out[v]`` holds its choice), before round ``i + 1``
+chooses. Louvain's buckets of vertices that move together are such rounds: one
+call a sweep instead of two a bucket. CPU: the vertices are counted into their
+rounds once a call (one core, ``O(n)``), then each round is two parallel passes
+in the same kernel. CUDA: two launches a round (a grid-wide barrier between
+choosing and applying), the round's number an argument.
+
 How (CUDA): as :mod:`gunpy.operators.neighbor_mode`, each vertex writes its
 keys and weights into its own slots of two workspaces (its out-edges'
 positions: no two vertices share one), sorts them in place by key (insertion
@@ -38,8 +49,8 @@ from gunpy.operators.common import problem_data
 from gunpy.operators.context import callable_module, context_for
 from gunpy.operators.neighbor_mode import key_sorter
 
-__all__ = ["neighbor_best", "run", "execute", "cuda_kernel", "cpu_source", "cuda_execute",
-           "cpu_execute", "pair_sorter"]
+__all__ = ["neighbor_best", "run", "execute", "cuda_kernel", "cuda_apply_kernel", "cpu_source",
+           "cpu_rounds_source", "cuda_execute", "cpu_execute", "pair_sorter"]
 
 def pair_sorter(jit):
     """``sort(keys, vals, lo, n)``: sort ``keys[lo:lo + n]`` in place, ``vals`` moved alike
@@ -52,6 +63,14 @@ def _score_hook(hooks, jit):
     if fn is None:
         raise TypeError(f"{hooks.functor.__name__} has no score(v, key, total, data) hook, "
                         "which neighbor_best needs")
+    return jit(getattr(fn, "py_func", fn))
+
+
+def _round_hook(hooks, jit):
+    fn = getattr(hooks.functor, "round_of", None)
+    if fn is None:
+        raise TypeError(f"{hooks.functor.__name__} has no round_of(v, data) hook, which "
+                        "neighbor_best(rounds=...) needs")
     return jit(getattr(fn, "py_func", fn))
 
 
@@ -108,22 +127,42 @@ def _vertex_best(hooks, weight, jit):
 
 
 @hooks_cache
-def cuda_kernel(hooks, weighted, all_vertices):
+def cuda_kernel(hooks, weighted, all_vertices, rounds=False):
+    """The choosing kernel; ``rounds``: only the vertices whose ``round_of`` is ``rnd``."""
     from gunpy.backends.cuda import kernel
-    vertex_best = _vertex_best(hooks, cuda_weight(weighted),
-                               cuda.jit(device=True, inline="always"))
+    device = cuda.jit(device=True, inline="always")
+    vertex_best = _vertex_best(hooks, cuda_weight(weighted), device)
+    round_of = _round_hook(hooks, device) if rounds else None
 
     def best(queue, length, row_offsets, column_indices, values, keys, sums, out, data, tally,
-             slot):
+             slot, rnd):
         n = length[0]
         read = np.int64(0)
         for i in range(cuda.grid(1), n, cuda.gridsize(1)):
             v = np.int64(i) if all_vertices else np.int64(queue[i])
+            if rounds and round_of(v, data) != rnd:
+                continue
             read += vertex_best(v, row_offsets, column_indices, values, keys, sums, out, data)
         if read:  # the edges read (a statistic): one atomic a thread, read once per run
             cuda.atomic.add(tally, slot, read)
 
     return kernel(best)
+
+
+@hooks_cache
+def cuda_apply_kernel(hooks, all_vertices):
+    """A round's apply step: ``apply_vertex`` on the vertices whose ``round_of`` is ``rnd``."""
+    from gunpy.backends.cuda import kernel
+    device = cuda.jit(device=True, inline="always")
+    round_of, apply_vertex = _round_hook(hooks, device), hooks.apply_vertex
+
+    def apply(queue, length, data, rnd):
+        for i in range(cuda.grid(1), length[0], cuda.gridsize(1)):
+            v = np.int64(i) if all_vertices else np.int64(queue[i])
+            if round_of(v, data) == rnd:
+                apply_vertex(v, data)
+
+    return kernel(apply)
 
 
 def _table_vertex_best(hooks, weight, jit):
@@ -195,6 +234,50 @@ def cpu_source(hooks, weighted, all_vertices):
     return best_
 
 
+def cpu_rounds_source(hooks, weighted, all_vertices):
+    """The CPU kernel of ``rounds=``: the items counted into their rounds (``order``, with a
+    round's items at ``start[r]:start[r + 1]``), then per round a parallel choosing pass
+    and a parallel ``apply_vertex`` pass; returns the edges read."""
+    from numba import njit, prange
+    jit = njit(inline="always")
+    vertex_best = _table_vertex_best(hooks, cpu_weight(weighted), jit)
+    round_of, apply_vertex = _round_hook(hooks, jit), _inlined(hooks, "apply_vertex", jit)
+
+    def rounds_(queue, n, nchunks, rounds, order, start, row_offsets, column_indices, values,
+                keys, table, mark, nkeys, out, data):
+        # 1. a counting sort of the items by round (one core: O(n))
+        for r in range(rounds + 1):
+            start[r] = 0
+        for i in range(n):
+            r = round_of(np.int64(i) if all_vertices else np.int64(queue[i]), data)
+            if 0 <= r < rounds:
+                start[r + 1] += 1
+        for r in range(rounds):
+            start[r + 1] += start[r]
+        for i in range(n):
+            v = np.int64(i) if all_vertices else np.int64(queue[i])
+            r = round_of(v, data)
+            if 0 <= r < rounds:
+                order[start[r]] = v
+                start[r] += 1
+        for r in range(rounds, 0, -1):
+            start[r] = start[r - 1]
+        start[0] = 0
+        # 2. each round: its vertices choose, then apply their choice
+        read = 0
+        for r in range(rounds):
+            lo, m = start[r], start[r + 1] - start[r]
+            for c in prange(nchunks):
+                for i in range(lo + c * m // nchunks, lo + (c + 1) * m // nchunks):
+                    read += vertex_best(order[i], row_offsets, column_indices, values, keys,
+                                        table, mark, c * nkeys, out, data)
+            for i in range(lo, lo + m):  # one core: a few stores a vertex (inlined into a
+                apply_vertex(order[i], data)  # prange body, numba 0.68 dropped them)
+        return read
+
+    return rounds_
+
+
 def _tables(ctx, nchunks):
     """Each chunk's table and marks (-1: free), kept with the graph's scratch."""
     store = ctx.kept("neighbor_best.tables", dict)
@@ -206,9 +289,10 @@ def _tables(ctx, nchunks):
     return store["table"], store["mark"]
 
 
-def execute(ctx, frontier, hooks, data, out):
-    """``out[v]`` = the best-scoring key for the frontier's vertices (``None``: all); returns
-    the edges read, or None where the kernel left that count on a context tally."""
+def execute(ctx, frontier, hooks, data, out, rounds=0):
+    """``out[v]`` = the best-scoring key for the frontier's vertices (``None``: all), in
+    ``rounds`` sub-rounds if given; returns the edges read, or None where the kernel left
+    that count on a context tally."""
     backend = ctx.backend
     dg = backend.graph(ctx.graph)
     all_vertices = frontier is None
@@ -218,18 +302,25 @@ def execute(ctx, frontier, hooks, data, out):
     keys = ctx.scratch("neighbor_best.keys", max(1, dg.num_edges), np.int64)
     sums = ctx.scratch("neighbor_best.sums", max(1, dg.num_edges), np.float64)
     return backend.operator("neighbor_best")(ctx, dg, hooks, data, out, keys, sums, queue,
-                                             length, n, all_vertices)
+                                             length, n, all_vertices, rounds)
 
 
-def cuda_execute(ctx, dg, hooks, data, out, keys, sums, queue, length, n, all_vertices):
+def cuda_execute(ctx, dg, hooks, data, out, keys, sums, queue, length, n, all_vertices,
+                 rounds=0):
     tally, slot = ctx.tally("edges")
-    ctx.backend.run(cuda_kernel(hooks, dg.weighted, all_vertices), n, queue, length,
-                    dg.row_offsets, dg.column_indices, dg.values, keys, sums, out, data, tally,
-                    np.int64(slot))
+    run = ctx.backend.run
+    best = cuda_kernel(hooks, dg.weighted, all_vertices, bool(rounds))
+    apply = cuda_apply_kernel(hooks, all_vertices) if rounds else None
+    for r in range(max(rounds, 1)):  # two launches a round: choose, then apply
+        run(best, n, queue, length, dg.row_offsets, dg.column_indices, dg.values, keys, sums,
+            out, data, tally, np.int64(slot), np.int64(r))
+        if rounds:
+            run(apply, n, queue, length, data, np.int64(r))
     return None  # the kernel counted the edges it read
 
 
-def cpu_execute(ctx, dg, hooks, data, out, keys, sums, queue, length, n, all_vertices):
+def cpu_execute(ctx, dg, hooks, data, out, keys, sums, queue, length, n, all_vertices,
+                rounds=0):
     # the CPU sums in tables (a slot per key) instead of sorting: `sums` stays unused
     backend = ctx.backend
     build = (dg.weighted, all_vertices)
@@ -238,19 +329,26 @@ def cpu_execute(ctx, dg, hooks, data, out, keys, sums, queue, length, n, all_ver
     thin = work < backend.serial_below
     nchunks = 1 if thin else min(backend.chunks(n), backend.num_threads)
     table, mark = _tables(ctx, nchunks)
-    args = (queue, n, nchunks, dg.row_offsets, dg.column_indices, dg.values, keys, table, mark,
+    args = (dg.row_offsets, dg.column_indices, dg.values, keys, table, mark,
             max(ctx.num_vertices, 1), out, data)
+    if rounds:
+        source = cpu_rounds_source
+        args = (queue, n, nchunks, rounds, ctx.scratch("neighbor_best.order", max(n, 1),
+                                                        np.int64),
+                ctx.scratch("neighbor_best.start", rounds + 1, np.int64)) + args
+    else:
+        source, args = cpu_source, (queue, n, nchunks) + args
 
     def call(kernel):
         read[0] = kernel(*args)
     if thin:
-        ctx.log(build=run_thin(backend, cpu_source, hooks, build, call))
+        ctx.log(build=run_thin(backend, source, hooks, build, call))
     else:
-        call(functor_pair(cpu_source, hooks, build)[0])
+        call(functor_pair(source, hooks, build)[0])
     return int(read[0])
 
 
-def neighbor_best(graph, frontier, functor, data, out, *, context=None):
+def neighbor_best(graph, frontier, functor, data, out, *, rounds=None, context=None):
     """``out[v]`` = the key of ``v``'s out-edges whose summed weights ``functor.score`` rates
     best, for the vertices of ``frontier`` (``None``: every vertex) where
     ``functor.cond_vertex`` holds; the incumbent ``out[v]`` stays unless beaten strictly,
@@ -260,7 +358,13 @@ def neighbor_best(graph, frontier, functor, data, out, *, context=None):
     (outside ``0..n-1``: the edge is left out); ``functor.score(v, key, total, data)``
     rates a key whose edges' weights sum to ``total`` (the incumbent is rated too, with
     total 0.0 when no edge gives it). ``out`` is an int64 device array with a slot per
-    vertex. Returns ``out``; the edges read are logged in the context's record. ``context``: see :func:`gunpy.operators.advance`.
+    vertex. Returns ``out``; the edges read are logged in the context's record.
+
+    ``rounds=r`` (a positive int): ``r`` sub-rounds in one call; ``functor.round_of(v,
+    data)`` gives each vertex's (outside ``0..r-1``: it takes no part), and after a
+    round's vertices have chosen, ``functor.apply_vertex(v, data)`` runs on each of them
+    before the next round chooses (see the module's notes). ``context``: see
+    :func:`gunpy.operators.advance`.
 
     Examples
     --------
@@ -285,16 +389,20 @@ def neighbor_best(graph, frontier, functor, data, out, *, context=None):
     [1, 2, 1, 2]
     """
     ctx = context_for(graph, frontier, context)
-    run(ctx, frontier, compile_functor(functor, ctx.backend), problem_data(data), out)
+    run(ctx, frontier, compile_functor(functor, ctx.backend), problem_data(data), out,
+        rounds=rounds)
     ctx.flush()  # a standalone call's edges are in ctx.record when it returns
     return out
 
 
-def run(ctx, frontier, hooks, data, out):
+def run(ctx, frontier, hooks, data, out, rounds=None):
     """:func:`neighbor_best` once its arguments are checked (``hooks``: the compiled functor)."""
+    if rounds is not None and (isinstance(rounds, (bool, np.bool_)) or not isinstance(
+            rounds, (int, np.integer)) or rounds < 1):
+        raise ValueError(f"rounds must be a positive integer or None, got {rounds!r}")
     if frontier is not None:
         frontier.ensure_queue(ctx.scratch)
-    read = execute(ctx, frontier, hooks, data, out)
+    read = execute(ctx, frontier, hooks, data, out, int(rounds or 0))
     ctx.log(edges=read or 0, direction="pull", strategy="neighbor_best")
     return out
 
