@@ -2,7 +2,7 @@
 
 Every result is compared with networkx's own: values, types, and the order of dict keys,
 lists and generators (networkx's Dijkstra pops and its BFS queue are rebuilt from gunpy's
-distances). Host glue over gunpy.bfs / gunpy.sssp / gunpy.cc: CPU mode only.
+distances), except Bellman-Ford's keys on unequal weights (distance order, documented). Host glue over gunpy.bfs / gunpy.sssp / gunpy.cc: CPU mode only.
 """
 
 import random
