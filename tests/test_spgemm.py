@@ -128,7 +128,16 @@ def test_operator_structure_exclude_and_masked_pattern(backend):
     data = Data(ctx.backend.asarray(G.values), ctx.backend.zeros(2, np.float64))
     assert spgemm(X, _Times, data, left=G, right=G, context=ctx) == 3
     assert ctx.backend.to_host(data.out).tolist() == [2 * 5.0 + 3 * 7.0, 11.0 * 3.0]
+    # product(): the pattern and the folded terms in one call, data made for its size
+    made = []
+    P, terms = spgemm.product(G, G, _Times, lambda m: made.append(m) or Data(
+        ctx.backend.asarray(G.values), ctx.backend.zeros(max(m, 1), np.float64)),
+        exclude=X, context=Context(G, backend=backend))
+    assert made == [3] and terms == 3
+    assert P.row_offsets.tolist() == [0, 0, 1, 2, 3] and P.column_indices.tolist() == [0, 0, 1]
     H = gunpy.Graph.from_edges([0], [1], num_vertices=3)
+    with pytest.raises(ValueError, match="vertices"):
+        spgemm.product(G, H, _Times, None, context=Context(G, backend=backend))
     with pytest.raises(ValueError, match="vertices"):
         spgemm.structure(G, H, context=Context(G, backend=backend))
     with pytest.raises(TypeError, match="gunpy.Graph"):
@@ -143,6 +152,27 @@ def test_errors(backend):
         blas.semiring.plus_times(A @ B)
     with pytest.raises(TypeError, match="mask"):
         blas.semiring.plus_times(A @ A).new(mask=~u.S)
+
+
+def test_product_rmat_dense_and_sparse_rows_under_a_mask():
+    """The CPU's fused pass (spgemm.product under blas's A @ B) over many chunks (slots),
+    rows read off the bitmap (dense) and sorted (sparse), a complemented mask's columns
+    skipped: = scipy."""
+    G = gunpy.generators.rmat(9, 8, seed=2, weighted=True)
+    X = gunpy.generators.rmat(9, 4, seed=3)
+    A, M = (blas.Matrix.from_graph(H, backend="cpu") for H in (G, X))
+    C = blas.semiring.plus_times(A @ A).new(mask=~M.S)
+    S = G.to_scipy().tocsr()
+    full = (S @ S).tocsr()
+    expect = (full - full.multiply(X.to_scipy() != 0)).tocsr()
+    expect.eliminate_zeros()  # weights are positive: only the masked entries are zeros
+    expect.sort_indices()
+    got = C._G
+    assert np.array_equal(got.row_offsets, expect.indptr)
+    assert np.array_equal(got.column_indices, expect.indices)
+    np.testing.assert_allclose(got.values, expect.data, rtol=1e-12)
+    lens = np.diff(got.row_offsets)
+    assert lens.max() * 32 > (G.num_vertices + 31) // 32 and ((lens > 0) & (lens < 16)).any()
 
 
 @pytest.mark.large
@@ -172,6 +202,12 @@ def test_spgemm_compiles_to_ptx(ptx_backend):
     data = K.MxmData(G.values, G.values, np.zeros(G.num_edges), np.zeros(G.num_edges,
                                                                           np.uint8))
     spgemm(G, F, data, left=G, right=G, context=Context(G, backend=ptx_backend))
+    before = len(ptx_backend.compiled)
+    # product(): the same kernels, one after the other (nothing new to compile)
+    spgemm.product(G, G, F, lambda m: K.MxmData(G.values, G.values, np.zeros(max(m, 1)),
+                                                np.zeros(max(m, 1), np.uint8)),
+                   exclude=X, context=Context(G, backend=ptx_backend))
+    assert len(ptx_backend.compiled) == before
     names = ptx_backend.kernel_names()
     for k in ("bound", "count", "fill", "products"):
         assert any(k in name for name in names), (k, names)

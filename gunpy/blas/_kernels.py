@@ -452,7 +452,9 @@ def mxm_functor(backend, mul_fn, position, monoid_fn, in_dt, out_dt, a_weighted,
                 # a select, not a branch: whether an entry has a term yet is a coin toss
                 # the CPU mispredicts (RMAT-12's A @ A: 166 -> 45 ms for the terms)
                 first = data.hit[edge] == 0
-                folded = cout(plus(data.out[edge], z))
+                # cout: ``out`` may be float64 storage for an integer result (Gustavson's
+                # values go straight to the matrix's float64 values, no copy)
+                folded = cout(plus(cout(data.out[edge]), z))
                 data.out[edge] = z if first else folded
                 data.hit[edge] = 1
 

@@ -10,7 +10,7 @@ from gunpy.blas.mask import Mask, Maskable
 from gunpy.blas.ops import DTYPES, as_binary, as_monoid, binary, lookup_dtype
 from gunpy.blas.scalar import Scalar
 from gunpy.blas.vector import Vector, as_backend
-from gunpy.functor import Functor, compile_functor
+from gunpy.functor import Functor
 from gunpy.graph import CSC, Graph
 from gunpy.operators import Context, intersect, spgemm
 
@@ -418,9 +418,9 @@ def _masked(A, B, sr, mask, dtype):
 
 
 def _gustavson(A, B, sr, mask, dtype):
-    """``C<~M> = A sr B`` (or unmasked) by Gustavson's row-wise product: the pattern
-    (:func:`gunpy.operators.spgemm.structure`, the mask's entries left out), then
-    every term folded into its entry (:func:`gunpy.operators.spgemm`, ``k`` increasing)."""
+    """``C<~M> = A sr B`` (or unmasked) by Gustavson's row-wise product
+    (:func:`gunpy.operators.spgemm.product`): the pattern without the mask's entries,
+    every term folded into its entry (``k`` increasing)."""
     binop, mon = sr.binop, sr.monoid
     in_dt = binop.input_dtype(A.dtype, B.dtype)
     out_dt = binop.output_dtype(A.dtype, B.dtype)
@@ -431,22 +431,31 @@ def _gustavson(A, B, sr, mask, dtype):
     exclude = None
     if mask is not None:
         exclude = (mask.parent if mask.structure else mask.parent.select("!=", 0)).to_graph()
-    C = spgemm.structure(left, right, exclude=exclude, context=A.context(left))
-    m = C.num_edges
-    out = backend.empty(max(m, 1), out_dt)
-    if m:
-        # every entry of the pattern has a term: each is written (hit), none dropped, so
-        # the result keeps the entries GraphBLAS keeps, zeros included
-        hit = backend.zeros(m, np.uint8)
-        position = binop.position if binop.kind == "positional" else None
-        F = K.mxm_functor(backend, binop.func, position, mon.binop.func, in_dt, out_dt,
-                          left.values is not None, right.values is not None)
-        data = K.MxmData(backend.graph(left).values, backend.graph(right).values, out, hit)
-        # the pattern is structure()'s own (rows sorted): spgemm past its argument checks
-        spgemm.run(Context(C, backend), compile_functor(F, backend), data, left, right)
+    position = binop.position if binop.kind == "positional" else None
+    F = K.mxm_functor(backend, binop.func, position, mon.binop.func, in_dt, out_dt,
+                      left.values is not None, right.values is not None)
+    # integers and floats folded straight into float64, the matrix's own storage (exact
+    # below 2**53, as that storage is): no result-sized copy or conversion afterwards
+    store = np.float64 if np.dtype(out_dt).kind in "iuf" else out_dt
+    made = []
+
+    def data(m):
+        # every entry of the pattern has a term: each is written (hit: reused scratch),
+        # none dropped, so the result keeps the entries GraphBLAS keeps, zeros included
+        made.append(backend.empty(max(m, 1), store))
+        hit = backend.workspace("mxm.hit", max(m, 1), np.uint8)
+        backend.fill(hit, 0)
+        return K.MxmData(backend.graph(left).values, backend.graph(right).values, made[0],
+                         hit)
+
+    # the pattern and its values in one operator call (the CPU fills and folds each row
+    # in one pass, the mask's columns never entered)
+    C, _ = spgemm.product(left, right, F, data, exclude=exclude, context=A.context(left))
+    m, out = C.num_edges, made[0]
     # the CPU's own array as it is (no copy, no cast when the types agree)
     vals = out[:m] if isinstance(out, np.ndarray) else backend.to_host(out)[:m]
-    vals = np.asarray(vals, dtype=res_dt)
+    if np.dtype(res_dt) != np.dtype(out_dt) or vals.dtype.kind not in "f":
+        vals = np.asarray(np.asarray(vals, dtype=out_dt), dtype=res_dt)
     return Matrix.from_csr(C.row_offsets, C.column_indices, vals, res_dt, backend=backend,
                            check=False)
 

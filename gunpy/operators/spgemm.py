@@ -20,34 +20,39 @@ calls, because the product's values belong to the caller (a semiring):
    only slot ``e`` needs no atomics, and sums fold as scipy's and SuiteSparse's
    Gustavson loops fold them). Any pattern works: a structure from step 1, or
    a mask's (then it is Gustavson's masked product).
+3. :func:`product` does both for the general or complemented-mask product: the
+   CPU counts, then fills each row and folds its terms in one pass, the row's
+   mask columns marked in its dense accumulator first so that neither pass
+   enters them (the terms of a row walked twice while its ``B`` rows are in
+   cache, instead of a third pass over every row).
 
 CPU: a ``prange`` over slots, one per thread, each with its own dense accumulator
 over the columns (a stamp per column: the row that last saw it; no clearing between
 rows) kept in the backend's workspace, and chunks of :data:`CHUNK_ROWS` rows dealt to
-the slots in turn. CUDA: a thread a row (grid-stride); the count pass
-inserts the row's columns into the row's own open-addressing hash table in
-global scratch, sized by the row's upper bound (the sum of ``B``'s row lengths
-over ``A(i, :)``, capped at the column count, doubled to a power of two); the
-fill pass copies the table out and heap-sorts it; the product pass finds each
-term's entry by binary search in the sorted row. A thread a row balances
-skewed rows poorly (a GPU would want rows binned by their bound).
+the slots in turn. CUDA (:mod:`gunpy.operators.spgemm_cuda`): a thread a row, each
+with a hash table of its columns; a thread a row balances skewed rows poorly (a GPU
+would want rows binned by their bound).
 """
 
 import functools
 
 import numpy as np
-from numba import cuda  # a module global: the simulator swaps it for its fake module
+from numba import njit
+from numba.cpython.unsafe.numbers import trailing_zeros
 
 from gunpy.backends.cpu import functor_pair
-from gunpy.functor import compile_functor, hooks_cache
+from gunpy.functor import compile_functor
 from gunpy.graph import Graph
 from gunpy.operators.common import problem_data
 from gunpy.operators.context import callable_module, context_for
-from gunpy.operators.intersect import _lower_bound  # the same binary search
-from gunpy.operators.scan import cpu_exclusive_scan, exclusive_scan
+from gunpy.operators.scan import cpu_exclusive_scan
+# the CUDA implementations live beside; the backends' operator table names them here
+from gunpy.operators.spgemm_cuda import (cuda_execute, cuda_kernel, cuda_product,  # noqa: F401
+                                         cuda_structure)
 
-__all__ = ["spgemm", "structure", "run", "cpu_structure", "cuda_structure", "cpu_execute",
-           "cuda_execute", "cpu_source", "cuda_kernel"]
+__all__ = ["spgemm", "structure", "product", "run", "cpu_structure", "cuda_structure",
+           "cpu_execute", "cuda_execute", "cpu_source", "cuda_kernel", "cpu_product",
+           "cuda_product"]
 
 
 # ----------------------------------------------------------------------------- CPU
@@ -60,72 +65,76 @@ INSERTION_BELOW = 32
 DENSE_ROW = 32
 
 
+@njit(inline="always")
+def _stamp_row(i, a_off, a_idx, b_off, b_idx, stamp, cols, start, write):
+    # the row's distinct columns stamped (and written from start when write)
+    found = 0
+    for p in range(a_off[i], a_off[i + 1]):
+        k = a_idx[p]
+        for q in range(b_off[k], b_off[k + 1]):
+            j = b_idx[q]
+            if stamp[j] != i:
+                stamp[j] = i
+                if write:
+                    cols[start + found] = j
+                found += 1
+    return found
+
+
+@njit(inline="always")
+def _stamp_bits(i, a_off, a_idx, b_off, b_idx, stamp, bits):
+    # the row's distinct columns stamped and set in the slot's bitmap
+    for p in range(a_off[i], a_off[i + 1]):
+        k = a_idx[p]
+        for q in range(b_off[k], b_off[k + 1]):
+            j = b_idx[q]
+            if stamp[j] != i:
+                stamp[j] = i
+                bits[j >> 5] |= np.uint32(1) << np.uint32(j & 31)
+
+
+@njit(inline="always")
+def _read_bits(bits, cols, start):
+    # the set bits' columns in order (each word cleared as it is read)
+    w = start
+    for word in range(bits.shape[0]):
+        x = bits[word]
+        if x:
+            bits[word] = 0
+            while x:
+                cols[w] = (word << 5) + trailing_zeros(x)
+                w += 1
+                x &= x - np.uint32(1)
+
+
+@njit(inline="always")
+def _stamp_mask(i, x_off, x_idx, stamp, value):
+    for t in range(x_off[i], x_off[i + 1]):
+        stamp[x_idx[t]] = value
+
+
+@njit(inline="always")
+def _sort_row(cols, start, stop):
+    if stop - start >= INSERTION_BELOW:
+        cols[start:stop].sort()
+        return
+    for t in range(start + 1, stop):
+        x = cols[t]
+        u = t - 1
+        while u >= start and cols[u] > x:
+            cols[u + 1] = cols[u]
+            u -= 1
+        cols[u + 1] = x
+
+
 @functools.lru_cache(maxsize=None)
 def _cpu_structure_kernels():
     """``(count, fill)``: the two passes over the terms, each a ``prange`` over slots (one
     per thread), a slot's dense accumulator its own (``stamp[j] == i``: row ``i`` has seen
     column ``j``) and its chunks of rows dealt in turn."""
-    from numba import njit, prange
-    from numba.cpython.unsafe.numbers import trailing_zeros
+    from numba import prange
 
     from gunpy.backends.cpu import kernel
-
-    @njit(inline="always")
-    def stamp_row(i, a_off, a_idx, b_off, b_idx, stamp, cols, start, write):
-        # the row's distinct columns stamped (and written from start when write)
-        found = 0
-        for p in range(a_off[i], a_off[i + 1]):
-            k = a_idx[p]
-            for q in range(b_off[k], b_off[k + 1]):
-                j = b_idx[q]
-                if stamp[j] != i:
-                    stamp[j] = i
-                    if write:
-                        cols[start + found] = j
-                    found += 1
-        return found
-
-    @njit(inline="always")
-    def stamp_bits(i, a_off, a_idx, b_off, b_idx, stamp, bits):
-        # the row's distinct columns stamped and set in the slot's bitmap
-        for p in range(a_off[i], a_off[i + 1]):
-            k = a_idx[p]
-            for q in range(b_off[k], b_off[k + 1]):
-                j = b_idx[q]
-                if stamp[j] != i:
-                    stamp[j] = i
-                    bits[j >> 5] |= np.uint32(1) << np.uint32(j & 31)
-
-    @njit(inline="always")
-    def read_bits(bits, cols, start):
-        # the set bits' columns in order (each word cleared as it is read)
-        w = start
-        for word in range(bits.shape[0]):
-            x = bits[word]
-            if x:
-                bits[word] = 0
-                while x:
-                    cols[w] = (word << 5) + trailing_zeros(x)
-                    w += 1
-                    x &= x - np.uint32(1)
-
-    @njit(inline="always")
-    def stamp_mask(i, x_off, x_idx, stamp, value):
-        for t in range(x_off[i], x_off[i + 1]):
-            stamp[x_idx[t]] = value
-
-    @njit(inline="always")
-    def sort_row(cols, start, stop):
-        if stop - start >= INSERTION_BELOW:
-            cols[start:stop].sort()
-            return
-        for t in range(start + 1, stop):
-            x = cols[t]
-            u = t - 1
-            while u >= start and cols[u] > x:
-                cols[u + 1] = cols[u]
-                u -= 1
-            cols[u + 1] = x
 
     def count(n_rows, n_cols, a_off, a_idx, b_off, b_idx, x_off, x_idx, exclude, counts,
               stamps, slots):
@@ -137,8 +146,8 @@ def _cpu_structure_kernels():
                 for i in range(c * CHUNK_ROWS, min(n_rows, (c + 1) * CHUNK_ROWS)):
                     # 1. a complemented mask's columns count as seen: never entered
                     if exclude:
-                        stamp_mask(i, x_off, x_idx, stamp, i)
-                    counts[i] = stamp_row(i, a_off, a_idx, b_off, b_idx, stamp, counts, 0,
+                        _stamp_mask(i, x_off, x_idx, stamp, i)
+                    counts[i] = _stamp_row(i, a_off, a_idx, b_off, b_idx, stamp, counts, 0,
                                           False)
 
     def fill(n_rows, n_cols, a_off, a_idx, b_off, b_idx, x_off, x_idx, exclude, offsets, cols,
@@ -154,17 +163,17 @@ def _cpu_structure_kernels():
                 for i in range(c * CHUNK_ROWS, min(n_rows, (c + 1) * CHUNK_ROWS)):
                     start = offsets[i]
                     if exclude:
-                        stamp_mask(i, x_off, x_idx, stamp, i)
+                        _stamp_mask(i, x_off, x_idx, stamp, i)
                     if (offsets[i + 1] - start) * DENSE_ROW > nwords:
                         # 2. a dense row: its columns in order from a bitmap, no sort
                         # (email-Enron's A @ A: the structure 880 -> 400 ms)
-                        stamp_bits(i, a_off, a_idx, b_off, b_idx, stamp, bits)
-                        read_bits(bits, cols, start)
+                        _stamp_bits(i, a_off, a_idx, b_off, b_idx, stamp, bits)
+                        _read_bits(bits, cols, start)
                     else:
                         # 2'. a sparse row: written as found, then sorted
-                        found = stamp_row(i, a_off, a_idx, b_off, b_idx, stamp, cols, start,
+                        found = _stamp_row(i, a_off, a_idx, b_off, b_idx, stamp, cols, start,
                                           True)
-                        sort_row(cols, start, start + found)
+                        _sort_row(cols, start, start + found)
 
     return kernel(count), kernel(fill)
 
@@ -179,22 +188,108 @@ def _slots(backend, n_rows, n_cols, name, dtype):
     return slots, backend.workspace(name, slots * size, dtype)[:slots * size]
 
 
-def cpu_structure(ctx, lg, rg, xg, offsets, exclude):
-    """Count, scan and fill on the CPU; returns the column indices (``offsets`` filled)."""
+def _cpu_count(ctx, lg, rg, xg, offsets, exclude):
+    """The count pass and its scan (``offsets`` filled); ``(nnz, args, stamps, slots)``."""
     backend = ctx.backend
     n, n_cols = lg.num_vertices, rg.num_vertices
-    count, fill = _cpu_structure_kernels()
     slots, stamps = _slots(backend, n, n_cols, "spgemm.stamps", np.int32)
     counts = ctx.scratch("spgemm.counts", n + 1, np.int64)
     args = (n, n_cols, lg.row_offsets, lg.column_indices, rg.row_offsets, rg.column_indices,
             xg.row_offsets, xg.column_indices, exclude)
-    count(*args, counts, stamps, slots)
+    _cpu_structure_kernels()[0](*args, counts, stamps, slots)
     nnz = cpu_exclusive_scan(counts, n, offsets, backend.chunks(n))
     offsets[n] = nnz
+    return nnz, args, stamps, slots
+
+
+def cpu_structure(ctx, lg, rg, xg, offsets, exclude):
+    """Count, scan and fill on the CPU; returns the column indices (``offsets`` filled)."""
+    nnz, args, stamps, slots = _cpu_count(ctx, lg, rg, xg, offsets, exclude)
     cols = np.empty(nnz, dtype=lg.column_indices.dtype)
-    _, words = _slots(backend, n, (n_cols + 31) >> 5, "spgemm.words", np.uint32)
-    fill(*args, offsets, cols, stamps, words, slots)
+    _, words = _slots(ctx.backend, args[0], (args[1] + 31) >> 5, "spgemm.words", np.uint32)
+    _cpu_structure_kernels()[1](*args, offsets, cols, stamps, words, slots)
     return cols
+
+
+def cpu_product(ctx, hooks, data, lg, rg, xg, offsets, exclude):
+    """Count and scan, then one pass that fills each row and folds its terms at once
+    (the row's ``B`` rows still in cache); returns ``(column indices, terms)``."""
+    backend = ctx.backend
+    nnz, args, _, slots = _cpu_count(ctx, lg, rg, xg, offsets, exclude)
+    cols = np.empty(nnz, dtype=lg.column_indices.dtype)
+    data = problem_data(data(nnz) if callable(data) else data)
+    if nnz == 0:
+        return cols, 0
+    _, entries = _slots(backend, args[0], args[1], "spgemm.slots", np.int64)
+    _, words = _slots(backend, args[0], (args[1] + 31) >> 5, "spgemm.words", np.uint32)
+    work = ctx.scratch("spgemm.work", slots, np.int64)
+    pair = functor_pair(cpu_product_source, hooks, ())
+    (pair[0] if slots > 1 else pair[1])(*args, offsets, cols, entries, words, work, slots,
+                                        data)
+    return cols, int(work[:slots].sum())
+
+
+def cpu_product_source(hooks):
+    """The CPU's fused fill-and-product kernel's source for ``hooks``: per row, the
+    columns found and ordered (``slot[j]``: -1 unseen, -2 seen, -3 the mask's), then each
+    column given its entry (``slot[j] = e``) and every term folded into it."""
+    from numba import prange
+
+    apply_intersection = hooks.apply_intersection
+
+    def product(n_rows, n_cols, a_off, a_idx, b_off, b_idx, x_off, x_idx, exclude, offsets,
+                cols, slots_, words, work, slots, data):
+        nchunks = (n_rows + CHUNK_ROWS - 1) // CHUNK_ROWS
+        nwords = (n_cols + 31) >> 5
+        for t in prange(slots):
+            slot = slots_[t * n_cols:(t + 1) * n_cols]
+            slot[:] = -1
+            bits = words[t * nwords:(t + 1) * nwords]
+            bits[:] = 0
+            terms = 0
+            for c in range(t, nchunks, slots):
+                for i in range(c * CHUNK_ROWS, min(n_rows, (c + 1) * CHUNK_ROWS)):
+                    start, stop = offsets[i], offsets[i + 1]
+                    if start == stop:
+                        continue
+                    # 1. the complemented mask's columns marked first: never entered
+                    if exclude:
+                        _stamp_mask(i, x_off, x_idx, slot, -3)
+                    # 2. the row's columns: from a bitmap in order (dense), or sorted
+                    dense = (stop - start) * DENSE_ROW > nwords
+                    found = start
+                    for p in range(a_off[i], a_off[i + 1]):
+                        k = a_idx[p]
+                        for q in range(b_off[k], b_off[k + 1]):
+                            j = b_idx[q]
+                            if slot[j] == -1:
+                                slot[j] = -2
+                                if dense:
+                                    bits[j >> 5] |= np.uint32(1) << np.uint32(j & 31)
+                                else:
+                                    cols[found] = j
+                                    found += 1
+                    if dense:
+                        _read_bits(bits, cols, start)
+                    else:
+                        _sort_row(cols, start, stop)
+                    # 3. each column's entry, then the terms again (k increasing)
+                    for e in range(start, stop):
+                        slot[cols[e]] = e
+                    for p in range(a_off[i], a_off[i + 1]):
+                        k = a_idx[p]
+                        for q in range(b_off[k], b_off[k + 1]):
+                            e = slot[b_idx[q]]
+                            if e >= 0:
+                                apply_intersection(i, b_idx[q], e, k, p, q, data)
+                                terms += 1
+                    for e in range(start, stop):
+                        slot[cols[e]] = -1
+                    if exclude:
+                        _stamp_mask(i, x_off, x_idx, slot, -1)
+            work[t] = terms
+
+    return product
 
 
 def cpu_source(hooks):
@@ -244,156 +339,6 @@ def cpu_execute(ctx, hooks, data, left, right):
     return int(work[:slots].sum())
 
 
-# ---------------------------------------------------------------------------- CUDA
-@cuda.jit(device=True, inline="always")
-def _sift_down(a, base, root, end):
-    while 2 * root + 1 < end:
-        child = 2 * root + 1
-        if child + 1 < end and a[base + child] < a[base + child + 1]:
-            child += 1
-        if a[base + root] >= a[base + child]:
-            return
-        t = a[base + root]
-        a[base + root] = a[base + child]
-        a[base + child] = t
-        root = child
-
-
-@cuda.jit(device=True, inline="always")
-def _heap_sort(a, lo, hi):
-    """Sort ``a[lo:hi]`` in place (one thread, no scratch)."""
-    n = hi - lo
-    for root in range(n // 2 - 1, -1, -1):
-        _sift_down(a, lo, root, n)
-    for end in range(n - 1, 0, -1):
-        t = a[lo]
-        a[lo] = a[lo + end]
-        a[lo + end] = t
-        _sift_down(a, lo, 0, end)
-
-
-@functools.lru_cache(maxsize=None)
-def _cuda_structure_kernels():
-    from gunpy.backends.cuda import kernel
-
-    def bound(n_rows, n_cols, a_off, a_idx, b_off, sizes):
-        # 1. the row's table: a power of two at least twice its distinct columns' bound
-        for i in range(cuda.grid(1), n_rows, cuda.gridsize(1)):
-            ub = np.int64(0)
-            for p in range(a_off[i], a_off[i + 1]):
-                k = a_idx[p]
-                ub += b_off[k + 1] - b_off[k]
-            ub = min(ub, np.int64(n_cols))
-            size = np.int64(0)
-            if ub > 0:
-                size = np.int64(2)
-                while size < 2 * ub:
-                    size *= 2
-            sizes[i] = size
-
-    def count(n_rows, a_off, a_idx, b_off, b_idx, x_off, x_idx, exclude, t_off, table, counts):
-        # 2. each row's distinct columns entered in its table (one writer: no atomics)
-        for i in range(cuda.grid(1), n_rows, cuda.gridsize(1)):
-            base = t_off[i]
-            mask = t_off[i + 1] - base - 1
-            x_lo = x_off[i]
-            x_hi = x_off[i + 1]
-            found = 0
-            for p in range(a_off[i], a_off[i + 1]):
-                k = a_idx[p]
-                for q in range(b_off[k], b_off[k + 1]):
-                    j = b_idx[q]
-                    if exclude:
-                        x = _lower_bound(x_idx, x_lo, x_hi, j)
-                        if x < x_hi and x_idx[x] == j:
-                            continue
-                    h = (np.int64(j) * np.int64(2654435761)) & mask
-                    while True:
-                        key = table[base + h]
-                        if key == j:
-                            break
-                        if key < 0:
-                            table[base + h] = j
-                            found += 1
-                            break
-                        h = (h + 1) & mask
-            counts[i] = found
-
-    def fill(n_rows, t_off, table, offsets, cols):
-        # 3. the table's keys copied out at the row's offset, then sorted
-        for i in range(cuda.grid(1), n_rows, cuda.gridsize(1)):
-            out = offsets[i]
-            for t in range(t_off[i], t_off[i + 1]):
-                if table[t] >= 0:
-                    cols[out] = table[t]
-                    out += 1
-            _heap_sort(cols, offsets[i], out)
-
-    return kernel(bound), kernel(count), kernel(fill)
-
-
-def cuda_structure(ctx, lg, rg, xg, offsets, exclude):
-    """Bound, count, scan and fill on CUDA; returns the column indices (``offsets``
-    filled)."""
-    backend = ctx.backend
-    n = lg.num_vertices
-    bound, count, fill = _cuda_structure_kernels()
-    sizes = ctx.scratch("spgemm.sizes", n + 1, np.int64)
-    t_off = ctx.scratch("spgemm.table_offsets", n + 1, np.int64)
-    backend.run(bound, n, n, rg.num_vertices, lg.row_offsets, lg.column_indices,
-                rg.row_offsets, sizes)
-    slots = exclusive_scan(backend, "array", n, sizes, sizes, t_off)
-    backend.write(t_off, n, slots)
-    table = ctx.scratch("spgemm.table", slots, lg.column_indices.dtype)
-    backend.fill(table, -1)
-    counts = ctx.scratch("spgemm.counts", n + 1, np.int64)
-    backend.run(count, n, n, lg.row_offsets, lg.column_indices, rg.row_offsets,
-                rg.column_indices, xg.row_offsets, xg.column_indices, exclude, t_off, table,
-                counts)
-    nnz = exclusive_scan(backend, "array", n, counts, counts, offsets)
-    backend.write(offsets, n, nnz)
-    cols = backend.empty(max(nnz, 1), lg.column_indices.dtype)
-    backend.run(fill, n, n, t_off, table, offsets, cols)
-    return cols[:nnz] if nnz else cols[:0]
-
-
-@hooks_cache
-def cuda_kernel(hooks):
-    from gunpy.backends.cuda import kernel
-    apply_intersection = hooks.apply_intersection
-
-    def products(n_rows, c_off, c_idx, a_off, a_idx, b_off, b_idx, counters, data):
-        terms = np.int64(0)
-        for i in range(cuda.grid(1), n_rows, cuda.gridsize(1)):
-            lo = c_off[i]
-            hi = c_off[i + 1]
-            if lo == hi:
-                continue
-            for p in range(a_off[i], a_off[i + 1]):
-                k = a_idx[p]
-                for q in range(b_off[k], b_off[k + 1]):
-                    j = b_idx[q]
-                    e = _lower_bound(c_idx, lo, hi, j)
-                    if e < hi and c_idx[e] == j:
-                        apply_intersection(i, j, e, k, p, q, data)
-                        terms += 1
-        if terms:
-            cuda.atomic.add(counters, 0, terms)
-
-    return kernel(products)
-
-
-def cuda_execute(ctx, hooks, data, left, right):
-    backend = ctx.backend
-    cg, lg, rg = backend.graph(ctx.graph), backend.graph(left), backend.graph(right)
-    n = cg.num_vertices
-    counters = ctx.scratch("spgemm.counters", 1, np.int64)
-    backend.fill(counters, 0)
-    backend.run(cuda_kernel(hooks), n, n, cg.row_offsets, cg.column_indices, lg.row_offsets,
-                lg.column_indices, rg.row_offsets, rg.column_indices, counters, data)
-    return int(backend.read(counters, 0))
-
-
 # ------------------------------------------------------------------------- the API
 def _check(name, g, n):
     if not isinstance(g, Graph):
@@ -405,6 +350,19 @@ def _check(name, g, n):
 def _host(backend, arr):
     """``arr`` on the host: the CPU's own arrays as they are (the result owns them)."""
     return arr if isinstance(arr, np.ndarray) else backend.to_host(arr)
+
+
+def _operands(left, right, exclude, context):
+    """``(n, exclude's device graph (left's when None), context)``, the operands checked."""
+    n = left.num_vertices if isinstance(left, Graph) else None
+    _check("left", left, n)
+    _check("right", right, n)
+    if exclude is not None:
+        from gunpy.operators.intersect import check_sorted
+        _check("exclude", exclude, n)
+        check_sorted(exclude, "exclude graph")
+    ctx = context_for(left, None, context)
+    return n, ctx.backend.graph(exclude if exclude is not None else left), ctx
 
 
 def structure(left, right, *, exclude=None, context=None):
@@ -433,23 +391,54 @@ def structure(left, right, *, exclude=None, context=None):
     >>> C.row_offsets.tolist(), C.column_indices.tolist()
     ([0, 1, 2, 2, 2], [2, 3])
     """
-    n = left.num_vertices if isinstance(left, Graph) else None
-    _check("left", left, n)
-    _check("right", right, n)
-    if exclude is not None:
-        from gunpy.operators.intersect import check_sorted
-        _check("exclude", exclude, n)
-        check_sorted(exclude, "exclude graph")
-    ctx = context_for(left, None, context)
+    n, xg, ctx = _operands(left, right, exclude, context)
     backend = ctx.backend
     lg, rg = backend.graph(left), backend.graph(right)
-    xg = backend.graph(exclude if exclude is not None else left)
     offsets = backend.empty(n + 1, np.int64)
     impl = backend.operator("spgemm.structure")
     cols = impl(ctx, lg, rg, xg, offsets, exclude is not None)
     offsets, cols = _host(backend, offsets), _host(backend, cols)
     ctx.log(strategy="spgemm.structure")
     return Graph(offsets, cols, None, directed=True, _trusted=True)
+
+
+def product(left, right, functor, data=None, *, exclude=None, context=None):
+    """The general (or complemented-mask) product in one call: :func:`structure`'s
+    pattern, and each of its entries' terms folded as :func:`spgemm` folds them.
+
+    ``data``: the functor's data, or a function of the pattern's entry count that returns
+    it (arrays indexed by the entry ``e`` are sized by it). Returns ``(pattern, terms)``.
+    The CPU fills each row and folds its terms in one pass (the row's terms walked twice
+    while they are in cache); ``exclude``'s columns are marked first and never entered.
+    Raises as :func:`structure`.
+
+    Examples
+    --------
+    >>> from collections import namedtuple
+    >>> import numpy as np, gunpy
+    >>> from gunpy import Functor
+    >>> from gunpy.operators import spgemm
+    >>> G = gunpy.Graph.from_edges([0, 1, 2], [1, 2, 3], [2.0, 3.0, 4.0])
+    >>> class Times(Functor):
+    ...     @staticmethod
+    ...     def apply_intersection(i, j, e, k, p, q, data):
+    ...         data.out[e] += data.w[p] * data.w[q]
+    >>> Data = namedtuple("Data", "w out")
+    >>> made = {}
+    >>> C, terms = spgemm.product(G, G, Times, lambda m: made.setdefault(
+    ...     "d", Data(G.values, np.zeros(m))), context=gunpy.operators.Context(G, "cpu"))
+    >>> C.column_indices.tolist(), made["d"].out.tolist(), terms
+    ([2, 3], [6.0, 12.0], 2)
+    """
+    n, xg, ctx = _operands(left, right, exclude, context)
+    backend = ctx.backend
+    offsets = backend.empty(n + 1, np.int64)
+    cols, terms = backend.operator("spgemm.product")(
+        ctx, compile_functor(functor, backend), data, backend.graph(left),
+        backend.graph(right), xg, offsets, exclude is not None)
+    ctx.log(edges=terms, strategy="spgemm.product")
+    return Graph(_host(backend, offsets), _host(backend, cols), None, directed=True,
+                 _trusted=True), terms
 
 
 def spgemm(pattern, functor, data=None, *, left, right, context=None):
