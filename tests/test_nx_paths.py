@@ -287,7 +287,7 @@ def test_bellman_ford_on_unequal_weights_is_networkx_s(g):
 
 
 def test_bellman_ford_ties_are_left_to_networkx(monkeypatch):
-    from gunpy.nx_backend import BackendInterface, dispatch
+    from gunpy.nx_backend import BackendInterface, convert_from_nx, dispatch
     g = nx.DiGraph()  # two equal paths to 3: networkx's queue orders pred[3] and picks one
     g.add_weighted_edges_from([(0, 1, 2), (0, 2, 1), (2, 1, 1), (1, 3, 1), (2, 3, 5)])
     assert nx.single_source_bellman_ford_path_length(g, 0, backend="gunpy") == \
@@ -314,6 +314,12 @@ def test_bellman_ford_ties_are_left_to_networkx(monkeypatch):
         got = nx.single_source_bellman_ford_path_length(mixed, 0)
         assert [type(got[v]) for v in (2, 1, 3)] == [int, float, float]
     assert len(calls) == 2
+    # a graph already gunpy's: networkx runs the call where fallback_to_nx says so
+    converted = convert_from_nx(g, edge_attrs={"weight": 1})
+    with pytest.raises(NotImplementedError):
+        nx.single_source_bellman_ford(converted, 0)
+    with nx.config(fallback_to_nx=True):
+        assert nx.single_source_bellman_ford(converted, 0) == nx.single_source_bellman_ford(g, 0)
 
 
 def test_bellman_ford_zero_weights_and_what_is_declined():
