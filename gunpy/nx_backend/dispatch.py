@@ -206,14 +206,16 @@ def _exact_sums(g, w):
     if cache is not None and key in cache:
         return cache[key]
     values = _adjacency(g).weights(w, 1).distinct
-    if not all(isinstance(x, int | float | np.integer | np.floating) and
-               not isinstance(x, bool | np.bool_) and 0 <= x < math.inf for x in values):
-        reason = "negative, NaN, infinite or non-numeric weights are left to networkx"
-    elif len(values) <= 1 and all(x > 0 for x in values):  # BFS's queue (or no edges)
-        reason = None
+    # float64 sums, as gunpy's (NumPy's narrower types sum in their own width in networkx)
+    if not all(isinstance(x, int | float | np.int64) and not isinstance(x, bool) and
+               0 <= x < math.inf for x in values):
+        reason = ("negative, NaN, infinite or non-numeric weights (or NumPy's other than "
+                  "int64 / float64) are left to networkx")
+    elif len(values) <= 1 and all(isinstance(x, float) and x > 0 for x in values):
+        reason = None  # BFS's queue: each distance one float64 sum, whatever the float
     else:
-        ratios = [float(x).as_integer_ratio() if isinstance(x, float | np.floating)
-                  else (int(x), 1) for x in values]
+        ratios = [x.as_integer_ratio() if isinstance(x, float) else (int(x), 1)
+                  for x in values]
         scale = max(d for _, d in ratios)
         most = max(k * (scale // d) for k, d in ratios)
         reason = None if most * max(len(g) - 1, 1) <= 2 ** 53 else (
