@@ -268,7 +268,8 @@ def _typed(G, order, parent, values):
     is_int = {int(order[0]): True}
     for v in order[1:].tolist():
         for x in _unbuilt(v, parent, is_int):
-            is_int[x] = is_int[parent[x]] and isinstance(_weight(G, parent[x], x), int)
+            w = _weight(G, parent[x], x)
+            is_int[x] = is_int[parent[x]] and isinstance(w, int | np.integer)
     return [values[0]] + [int(d) if is_int[v] else float(d)
                           for v, d in zip(order[1:].tolist(), values[1:])]
 
@@ -461,7 +462,7 @@ def _target(G, s, dist, parent, target, no_path):
     path.reverse()
     if _int_weights(G):
         length = int(dist[t])
-    elif all(isinstance(_weight(G, u, v), int) for u, v in zip(path, path[1:])):
+    elif all(isinstance(_weight(G, u, v), int | np.integer) for u, v in zip(path, path[1:])):
         length = int(dist[t])
     else:
         length = float(dist[t])
