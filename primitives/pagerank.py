@@ -55,6 +55,9 @@ PullData = namedtuple("PullData", "rank next contrib next_contrib inv_weight alp
 #: the personalised pull iteration's: PullData's and PRData's four
 PersonalData = namedtuple("PersonalData", PullData._fields + ("teleport", "dangle_to", "restart",
                                                               "spread"))
+#: the pull iteration's restarting at one vertex (PPR): PullData's, the vertex, and what it
+#: receives each iteration (``restart``, and ``spread``: the dangling mass's share)
+VertexData = namedtuple("VertexData", PullData._fields + ("source", "restart", "spread"))
 #: the graph's split: ``inv_weight`` (1 / out-weight, 0 if dangling) and the contributions
 #: ``contrib`` of the uniform first rank ``first`` (1 / n)
 SplitData = namedtuple("SplitData", "inv_weight contrib first")
@@ -139,6 +142,35 @@ class FirstPersonalUpdate(PullUpdate):
     def apply_vertex(v, data):
         new = data.alpha * data.next[v] + data.restart * data.teleport[v] + \
             data.spread * data.dangle_to[v]
+        data.next[v] = new
+        inv = data.inv_weight[v]
+        data.next_contrib[v] = new * inv
+        return (abs(new - data.first), new if inv == 0.0 else 0.0)
+
+
+class VertexUpdate(PullUpdate):
+    """:class:`PersonalUpdate` for a restart vector that is one vertex (PPR's): the restart
+    and dangling mass go to ``source``, read from no per-vertex array."""
+
+    @staticmethod
+    def apply_vertex(v, data):
+        new = data.alpha * data.next[v]
+        if v == data.source:  # as PersonalUpdate's sum with teleport 1 there, 0 elsewhere
+            new = new + data.restart + data.spread
+        data.next[v] = new
+        inv = data.inv_weight[v]
+        data.next_contrib[v] = new * inv
+        return (abs(new - data.rank[v]), new if inv == 0.0 else 0.0)
+
+
+class FirstVertexUpdate(PullUpdate):
+    """:class:`VertexUpdate` from the uniform start."""
+
+    @staticmethod
+    def apply_vertex(v, data):
+        new = data.alpha * data.next[v]
+        if v == data.source:  # as PersonalUpdate's sum with teleport 1 there, 0 elsewhere
+            new = new + data.restart + data.spread
         data.next[v] = new
         inv = data.inv_weight[v]
         data.next_contrib[v] = new * inv
@@ -248,6 +280,8 @@ class PageRankProblem(Problem):
         #: personalised: the restart vector and the dangling mass's (None: uniform)
         self.teleport = self.dangle_to = None
         self.restart = self.spread = 0.0
+        #: personalised at one vertex (restart and dangling mass there; pull): its id
+        self.restart_vertex = None
         #: the start vector (a device array summing to 1; None: uniform)
         self.nstart = None
 
@@ -384,7 +418,10 @@ class PageRankEnactor(Enactor):
                         split.inv_weight, p.alpha,
                         (p.alpha * self.dangling + 1.0 - p.alpha) / p.num_vertices, split.first)
         update = FirstUpdate if first else PullUpdate
-        if p.teleport is not None:  # restart and dangling mass to their vectors
+        if p.restart_vertex is not None:  # restart and dangling mass all to one vertex
+            data = VertexData(*data, p.restart_vertex, p.restart, p.alpha * self.dangling)
+            update = FirstVertexUpdate if first else VertexUpdate
+        elif p.teleport is not None:  # restart and dangling mass to their vectors
             data = PersonalData(*data, p.teleport, p.dangle_to, p.restart,
                                 p.alpha * self.dangling)
             update = FirstPersonalUpdate if first else PersonalUpdate

@@ -3,7 +3,8 @@
 For each source ``s``, PageRank whose walks restart at ``s`` (and whose dangling
 mass goes there): networkx's ``pagerank(G, personalization={s: 1})``. One
 :class:`~gunpy.primitives.pagerank.PageRankProblem` and enactor serve every
-source: the restart vector (one device array) is set to ``s`` alone, and the
+source: the restart goes to ``s`` alone (pulling, the update adds it at ``s``:
+no restart vector is read; pushing, a device array set to ``s``), and the
 personalised power iteration of :mod:`gunpy.primitives.pagerank` runs (a
 neighbour reduction an iteration, pulling; its arrays lent once), so a call
 allocates nothing per source but its row of the result.
@@ -127,6 +128,7 @@ def ppr(G, sources=None, *, alpha=0.85, tol=1e-6, max_iter=100, direction="pull"
     problem = PageRankProblem(G, backend=backend)
     enactor = PageRankEnactor(problem, tol=tol, max_iter=max_iter, direction=direction)
     n, backend = G.num_vertices, problem.backend
+    pull = direction == "pull"
     teleport = enactor.context.recycled(max(n, 1), np.float64)
     problem.personalize(teleport)
     rank = np.empty((ids.size, n), dtype=np.float64)
@@ -134,8 +136,11 @@ def ppr(G, sources=None, *, alpha=0.85, tol=1e-6, max_iter=100, direction="pull"
     converged = np.zeros(ids.size, dtype=bool)
     total = Stats(backend=backend.name, load_balance="neighbor_reduce", direction=direction)
     for i, s in enumerate(ids.tolist()):
-        backend.fill(teleport, 0.0)
-        backend.write(teleport, s, 1.0)  # restart at s alone
+        if pull:  # restart at s alone: the update adds it there, no restart vector read
+            problem.restart_vertex = s
+        else:
+            backend.fill(teleport, 0.0)
+            backend.write(teleport, s, 1.0)
         problem.reset(alpha)
         stats = enactor.enact()
         rank[i], iterations[i], converged[i] = enactor.rank, stats.iterations, enactor.converged

@@ -114,6 +114,11 @@ def test_ppr_rows_equal_networkx_single_source(backend, name):
     for i, s in enumerate(sources):
         np.testing.assert_allclose(r.rank[i], nx_rank(G, personalization={s: 1}, **RUN),
                                    atol=1e-12)
+    # ppr's restart at one vertex (no restart vector read) is the restart vector's
+    # arithmetic, term for term: pagerank(personalization=) gives the same bits
+    s = sources[-1]
+    assert np.array_equal(r.rank[-1], gunpy.pagerank(G, personalization={s: 1},
+                                                     backend=backend, **RUN).rank)
     assert r.converged.all() != ON_CUDASIM and r.sources.tolist() == sources
     assert r.stats.iterations == r.iterations.sum() and r.stats.extra["sources"] == len(sources)
 
@@ -193,7 +198,8 @@ def test_bundled_datasets_equal_networkx(backend, name):
 @pytest.mark.ptx
 def test_personalised_pagerank_compiles_to_ptx(ptx_backend):
     G = nasty_graphs(small=True)["preferential_hubs"]
-    gunpy.ppr(G, [0], max_iter=2, backend=ptx_backend)
+    gunpy.ppr(G, [0], max_iter=2, backend=ptx_backend)  # VertexUpdate
+    gunpy.pagerank(G, personalization={1: 1}, max_iter=2, backend=ptx_backend)  # PersonalUpdate
     gunpy.pagerank(G, personalization={1: 1}, direction="push", max_iter=2, backend=ptx_backend)
     gunpy.pagerank(G, nstart={1: 1}, max_iter=2, backend=ptx_backend)  # StartSplit
     names = ptx_backend.kernel_names()
