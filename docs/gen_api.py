@@ -26,8 +26,7 @@ from gunpy.operators.neighbor_best import neighbor_best
 from gunpy.operators.neighbor_mex import neighbor_mex
 from gunpy.operators.contract import contract
 from gunpy.operators.spgemm import product as spgemm_product, spgemm, structure as spgemm_structure
-from gunpy.operators.reverse_levels import group as group_levels, rank as rank_levels, \
-    reverse_levels
+from gunpy.operators.reverse_levels import group as group_levels, reverse_levels
 from gunpy.operators.sample import sample
 from gunpy.operators.neighbor_reduce import neighbor_reduce
 from gunpy.operators.reduce import reduce
@@ -77,8 +76,8 @@ SECTIONS = [
                                             toolchain.assemble]),
     ("Operators on their own", [ops.Context, ops.Context.frontier, ops.Context.new_bitmap,
                                 advance, filter_, compute, neighbor_reduce, neighbor_mode,
-                                neighbor_best, neighbor_mex, contract, sample, rank_levels,
-                                group_levels, reverse_levels, intersect, spgemm_structure, spgemm,
+                                neighbor_best, neighbor_mex, contract, sample, group_levels,
+                                reverse_levels, intersect, spgemm_structure, spgemm,
                                 spgemm_product, reduce, register_strategy, unregister_strategy]),
     ("GraphBLAS (gunpy.blas)", [blas.Matrix, blas.Matrix.from_coo, blas.Matrix.from_graph,
                                 blas.Matrix.to_coo, blas.Matrix.reduce_rowwise,

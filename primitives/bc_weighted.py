@@ -6,51 +6,66 @@ Brandes (2001), section 5 (the weighted variant; networkx's
 queue) without its parents. The shortest-path DAG is then the *tight* edges,
 ``distance[u] + weight == distance[v]``, compared exactly: networkx's Dijkstra
 and gunpy's relaxation both settle on the fixpoint ``distance[v] = min over u of
-fl(distance[u] + weight)``, so both see the same tight edges. With positive
-weights a tight edge goes to a strictly larger distance, so the vertices of one
-distance are never tight to each other: grouped by the dense rank of their
-distance (:func:`gunpy.operators.reverse_levels.rank`, then
-:func:`~gunpy.operators.reverse_levels.group`), the groups play the BFS
-levels' part in the unweighted :mod:`~gunpy.primitives.bc`. Two walks over them,
-many groups to a call (:func:`gunpy.operators.reverse_levels`):
+fl(distance[u] + weight)``, so both see the same tight edges (with positive
+weights, from a smaller distance to a larger one: a DAG). Then:
 
-1. upward (``ascending``), over in-edges: ``sigma[v]`` = the sum of ``sigma[u]``
-   over the tight in-edges ``u -> v`` (the groups above are final);
-2. downward, over out-edges: ``delta[v]`` = the sum of ``sigma[v] / sigma[w] *
-   (1 + delta[w])`` over the tight out-edges ``v -> w``, and in the same pass
-   ``bc[v] += delta[v]`` (``apply_vertex``), exactly as the unweighted backward
-   phase with tightness in place of ``depth + 1``.
-
-With random real weights almost every distance is distinct: as many groups as
-reached vertices. The CPU walks them all in one serial call; a GPU runs every
-run of thin groups in one block with a barrier between groups (one launch, a
-barrier per group), and the rank costs a copy of the distances to the host and
-of the ranks back (a sort on the host; one sync).
+1. each vertex's number of tight in-edges (a neighbor-reduce over in-edges);
+2. the DAG walked level by level from the source, Kahn's way: an advance over
+   the frontier's tight out-edges adds the path counts (``sigma[dst] +=
+   sigma[src]``, atomic) and counts the in-edges down; the last one to arrive
+   puts ``dst`` in the next frontier, one level below its deepest tight parent
+   (thin levels fused, many to a call, as BC's BFS levels are). A level is a
+   set of vertices none of which is tight to another, as BFS levels are for
+   unit weights, but there are only as many as the longest chain of tight
+   edges has edges, not one per distinct distance;
+3. the levels grouped by depth (:func:`gunpy.operators.reverse_levels.group`)
+   and walked deepest first (:func:`gunpy.operators.reverse_levels`):
+   ``delta[v]`` = the sum of ``sigma[v] / sigma[w] * (1 + delta[w])`` over the
+   tight out-edges ``v -> w``, and in the same pass ``bc[v] += delta[v]``
+   (``apply_vertex``), exactly as the unweighted backward phase with tightness in
+   place of ``depth + 1``.
 """
 from collections import namedtuple
 
 import numpy as np
 
+from gunpy import INVALID, atomics
 from gunpy.frontier import FrontierStore
 from gunpy.functor import Functor
 from gunpy.operators import reverse_levels
 from gunpy.primitives.sssp import SSSPData, SSSPEnactor, SSSPProblem
 from gunpy.problem import weight_summary
 
-__all__ = ["WeightedBCProblem", "WeightedBCEnactor", "WeightedBCSigmaFunctor",
-           "WeightedBCBackwardFunctor", "check_positive_weights"]
+__all__ = ["WeightedBCProblem", "WeightedBCEnactor", "TightInDegreeFunctor",
+           "WeightedBCForwardFunctor", "WeightedBCBackwardFunctor", "check_positive_weights"]
 
-WeightedBCData = namedtuple("WeightedBCData",
-                            SSSPData._fields + ("rank", "sigma", "dependency", "centrality"))
+WeightedBCData = namedtuple("WeightedBCData", SSSPData._fields + (
+    "depth", "pending", "sigma", "dependency", "centrality"))
 
 
-class WeightedBCSigmaFunctor(Functor):
+class TightInDegreeFunctor(Functor):
     @staticmethod
     def gather_edge(src, dst, edge, weight, data):
-        # over dst's in-edges: src's path count if src -> dst is on a shortest path
-        if data.distance[src] + weight == data.distance[dst]:
-            return data.sigma[src]
+        # over dst's in-edges; an unreached dst (inf) has none (inf + weight == inf)
+        d = data.distance[dst]
+        if d < np.inf and data.distance[src] + weight == d:
+            return 1.0
         return 0.0
+
+
+class WeightedBCForwardFunctor(Functor):
+    @staticmethod
+    def cond_edge(src, dst, edge, weight, data):
+        if data.distance[src] + weight != data.distance[dst]:
+            return False
+        atomics.add(data.sigma, dst, data.sigma[src])
+        # the last tight in-edge to arrive: every parent's path count is in (the others'
+        # frontiers came first), dst goes one level down
+        return atomics.add(data.pending, dst, -1.0) == 1.0
+
+    @staticmethod
+    def apply_edge(src, dst, edge, weight, data):
+        data.depth[dst] = data.depth[src] + 1
 
 
 class WeightedBCBackwardFunctor(Functor):
@@ -80,20 +95,23 @@ def check_positive_weights(G):
 
 
 class WeightedBCProblem(SSSPProblem):
-    """SSSP's distances plus the rank of each distance, path counts, dependencies and
-    the centralities summed over the runs."""
+    """SSSP's distances plus the tight-DAG depths, path counts, dependencies and the
+    centralities summed over the runs."""
 
     Data = WeightedBCData
 
     def init(self):
         super().init()
-        self.rank = self.vertex_array(np.int32)
+        self.depth = self.vertex_array(np.int32)
+        self.pending = self.vertex_array(np.float64)  # tight in-edges not yet walked
         self.sigma = self.vertex_array(np.float64)
         self.dependency = self.vertex_array(np.float64)
         self.centrality = self.vertex_array(np.float64, fill=0.0)
 
     def reset(self, source, delta=None):
         super().reset(source, delta)
+        self.backend.fill(self.depth, INVALID)
+        self.backend.write(self.depth, self.source, 0)
         self.backend.fill(self.sigma, 0.0)
         self.backend.fill(self.dependency, 0.0)
         self.backend.write(self.sigma, self.source, 1.0)
@@ -105,8 +123,9 @@ class WeightedBCProblem(SSSPProblem):
 class WeightedBCEnactor(SSSPEnactor):
     """Weighted Brandes from the problem's source, adding to its ``centrality``.
 
-    SSSP's loop, then (no parents) the vertices grouped by distance rank and two
-    walks over the groups: path counts upward, dependencies downward.
+    SSSP's loop; then (no parents) the tight in-edges counted, the tight DAG's levels
+    walked from the source (path counts, depths), grouped by depth and walked back
+    (dependencies, centralities).
 
     Parameters
     ----------
@@ -139,7 +158,7 @@ class WeightedBCEnactor(SSSPEnactor):
     def __init__(self, problem, **kw):
         check_positive_weights(problem.graph)
         super().__init__(problem, **kw)
-        #: the distance groups, one stored frontier each (kept for later runs)
+        #: the DAG's levels, one stored frontier per depth (kept for later runs)
         self.levels = self.context.kept(
             "bc_weighted.levels", lambda: FrontierStore(self.backend, self.num_vertices))
 
@@ -148,32 +167,33 @@ class WeightedBCEnactor(SSSPEnactor):
         self.phase = "forward"
 
     def loop(self, frontier):
+        p = self.problem
         if self.phase == "forward":
             return super().loop(frontier)
-        ctx, p = self.context, self.problem
-        if self.phase == "group":  # one frontier per distinct distance, in increasing order
-            self.groups = reverse_levels.run_rank(ctx, p.distance, p.rank)
-            reverse_levels.run_group(ctx, p.rank, self.groups, self.levels)
-            ctx.log(strategy="group")
-            self.phase, self.level = "sigma", 1  # group 0 is the source alone
-            if self.groups < 2:  # the source alone
-                self.phase, self.level = "backward", 0
+        if self.phase == "count":  # the tight in-edges of every vertex
+            self.neighbor_reduce(None, TightInDegreeFunctor, p.pending, edges="in")
+            self.phase, self.first = "dag", self.iteration + 1
+            return self.start_frontier().push(p.source)
+        if self.phase == "dag":  # path counts, a level of the DAG after the other
+            return self.advance_filter(frontier, WeightedBCForwardFunctor)
+        if self.phase == "group":  # every depth of the DAG, a frontier each
+            reverse_levels.run_group(self.context, p.depth, self.depths, self.levels)
+            self.context.log(strategy="group")
+            self.phase = "backward"
             return frontier
-        if self.phase == "sigma":
-            self.level += reverse_levels.run(
-                ctx, self.levels, *self._operands(WeightedBCSigmaFunctor), p.sigma,
-                self.level, self.groups - 1, "in", "sum", False, 1)
-            if self.level >= self.groups:
-                # the last group has no tight successors: the walk down starts above it
-                self.phase, self.level = "backward", self.groups - 2
-            return frontier
+        # each vertex's dependency, then (apply_vertex, in the same pass) its centrality
         self.level -= reverse_levels.run(
-            ctx, self.levels, *self._operands(WeightedBCBackwardFunctor), p.dependency,
-            self.level, 1, "out", "sum", True)
+            self.context, self.levels, *self._operands(WeightedBCBackwardFunctor),
+            p.dependency, self.level, 1, "out", "sum", True)
         return frontier
 
     def is_converged(self, frontier):
         if self.phase == "forward" and super().is_converged(frontier):
+            self.phase = "count"
+        elif self.phase == "dag" and frontier.size == 0:
+            # depths 0..depths-1 were reached; the deepest has no tight successors
+            self.depths = self.iteration - self.first
+            self.level = self.depths - 2
             self.phase = "group"
         return self.phase == "backward" and self.level < 1
 

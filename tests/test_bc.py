@@ -217,9 +217,10 @@ def test_bc_weighted_rejects_weights_not_positive(bad):
     gunpy.bc(G, backend="cpu")  # unweighted BC ignores them
 
 
-def test_bc_weighted_stats_walk_each_group():
-    # path 0-1-2-3 from 0, weights 1, 2, 3: four distances, four groups; the path counts
-    # walk groups 1..3 over in-edges, the dependencies groups 2..1 over out-edges
+def test_bc_weighted_stats_walk_each_level():
+    # path 0-1-2-3 from 0, weights 1, 2, 3: SSSP reads each stored edge once, the tight
+    # in-edges are counted over every in-edge, the DAG's four levels read their out-edges
+    # (fused), and the dependencies walk levels 2 and 1 over their out-edges
     from gunpy.primitives.bc_weighted import WeightedBCEnactor, WeightedBCProblem
     G = gunpy.Graph.from_edges([0, 1, 2], [1, 2, 3], [1.0, 2.0, 3.0], directed=False)
     problem = WeightedBCProblem(G, backend="cpu")
@@ -227,10 +228,11 @@ def test_bc_weighted_stats_walk_each_group():
     problem.reset(0)
     stats = enactor.enact()
     assert problem.extract().tolist() == [0.0, 2.0, 1.0, 0.0]  # unscaled
-    walks = [it["edges"] for it in stats.per_iteration if it["strategy"] == "neighbor_reduce"]
-    assert [it["strategy"] for it in stats.per_iteration].count("group") == 1
-    assert walks == [2, 2, 1, 2, 2]  # in-edges of groups 1, 2, 3; out-edges of 2, 1
-    assert stats.edges_visited == 6 + 5 + 4  # SSSP relaxes each stored edge once
+    its = stats.per_iteration
+    assert [it["strategy"] for it in its].count("group") == 1
+    assert [it["edges"] for it in its if it["strategy"] == "neighbor_reduce"] == [6, 2, 2]
+    assert [it["edges"] for it in its if it["strategy"] == "fused"] == [1, 2, 2, 1]
+    assert stats.edges_visited == 6 + 6 + 6 + 4
 
 
 def test_bc_weighted_path_counts_of_a_single_edge():

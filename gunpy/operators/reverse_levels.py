@@ -16,9 +16,9 @@ Two steps make the walk cheap:
    :meth:`~gunpy.Enactor.save_frontier` serves as well.
 2. :func:`reverse_levels`: ``out[v] = op of gather_edge over v's edges`` for
    the vertices of the stored levels ``start, start - 1, ...`` down to
-   ``stop``, as many levels to a call as the backend runs fused: one writer
-   per vertex, no atomics, each level's values final before the level above
-   reads them. Every level gets its own ``stats.per_iteration`` record
+   ``stop`` (or upward, ``ascending=True``), as many levels to a call as the
+   backend runs fused: one writer per vertex, no atomics, each level's values
+   final before the next level reads them. Every level gets its own ``stats.per_iteration`` record
    (strategy ``"neighbor_reduce"``, its edges read), the first the caller's,
    the later ones in ``ctx.record["then"]``, as :mod:`~gunpy.operators.levels`
    does.
@@ -46,8 +46,8 @@ from gunpy.operators.advance.common import cpu_weight, cuda_weight
 from gunpy.operators.common import problem_data
 from gunpy.operators.context import callable_module, context_for
 
-__all__ = ["reverse_levels", "group", "rank", "run", "run_group", "run_rank", "cpu_group",
-           "cuda_group", "cpu_reverse_reduce", "cuda_reverse_reduce", "CUDA_HUB"]
+__all__ = ["reverse_levels", "group", "run", "run_group", "cpu_group", "cuda_group",
+           "cpu_reverse_reduce", "cuda_reverse_reduce", "CUDA_HUB"]
 
 
 # ----------------------------------------------------------------------------- group
@@ -142,39 +142,6 @@ def group(graph, levels, num_levels, store, *, context=None):
     a slot per vertex (BFS depths, -1 unreachable). Returns ``store``."""
     ctx = context_for(graph, None, context)
     return run_group(ctx, levels, int(num_levels), store)
-
-
-def rank(graph, keys, out, *, context=None):
-    """``out[v]``: the dense rank of ``keys[v]`` among the distinct finite keys (0 for the
-    smallest), -1 where ``keys[v]`` is not finite: levels for :func:`group` by distance
-    (weighted Brandes's groups). ``keys``: a float device array with a slot per vertex
-    (SSSP distances), ``out``: an int32 one. Returns the number of distinct keys. A
-    sort on the host: on CUDA the keys are copied down and the ranks up (one sync).
-
-    >>> import numpy as np
-    >>> import gunpy
-    >>> from gunpy.operators import reverse_levels as rl
-    >>> G = gunpy.Graph.from_edges([0], [1], num_vertices=4)
-    >>> ctx = gunpy.operators.Context(G, "cpu")
-    >>> out = np.zeros(4, dtype=np.int32)
-    >>> rl.rank(G, np.array([0.0, 2.5, np.inf, 2.5]), out, context=ctx)
-    2
-    >>> out.tolist()
-    [0, 1, -1, 1]
-    """
-    return run_rank(context_for(graph, None, context), keys, out)
-
-
-def run_rank(ctx, keys, out):
-    """:func:`rank` once its arguments are checked."""
-    backend = ctx.backend
-    host = backend.to_host(keys)
-    reached = np.isfinite(host)
-    distinct, inverse = np.unique(host[reached], return_inverse=True)
-    ranks = np.full(host.shape[0], -1, dtype=np.int32)
-    ranks[reached] = inverse
-    backend.copy_in(out, 0, ranks)
-    return int(distinct.size)
 
 
 def run_group(ctx, levels, num_levels, store):
@@ -370,8 +337,8 @@ def reverse_levels(graph, store, functor, data, out, *, start, stop=None, edges=
     """``out[v] = op of functor.gather_edge over v's edges`` for the vertices of the
     stored levels ``start``, ``start - 1``, ... down to ``stop`` (default 0), deepest
     first; with ``ascending=True``, ``start``, ``start + 1``, ... up to ``stop``
-    (default the last level) instead, as a forward sweep such as weighted Brandes's
-    path counts (over in-edges) needs.
+    (default the last level) instead: a forward sweep over in-edges, each level
+    reading the levels above (shortest-path counts from a source, say).
 
     ``store``: a :class:`~gunpy.frontier.FrontierStore` (from :func:`group` or saved
     frontiers); ``edges``: ``"out"`` or ``"in"`` (the reverse graph); ``op``:
