@@ -251,3 +251,32 @@ def test_bc_weighted_path_counts_of_a_single_edge():
 def test_user_guide_bc_section_runs():
     from test_lcc import run_user_guide_section
     run_user_guide_section("## Betweenness centrality", 6)
+
+
+@pytest.mark.ptx
+def test_bc_weighted_functors_compile_to_ptx():
+    # nothing runs in a compile-only backend (SSSP would stop after its first step): the
+    # DAG's operators are called one by one, each with its weighted-BC functor
+    from gunpy.frontier import FrontierStore
+    from gunpy.operators import reverse_levels
+    from gunpy.primitives.bc_weighted import (TightInDegreeFunctor, WeightedBCBackwardFunctor,
+                                              WeightedBCEnactor, WeightedBCForwardFunctor,
+                                              WeightedBCProblem)
+    from gunpy.testing import PtxBackend
+    be = PtxBackend(cc=(9, 0))
+    _, G = _weighted(GRAPHS["grid"], "float")
+    problem = WeightedBCProblem(G, backend=be)
+    enactor = WeightedBCEnactor(problem)
+    problem.reset(0)
+    enactor.neighbor_reduce(None, TightInDegreeFunctor, problem.pending, edges="in")
+    enactor.advance(enactor.start_frontier().push(0), WeightedBCForwardFunctor)
+    enactor.advance_filter(enactor.start_frontier().push(0), WeightedBCForwardFunctor)
+    store = FrontierStore(be, G.num_vertices)
+    reverse_levels.run_group(enactor.context, problem.depth, 3, store)
+    store.set_offsets(np.arange(4), rows=np.ones((3, 4), dtype=np.int64))  # as if counted
+    reverse_levels.run(enactor.context, store, *enactor._operands(WeightedBCBackwardFunctor),
+                       problem.dependency, 1, 1, "out", "sum", True)
+    compiled = [f.__qualname__ for f, _ in be.compiled]
+    names = " ".join(be.kernel_names())
+    assert "walk" in names and "levels" in names and "advance" in names, names
+    assert len(compiled) >= 4, compiled
