@@ -36,8 +36,10 @@ from gunpy.result import Result, Stats
 
 __all__ = ["louvain", "LouvainResult", "LouvainProblem", "LouvainEnactor", "LouvainLevel"]
 
-#: sub-rounds a sweep (each a seeded share of the vertices moving together)
-BUCKETS = 8
+#: sub-rounds a sweep (each a seeded share of the vertices moving together; a sweep is one
+#: operator call, so finer rounds cost little on the CPU and choose better: 8 -> 32 gave
+#: rmat14 / rmat18 modularity 0.1052 / 0.0859 -> 0.1066 / 0.0867 in fewer sweeps)
+BUCKETS = 32
 #: a level with at most this many vertices (the coarse levels, where one vertex is a large
 #: community) runs finer sub-rounds:
 SEQUENTIAL_BELOW = 256
@@ -47,7 +49,7 @@ SMALL_BUCKETS = 64
 MAX_SWEEPS = 100
 #: a sweep gaining less than this share of its level's gain so far ends the level (the
 #: tail of a level's sweeps moves a few vertices back and forth for little)
-TAIL = 0.05
+TAIL = 0.1
 #: added to the seed of the refining passes (their buckets differ from the level's own)
 REFINE_SEED = 1 << 20
 #: a refining pass's sweep gaining less than this share of the modularity ends it
@@ -330,7 +332,7 @@ def louvain(G, resolution=1.0, threshold=1e-7, max_level=None, seed=None, *, bac
     Notes
     -----
     A level's local moving is a series of sweeps until one moves nobody or gains no
-    more than ``threshold`` or ``TAIL`` (5 %) of the level's gain so far (at most
+    more than ``threshold`` or ``TAIL`` (10 %) of the level's gain so far (at most
     ``MAX_SWEEPS``); a sweep is ``BUCKETS`` sub-rounds, each letting a seeded share of
     the vertices move at once to the neighbouring community of largest gain
     :math:`k_{v,c} - \\gamma \\, k_v \\Sigma_c / 2m` (networkx's gain times :math:`m`),

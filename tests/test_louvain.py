@@ -171,7 +171,7 @@ def test_sweeps_allocate_nothing(backend, small):
     its = gunpy.louvain(G, backend=backend).stats.per_iteration
     # a level's first sweep takes its graph's work arrays; none after it
     later = [it for before, it in zip(its, its[1:]) if it["level"] == before["level"]]
-    assert len(later) >= 3 and all(it["allocs"] == 0 for it in later)
+    assert len(later) >= 2 and all(it["allocs"] == 0 for it in later)
     assert its[0]["allocs"] == 0  # the input graph's were taken by the call before
 
 
