@@ -35,6 +35,13 @@ bundled graph's edges as directed ones, both ways where it is undirected)
     igraph's ``connected_components(mode="strong")`` and NetworKit's
     ``StronglyConnectedComponents`` (the same partition);
 
+``bc_weighted`` (not in the default set; on ``weighted_twin``'s weights)
+    ``gunpy.bc(W, sources, weighted=True)`` (``--sources`` sources) against igraph's
+    ``betweenness(weights=w, sources=sources)`` (equal, 1e-9 relative), NetworKit's
+    ``EstimateBetweenness(h, len(sources), parallel=True)`` (as many sampled pivots,
+    its own: timed, not compared) and, under 50,000 edges, networkx's
+    ``betweenness_centrality_subset(weight="weight")`` (equal);
+
 ``spgemm``, ``wedges`` (not in the default set: their outputs outgrow memory past
 RMAT-14)
     gunpy.blas's ``plus_times(A @ A).new()`` and ``plus_pair(A @ A).new(mask=~A.S)``
@@ -169,6 +176,31 @@ def _mst_peers(W, out):
     out["networkit"] = networkit
 
 
+def _bc_weighted_peers(W, sources, out):
+    import igraph as ig
+    import networkit as nk
+    src, dst = _edges(W)
+    A = W.to_scipy().tocsr()
+    w = np.asarray(A[src, dst]).ravel()
+    gi = ig.Graph(n=W.num_vertices, edges=np.column_stack([src, dst]))
+    h = nk.GraphFromCoo((w, (src.astype(np.uint64), dst.astype(np.uint64))),
+                        n=W.num_vertices, directed=False, weighted=True)
+    out["igraph"] = lambda: np.array(gi.betweenness(weights=w, sources=sources))
+
+    def networkit():  # its own pivots: timed only
+        b = nk.centrality.EstimateBetweenness(h, len(sources), False, True)
+        b.run()
+    out["networkit"] = networkit
+    if W.num_edges < 50_000:
+        import networkx as nx
+        g = nx.Graph()
+        g.add_nodes_from(range(W.num_vertices))
+        g.add_weighted_edges_from(zip(src.tolist(), dst.tolist(), w.tolist()))
+        out["networkx"] = lambda: (lambda d: np.array([d[v] for v in range(len(d))]))(
+            nx.betweenness_centrality_subset(g, sources, list(g), normalized=False,
+                                             weight="weight"))
+
+
 def directed_twin(G, name):
     """scc's graph: RMAT's directed graph of the same scale, else ``G``'s edges directed."""
     import gunpy
@@ -268,6 +300,16 @@ def _calls(G, prims, sources, name=""):
             calls[prim, "gunpy"] = lambda: gunpy.mst(W, backend="cpu").total
             _mst_peers(W, peers)
             checks[prim] = lambda a, b: abs(a - b) <= 1e-9 * abs(a)
+        elif prim == "bc_weighted":
+            from gunpy.bench.graphs import weighted_twin
+            W = weighted_twin(G, 1)
+            if not W.values.min() > 0:  # [0, 1): a zero is possible, and BC needs > 0
+                W = gunpy.Graph(W.row_offsets, W.column_indices,
+                                np.where(W.values > 0, W.values, 1.0), directed=W.directed)
+            calls[prim, "gunpy"] = lambda: gunpy.bc(W, sources, weighted=True,
+                                                    backend="cpu").centrality
+            _bc_weighted_peers(W, sources, peers)
+            checks[prim] = lambda a, b: b is None or np.allclose(a, b, rtol=1e-9, atol=1e-9)
         elif prim in ("spgemm", "wedges"):
             _spgemm_calls(G, prim, calls)
             checks[prim] = lambda a, b: (lambda x, y: x[0] == y[0] and
@@ -328,7 +370,8 @@ def main(argv=None):
     ap.add_argument("--graphs", default="rmat18,luxembourg_osm")
     ap.add_argument("--primitives", default=",".join(PRIMS))
     ap.add_argument("--reps", type=int, default=7)
-    ap.add_argument("--sources", type=int, default=4, help="PPR's sources per call")
+    ap.add_argument("--sources", type=int, default=4,
+                    help="PPR's and bc_weighted's sources per call")
     ap.add_argument("--hits-atol", type=float, default=1e-6)
     ap.add_argument("--keep-wait-policy", action="store_true")
     ARGS = args = ap.parse_args(argv)
