@@ -82,15 +82,45 @@ def _stamp_row(i, a_off, a_idx, b_off, b_idx, stamp, cols, start, write):
 
 
 @njit(inline="always")
-def _stamp_bits(i, a_off, a_idx, b_off, b_idx, stamp, bits):
-    # the row's distinct columns stamped and set in the slot's bitmap
+def _or_bits(i, a_off, a_idx, b_off, b_idx, bits):
+    # every term's column set in the slot's bitmap (no test: a bit set twice is harmless)
     for p in range(a_off[i], a_off[i + 1]):
         k = a_idx[p]
         for q in range(b_off[k], b_off[k + 1]):
             j = b_idx[q]
-            if stamp[j] != i:
-                stamp[j] = i
-                bits[j >> 5] |= np.uint32(1) << np.uint32(j & 31)
+            bits[j >> 5] |= np.uint32(1) << np.uint32(j & 31)
+
+
+@njit(inline="always")
+def _clear_bits(i, x_off, x_idx, bits):
+    # a complemented mask's columns taken out of the bitmap
+    for t in range(x_off[i], x_off[i + 1]):
+        x = x_idx[t]
+        bits[x >> 5] &= ~(np.uint32(1) << np.uint32(x & 31))
+
+
+@njit(inline="always")
+def _count_bits(bits):
+    # the set bits counted (each word cleared as it is read)
+    found = 0
+    for word in range(bits.shape[0]):
+        x = bits[word]
+        if x:
+            bits[word] = 0
+            while x:
+                found += 1
+                x &= x - np.uint32(1)
+    return found
+
+
+@njit(inline="always")
+def _bound(i, a_off, a_idx, b_off):
+    # the row's terms (an upper bound on its columns)
+    ub = 0
+    for p in range(a_off[i], a_off[i + 1]):
+        k = a_idx[p]
+        ub += b_off[k + 1] - b_off[k]
+    return ub
 
 
 @njit(inline="always")
@@ -137,14 +167,25 @@ def _cpu_structure_kernels():
     from gunpy.backends.cpu import kernel
 
     def count(n_rows, n_cols, a_off, a_idx, b_off, b_idx, x_off, x_idx, exclude, counts,
-              stamps, slots):
+              stamps, words, slots):
         nchunks = (n_rows + CHUNK_ROWS - 1) // CHUNK_ROWS
+        nwords = (n_cols + 31) >> 5
         for t in prange(slots):
             stamp = stamps[t * n_cols:(t + 1) * n_cols]
             stamp[:] = -1  # another call's rows may have stamped it
+            bits = words[t * nwords:(t + 1) * nwords]
+            bits[:] = 0
             for c in range(t, nchunks, slots):
                 for i in range(c * CHUNK_ROWS, min(n_rows, (c + 1) * CHUNK_ROWS)):
-                    # 1. a complemented mask's columns count as seen: never entered
+                    if _bound(i, a_off, a_idx, b_off) >= nwords:
+                        # 1. more terms than bitmap words: OR them in, the mask's out, count
+                        # (no per-term test; RMAT-14's A @ A: most terms)
+                        _or_bits(i, a_off, a_idx, b_off, b_idx, bits)
+                        if exclude:
+                            _clear_bits(i, x_off, x_idx, bits)
+                        counts[i] = _count_bits(bits)
+                        continue
+                    # 1'. a complemented mask's columns count as seen: never entered
                     if exclude:
                         _stamp_mask(i, x_off, x_idx, stamp, i)
                     counts[i] = _stamp_row(i, a_off, a_idx, b_off, b_idx, stamp, counts, 0,
@@ -162,15 +203,17 @@ def _cpu_structure_kernels():
             for c in range(t, nchunks, slots):
                 for i in range(c * CHUNK_ROWS, min(n_rows, (c + 1) * CHUNK_ROWS)):
                     start = offsets[i]
-                    if exclude:
-                        _stamp_mask(i, x_off, x_idx, stamp, i)
                     if (offsets[i + 1] - start) * DENSE_ROW > nwords:
                         # 2. a dense row: its columns in order from a bitmap, no sort
                         # (email-Enron's A @ A: the structure 880 -> 400 ms)
-                        _stamp_bits(i, a_off, a_idx, b_off, b_idx, stamp, bits)
+                        _or_bits(i, a_off, a_idx, b_off, b_idx, bits)
+                        if exclude:
+                            _clear_bits(i, x_off, x_idx, bits)
                         _read_bits(bits, cols, start)
                     else:
                         # 2'. a sparse row: written as found, then sorted
+                        if exclude:
+                            _stamp_mask(i, x_off, x_idx, stamp, i)
                         found = _stamp_row(i, a_off, a_idx, b_off, b_idx, stamp, cols, start,
                                           True)
                         _sort_row(cols, start, start + found)
@@ -196,7 +239,8 @@ def _cpu_count(ctx, lg, rg, xg, offsets, exclude):
     counts = ctx.scratch("spgemm.counts", n + 1, np.int64)
     args = (n, n_cols, lg.row_offsets, lg.column_indices, rg.row_offsets, rg.column_indices,
             xg.row_offsets, xg.column_indices, exclude)
-    _cpu_structure_kernels()[0](*args, counts, stamps, slots)
+    _, words = _slots(backend, n, (n_cols + 31) >> 5, "spgemm.words", np.uint32)
+    _cpu_structure_kernels()[0](*args, counts, stamps, words, slots)
     nnz = cpu_exclusive_scan(counts, n, offsets, backend.chunks(n))
     offsets[n] = nnz
     return nnz, args, stamps, slots
@@ -252,28 +296,28 @@ def cpu_product_source(hooks):
                     start, stop = offsets[i], offsets[i + 1]
                     if start == stop:
                         continue
-                    # 1. the complemented mask's columns marked first: never entered
-                    if exclude:
-                        _stamp_mask(i, x_off, x_idx, slot, -3)
-                    # 2. the row's columns: from a bitmap in order (dense), or sorted
+                    # 1. the row's columns: from a bitmap in order, the mask's taken out
+                    # (dense), or found (the mask's marked first: never entered), sorted
                     dense = (stop - start) * DENSE_ROW > nwords
-                    found = start
-                    for p in range(a_off[i], a_off[i + 1]):
-                        k = a_idx[p]
-                        for q in range(b_off[k], b_off[k + 1]):
-                            j = b_idx[q]
-                            if slot[j] == -1:
-                                slot[j] = -2
-                                if dense:
-                                    bits[j >> 5] |= np.uint32(1) << np.uint32(j & 31)
-                                else:
-                                    cols[found] = j
-                                    found += 1
                     if dense:
+                        _or_bits(i, a_off, a_idx, b_off, b_idx, bits)
+                        if exclude:
+                            _clear_bits(i, x_off, x_idx, bits)
                         _read_bits(bits, cols, start)
                     else:
+                        if exclude:
+                            _stamp_mask(i, x_off, x_idx, slot, -3)
+                        found = start
+                        for p in range(a_off[i], a_off[i + 1]):
+                            k = a_idx[p]
+                            for q in range(b_off[k], b_off[k + 1]):
+                                j = b_idx[q]
+                                if slot[j] == -1:
+                                    slot[j] = -2
+                                    cols[found] = j
+                                    found += 1
                         _sort_row(cols, start, stop)
-                    # 3. each column's entry, then the terms again (k increasing)
+                    # 2. each column's entry, then the terms again (k increasing)
                     for e in range(start, stop):
                         slot[cols[e]] = e
                     for p in range(a_off[i], a_off[i + 1]):
@@ -285,7 +329,7 @@ def cpu_product_source(hooks):
                                 terms += 1
                     for e in range(start, stop):
                         slot[cols[e]] = -1
-                    if exclude:
+                    if exclude and not dense:
                         _stamp_mask(i, x_off, x_idx, slot, -1)
             work[t] = terms
 
