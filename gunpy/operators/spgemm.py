@@ -28,8 +28,10 @@ calls, because the product's values belong to the caller (a semiring):
 
 CPU: a ``prange`` over slots, one per thread, each with its own dense accumulator
 over the columns (a stamp per column: the row that last saw it; no clearing between
-rows) kept in the backend's workspace, and chunks of :data:`CHUNK_ROWS` rows dealt to
-the slots in turn. CUDA (:mod:`gunpy.operators.spgemm_cuda`): a thread a row, each
+rows) and a bitmap of them, kept in the backend's workspace, and chunks of
+:data:`CHUNK_ROWS` rows dealt to the slots in turn. A row with many terms for its
+bitmap's words ORs every term's bit in with no test, clears the mask's bits and
+counts or reads the words in order (no sort); a sparse row stamps and sorts. CUDA (:mod:`gunpy.operators.spgemm_cuda`): a thread a row, each
 with a hash table of its columns; a thread a row balances skewed rows poorly (a GPU
 would want rows binned by their bound).
 """
