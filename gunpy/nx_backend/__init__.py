@@ -29,7 +29,7 @@ where networkx defines one (BFS edges and layers follow networkx's queue order,
 which is rebuilt from gunpy's depths level by level in NumPy; Dijkstra's lengths and
 paths its heap's pop order and parents, rebuilt from gunpy's distances). Calls that use
 an option gunpy does not implement (``sort_neighbors``, a weight function,
-weighted betweenness, a PageRank start vector, several sources, zero or negative weights,
+betweenness with ``endpoints=True``, a PageRank start vector, several sources, zero or negative weights,
 multigraphs where parallel edges change the answer) are declined by :func:`can_run`,
 and networkx runs them itself when fallback is enabled.
 
