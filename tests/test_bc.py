@@ -280,3 +280,15 @@ def test_bc_weighted_functors_compile_to_ptx():
     names = " ".join(be.kernel_names())
     assert "walk" in names and "levels" in names and "advance" in names, names
     assert len(compiled) >= 4, compiled
+
+
+def test_cli_weighted_flag(capsys):
+    # gunpy run bc --weighted: Graph500's weights on the RMAT graph, weighted Brandes on them
+    from gunpy.cli import main
+    assert main(["run", "bc", "--rmat", "6", "--weighted", "--backend", "cpu", "-q"]) == 0
+    out = capsys.readouterr().out
+    G = gunpy.generators.rmat(6, 16, seed=0, weighted=True, weight_range=(1, 64))
+    weighted = gunpy.bc(G, weighted=True, backend="cpu").centrality
+    top = int(np.argmax(weighted))
+    assert "weighted" in out and f"top vertices: {top} " in out, out
+    assert not np.allclose(weighted, gunpy.bc(G, backend="cpu").centrality)
