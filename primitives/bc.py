@@ -200,7 +200,8 @@ def bc(G, sources=None, *, normalized=False, weighted=False, direction="auto",
     IndexError
         A source is out of range.
     ValueError
-        ``weighted`` and a weight that is zero, negative, infinite or NaN.
+        ``weighted`` and a weight that is zero, negative, infinite or NaN, or a
+        ``direction`` other than "auto"; an unknown option.
 
     See Also
     --------
@@ -221,6 +222,9 @@ def bc(G, sources=None, *, normalized=False, weighted=False, direction="auto",
     """
     srcs = range(G.num_vertices) if sources is None else list(sources)
     if weighted:
+        if direction != "auto":
+            raise ValueError(f"direction={direction!r}: weighted BC's forward phase is SSSP's "
+                             "(push); direction applies to unweighted BC only")
         from gunpy.primitives.bc_weighted import WeightedBCEnactor, WeightedBCProblem
         problem = WeightedBCProblem(G, backend=backend)
         for s in srcs:

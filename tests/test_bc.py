@@ -217,6 +217,14 @@ def test_bc_weighted_rejects_weights_not_positive(bad):
     gunpy.bc(G, backend="cpu")  # unweighted BC ignores them
 
 
+def test_bc_weighted_rejects_a_direction():
+    G = GRAPHS["grid"]
+    with pytest.raises(ValueError, match="unweighted BC only"):
+        gunpy.bc(G, [0], weighted=True, direction="pull", backend="cpu")
+    with pytest.raises(ValueError, match="load_balance|strategy"):
+        gunpy.bc(G, [0], weighted=True, load_balance="nope", backend="cpu")
+
+
 def test_bc_weighted_stats_walk_each_level():
     # path 0-1-2-3 from 0, weights 1, 2, 3: SSSP reads each stored edge once, the tight
     # in-edges are counted over every in-edge, the DAG's four levels read their out-edges
