@@ -1,7 +1,8 @@
 """spgemm on CUDA: a thread a row; the count pass enters the row's columns in its own
 open-addressing hash table in global scratch (sized by the row's bound: the sum of
-``B``'s row lengths over ``A(i, :)``, capped at the column count, doubled to a power of
-two), the fill pass copies the table out and heap-sorts it, the product pass finds each
+``B``'s row lengths over ``A(i, :)``, plus a complemented mask's row, capped at the
+column count, doubled to a power of two; the mask's columns entered first, marked, so
+that the terms that hit them are skipped), the fill pass copies the table out and heap-sorts it, the product pass finds each
 term's entry by binary search in the sorted row (see :mod:`gunpy.operators.spgemm`).
 """
 
@@ -49,13 +50,16 @@ def _heap_sort(a, lo, hi):
 def _cuda_structure_kernels():
     from gunpy.backends.cuda import kernel
 
-    def bound(n_rows, n_cols, a_off, a_idx, b_off, sizes):
+    def bound(n_rows, n_cols, a_off, a_idx, b_off, x_off, exclude, sizes):
         # 1. the row's table: a power of two at least twice its distinct columns' bound
+        # (the mask's columns too: they are entered first, and disjoint from the row's)
         for i in range(cuda.grid(1), n_rows, cuda.gridsize(1)):
             ub = np.int64(0)
             for p in range(a_off[i], a_off[i + 1]):
                 k = a_idx[p]
                 ub += b_off[k + 1] - b_off[k]
+            if exclude and ub > 0:
+                ub += x_off[i + 1] - x_off[i]
             ub = min(ub, np.int64(n_cols))
             size = np.int64(0)
             if ub > 0:
@@ -69,23 +73,26 @@ def _cuda_structure_kernels():
         for i in range(cuda.grid(1), n_rows, cuda.gridsize(1)):
             base = t_off[i]
             mask = t_off[i + 1] - base - 1
-            x_lo = x_off[i]
-            x_hi = x_off[i + 1]
             found = 0
+            if exclude and mask >= 0:
+                # a complemented mask's columns entered first, as -2 - j: a term that
+                # finds its column so marked is skipped (no search of the mask's row)
+                for x in range(x_off[i], x_off[i + 1]):
+                    j = x_idx[x]
+                    h = (np.int64(j) * np.int64(2654435761)) & mask
+                    while table[base + h] != -1 and table[base + h] != -2 - j:
+                        h = (h + 1) & mask
+                    table[base + h] = -2 - j
             for p in range(a_off[i], a_off[i + 1]):
                 k = a_idx[p]
                 for q in range(b_off[k], b_off[k + 1]):
                     j = b_idx[q]
-                    if exclude:
-                        x = _lower_bound(x_idx, x_lo, x_hi, j)
-                        if x < x_hi and x_idx[x] == j:
-                            continue
                     h = (np.int64(j) * np.int64(2654435761)) & mask
                     while True:
                         key = table[base + h]
-                        if key == j:
+                        if key == j or key == -2 - j:
                             break
-                        if key < 0:
+                        if key == -1:
                             table[base + h] = j
                             found += 1
                             break
@@ -114,7 +121,7 @@ def cuda_structure(ctx, lg, rg, xg, offsets, exclude):
     sizes = ctx.scratch("spgemm.sizes", n + 1, np.int64)
     t_off = ctx.scratch("spgemm.table_offsets", n + 1, np.int64)
     backend.run(bound, n, n, rg.num_vertices, lg.row_offsets, lg.column_indices,
-                rg.row_offsets, sizes)
+                rg.row_offsets, xg.row_offsets, exclude, sizes)
     slots = exclusive_scan(backend, "array", n, sizes, sizes, t_off)
     backend.write(t_off, n, slots)
     table = ctx.scratch("spgemm.table", slots, lg.column_indices.dtype)
