@@ -233,6 +233,17 @@ def test_weighted_betweenness_declines_weights_not_positive_or_finite():
         for name in ("betweenness_centrality", "edge_betweenness_centrality"):
             assert why in can_run(name, (g,), {"weight": "weight"})
             assert why in can_run(name, (g,), {"weight": "weight", "k": 2, "seed": 1})
+    import numpy as np
+    for narrow in (np.float32(2), np.int8(2)):  # networkx sums these in their own width
+        g = nx.path_graph(4)
+        g[1][2]["weight"] = narrow
+        assert "NumPy" in can_run("betweenness_centrality", (g,), {"weight": "weight"})
+    g = nx.path_graph(4)
+    g[1][2]["weight"] = 2 ** 52  # exact in networkx's ints, rounded in float64 sums
+    assert "2**53" in can_run("betweenness_centrality", (g,), {"weight": "weight"})
+    g = nx.path_graph(4)  # a new graph: networkx's cache keeps what was read of the old
+    g[1][2]["weight"], g[2][3]["weight"] = np.int64(3), np.float64(0.5)
+    assert can_run("edge_betweenness_centrality", (g,), {"weight": "weight"}) is True
     g = nx.path_graph(4)
     assert "function" in can_run("betweenness_centrality", (g,), {"weight": lambda u, v, d: 1})
     assert "parallel" in can_run("betweenness_centrality", (nx.MultiGraph(g),),

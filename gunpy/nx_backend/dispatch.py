@@ -257,13 +257,24 @@ def _betweenness(p):
     if _multi(p):
         return "parallel edges count as separate paths: not supported"
     w, g = p["weight"], p["nxg"]
-    if w is not None:
-        reason = _positive_weights(p)
-        if reason:
-            return reason
-        if g is not None and not all(math.isfinite(x) for x in _adjacency(g).weights(w, 1)
-                                     .distinct):
-            return "infinite weights are left to networkx"
+    if callable(w):
+        return "weight functions are not supported"
+    if w is not None and g is not None:
+        return _bc_weights(g, w)
+
+
+def _bc_weights(g, w):
+    """Why networkx's Dijkstra might see other tight edges than gunpy's float64 distances
+    (None: it sees the same): networkx sums Python ints exactly, floats as float64 (as gunpy
+    does) and NumPy's narrower types in their own width."""
+    values = _adjacency(g).weights(w, 1).distinct
+    if not all(isinstance(x, int | float | np.int64) and not isinstance(x, bool) and
+               0 < x < math.inf for x in values):
+        return ("zero, negative, NaN, infinite or non-numeric weights (or NumPy's other than "
+                "int64 / float64) are left to networkx")
+    ints = [abs(int(x)) for x in values if not isinstance(x, float)]
+    if ints and max(ints) * max(len(g) - 1, 1) > 2 ** 53:
+        return "integer weights whose path sums may pass 2**53 (float64 would round them)"
 
 
 def _multi(p):
