@@ -304,14 +304,20 @@ class Enactor:
                                   *self._operands(functor), dedupe=dedupe)
 
     def advance_filter(self, frontier, functor, *, load_balance=None, fuse=True,
-                       early_exit=True):
+                       early_exit=True, context=None):
         """``filter(advance(frontier, functor), functor)``, with thin push levels fused.
 
         Where :class:`~gunpy.operators.fusion.FusionPolicy` allows, the next levels run
         in the same call while each has fewer than ``fuse_below`` out-edges (the CPU:
         ``fuse_levels_below``; :mod:`gunpy.operators.levels`), each logged as an
         iteration. ``early_exit``: as :meth:`advance`'s (False: a pull level gathers
-        from every in-neighbour, BC's path counts)."""
+        from every in-neighbour, BC's path counts). ``context``: the
+        :class:`~gunpy.operators.Context` of another graph on the same vertices to push
+        over (a reverse graph's: SCC's backward searches), fused alike; ``frontier``
+        then comes from a filter or from operators over that graph (its counted edges
+        are that graph's), and no visited bitmap is kept."""
+        if context is not None and context is not self.context:
+            return self._advance_filter_over(context, frontier, functor, load_balance, fuse)
         left = None if self.max_iterations is None else self.max_iterations - self.iteration
         plan = self.fusion.levels(fuse=fuse, load_balance=load_balance or self.load_balance,
                                   iterations_left=left)
@@ -321,6 +327,23 @@ class Enactor:
         return out if out is not None else self.filter(
             self.advance(frontier, functor, load_balance=load_balance, early_exit=early_exit),
             functor)
+
+    def _advance_filter_over(self, context, frontier, functor, load_balance, fuse):
+        # advance_filter over another graph's context: push only, no visited bitmap; its
+        # records go to this iteration's
+        context.record = self.context.record
+        load_balance = load_balance or self.load_balance
+        left = None if self.max_iterations is None else self.max_iterations - self.iteration
+        push = FusionPolicy(self.backend)
+        plan = push.levels(fuse=fuse, load_balance=load_balance, iterations_left=left)
+        out = plan and levels_op.fused(context, frontier, self._pool.output_for(frontier),
+                                       *self._operands(functor), plan)
+        if out is None:
+            out = advance_op.run(context, frontier, *self._operands(functor),
+                                 self._pool.output_for(frontier), None, False, True,
+                                 load_balance, "push", "vertex", "visited",
+                                 self.policy.pull_mapping, True, self.auto_threshold)
+        return self.filter(out, functor)
 
     def advance_near_far(self, frontier, functor, *, load_balance=None, fuse=True):
         """:meth:`advance` (push), then :meth:`near_far` with ``dedupe=True``.

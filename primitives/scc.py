@@ -251,6 +251,26 @@ def reverse_graph(G):
     return R
 
 
+#: G -> (row_offsets, column_indices, U or None): G's undirected view, if G is symmetric
+_symmetric = weakref.WeakKeyDictionary()
+
+
+def symmetric_view(G):
+    """A directed ``G`` whose every edge has its reverse, as often, as an undirected
+    graph on the same arrays (its strongly connected components are then its connected
+    components: a road network stored both ways); else None. Decided once per graph:
+    ``G``'s rows sorted and equal to its reverse graph's (rows out of order: None)."""
+    hit = _symmetric.get(G)
+    if hit is not None and hit[0] is G.row_offsets and hit[1] is G.column_indices:
+        return hit[2]
+    R = reverse_graph(G)
+    same = (np.array_equal(R.row_offsets, G.row_offsets)
+            and np.array_equal(R.column_indices, G.column_indices))
+    U = Graph(G.row_offsets, G.column_indices, directed=False, _trusted=True) if same else None
+    _symmetric[G] = (G.row_offsets, G.column_indices, U)
+    return U
+
+
 class SCCProblem(Problem):
     """``labels`` (-1 while active, then a vertex of the component), ``color``, the
     active in- and out-degrees; ``best``: the pivot's packed score; ``smallest``: each
@@ -311,14 +331,18 @@ class SCCEnactor(Enactor):
         return (self.trim, self.select, self.forward, self.backward)[self.phase]()
 
     def trim(self):
-        if not (self.ins.size or self.outs.size):
-            return self.select()
-        if self.ins.size:
-            self.ins = self._advance(self.graph, self.ins, LoseInEdge, _other(self.a, self.ins))
+        # the streams in turn, each to its end (they are independent), thin steps fused;
+        # the in-degree stream's frontiers are dropped when it ends (the out-degree
+        # stream's steps reuse the enactor's buffers)
+        if self.ins is not None:
+            if self.ins.size:
+                self.ins = self.advance_filter(self.ins, LoseInEdge)
+                return self.ins
+            self.ins = None
         if self.outs.size:
-            self.outs = self._advance(self.reverse, self.outs, LoseOutEdge,
-                                      _other(self.b, self.outs))
-        return self.ins if self.ins.size else self.outs
+            self.outs = self.advance_filter(self.outs, LoseOutEdge, context=self.rcontext)
+            return self.outs
+        return self.select()
 
     def select(self):
         p = self.problem
@@ -338,14 +362,14 @@ class SCCEnactor(Enactor):
         return self.work
 
     def forward(self):
-        self.work = self._advance(self.graph, self.work, Spread, _other(self.a, self.work))
+        self.work = self.advance_filter(self.work, Spread)  # thin steps fused
         if self.work.size == 0:  # colours settled: the roots start the backward search
             self.work = self._filter(self.active, Root, _other(self.a, self.work))
             self.phase = BACKWARD
         return self.work
 
     def backward(self):
-        self.work = self._advance(self.reverse, self.work, Gather, _other(self.a, self.work))
+        self.work = self.advance_filter(self.work, Gather, context=self.rcontext)
         if self.work.size == 0:  # the round's components are labelled
             self.restart_trimming()
         return self.work
@@ -476,9 +500,10 @@ def scc(G, *, load_balance="auto", backend="auto"):
     if not isinstance(G, Graph):
         raise TypeError(f"expected a gunpy.Graph, got {type(G).__name__}; build one with "
                         "Graph.from_edges / from_scipy / from_networkx")
-    if not G.directed:
+    U = symmetric_view(G) if G.directed else G
+    if U is not None:
         from gunpy.primitives.cc import cc
-        r = cc(G, load_balance=load_balance, backend=backend)
+        r = cc(U, load_balance=load_balance, backend=backend)
         result = SCCResult(G, r.stats, labels=r.labels)
         result.num_components = r.num_components
         return result

@@ -49,9 +49,29 @@ def check(G, backend):
 def test_nasty_graphs_equal_networkx(backend, cpu_split, small, name):
     G = nasty_graphs(small=small)[name]
     check(G, backend)
-    if not G.directed:  # the same graph stored as a directed one: the same components
+    if not G.directed:  # the same graph stored as a directed one: the same components,
         D = gunpy.Graph(G.row_offsets, G.column_indices, directed=True)
-        check(D, backend)
+        check(D, backend)  # gunpy.cc's (symmetric) and the directed steps' too
+        np.testing.assert_array_equal(enact(D, backend), reference(D))
+
+
+def enact(G, backend):
+    """The directed steps (trimming, forward-backward, colouring), even on a symmetric G."""
+    from gunpy.primitives.scc import SCCEnactor, SCCProblem
+    p = SCCProblem(G, backend=backend)
+    SCCEnactor(p).enact()
+    return p.extract()
+
+
+def test_symmetric_directed_graph_runs_cc():
+    """One edge one way only (5 -> 4): the directed steps; every edge both ways (a road
+    network's storage): the connected components, by gunpy.cc."""
+    src, dst = [0, 1, 1, 2, 3, 4, 5, 5], [1, 0, 2, 1, 4, 3, 5, 4]
+    r = gunpy.scc(gunpy.Graph.from_edges(src, dst, num_vertices=7), backend="cpu")
+    assert r.labels.tolist() == [0, 0, 0, 3, 3, 5, 6] and r.stats.extra["rounds"] >= 1
+    sym = gunpy.Graph.from_edges(src[:7], dst[:7], num_vertices=7)  # no 5 -> 4: symmetric
+    r = gunpy.scc(sym, backend="cpu")
+    assert r.labels.tolist() == [0, 0, 0, 3, 3, 5, 6] and "rounds" not in r.stats.extra
 
 
 def test_every_step_on_one_graph(backend):
