@@ -33,7 +33,9 @@ a user would, and each result is checked against gunpy's first:
 bundled graph's edges as directed ones, both ways where it is undirected)
     ``gunpy.scc(G)`` against scipy's ``connected_components(connection="strong")``,
     igraph's ``connected_components(mode="strong")`` and NetworKit's
-    ``StronglyConnectedComponents`` (the same partition);
+    ``StronglyConnectedComponents`` (the same partition). A graph stored both ways
+    is symmetric: ``gunpy.scc`` checks that (once per graph) and answers it with
+    ``gunpy.cc``, where the peers run their strong-components code;
 
 ``bc_weighted`` (not in the default set; on ``weighted_twin``'s weights)
     ``gunpy.bc(W, sources, weighted=True)`` (``--sources`` sources) against igraph's

@@ -163,8 +163,18 @@ def test_scc_compiles_to_ptx(ptx_backend):
                         context=ctx)
     ops.neighbor_reduce(R, everything, m.CountIn, p.data(), p.count, edges="out", apply=True,
                         context=rctx)
+    # the fused thin steps: over the graph (in-degree trimming, spreading) and its
+    # reverse (out-degree trimming, the backward search)
+    from gunpy.functor import compile_functor
+    from gunpy.operators import levels
+    for c, functor in ((ctx, m.LoseInEdge), (ctx, m.Spread), (rctx, m.LoseOutEdge),
+                       (rctx, m.Gather)):
+        out = gunpy.Frontier(ptx_backend, G.num_vertices, dtype=p.index_dtype,
+                             num_vertices=G.num_vertices)
+        levels.run(c, c.full_frontier(), out, compile_functor(functor, ptx_backend),
+                   p.data(), limit=1 << 20, edges=1)
     names = " ".join(ptx_backend.kernel_names())
-    assert all(k in names for k in ("compute", "flag", "advance", "by_thread")), names
+    assert all(k in names for k in ("compute", "flag", "advance", "by_thread", "levels")), names
 
 
 def test_docstring_examples():
