@@ -18,12 +18,16 @@ a component of what is left is a component of the graph.
    vertex with the largest in-degree times out-degree; a forward search from it
    colours what it reaches with its id, a backward search (an advance over the
    reverse graph) from it within that colour finds its component.
-3. **Colouring** (until no vertex is active): every active vertex takes its own id
-   as its colour and the smallest colour is pushed along the edges (an atomic min
-   that emits the vertex it lowers) until none changes, so each vertex holds the
-   smallest id that reaches it; a vertex that kept its own id is a root, the
-   smallest of its component, and a backward search from the roots, each within its
-   own colour, labels their components.
+3. **Colouring** (until no vertex is active): every active vertex takes its own key
+   as its colour (its id scrambled: ``v * mult % n``, ``mult`` prime to ``n``, a
+   bijection) and the smallest colour is pushed along the edges (an atomic min that
+   emits the vertex it lowers) until none changes, so each vertex holds the smallest
+   key that reaches it; a vertex that kept its own key is a root, the smallest key of
+   its component, and a backward search from the roots, each within its own colour,
+   labels their components. Keys, not ids: on a graph whose edges mostly run from
+   smaller to larger ids (a road network numbered along its roads) the smallest id
+   would reach almost everything and a round find few roots (one-way luxembourg_osm:
+   153 rounds by ids, 11 by keys).
 
 After 2 and each round of 3, the vertices just assigned take one off their active
 neighbours' counts (the two advances that start the streams of step 1 again), so
@@ -32,6 +36,7 @@ Last, two computes relabel every component by its smallest vertex id. An undirec
 graph's strongly connected components are its connected components: :func:`gunpy.cc`.
 """
 
+import math
 import weakref
 from collections import namedtuple
 
@@ -45,7 +50,7 @@ from gunpy.result import Result
 __all__ = ["scc", "SCCResult", "SCCProblem", "SCCEnactor", "reverse_graph"]
 
 SCCData = namedtuple("SCCData", "labels color in_degree out_degree count best smallest "
-                                "row_offsets in_offsets pivot none")
+                                "row_offsets in_offsets pivot none mult")
 
 TRIM, SELECT, FORWARD, BACKWARD, DONE = range(5)
 
@@ -167,19 +172,21 @@ class Pivot(Functor):
 
 
 class Colour(Functor):
-    """Each active vertex its own colour (a forward-backward round: the pivot alone)."""
+    """Each active vertex its own key as its colour (a forward-backward round: the pivot
+    alone); a vertex's key: ``v * mult % n``, a bijection on the ids."""
 
     @staticmethod
     def apply_vertex(v, data):
-        data.color[v] = v if data.pivot < 0 or v == data.pivot else data.none
+        key = np.int64(v) * data.mult % data.none
+        data.color[v] = key if data.pivot < 0 or v == data.pivot else data.none
 
 
 class Seed(Functor):
-    """Keep the vertices holding their own colour (every active one; FB: the pivot)."""
+    """Keep the vertices holding their own key (every active one; FB: the pivot)."""
 
     @staticmethod
     def cond_vertex(v, data):
-        return data.color[v] == v
+        return data.color[v] == np.int64(v) * data.mult % data.none
 
 
 class Spread(Functor):
@@ -197,11 +204,11 @@ class Spread(Functor):
 
 
 class Root(Functor):
-    """A vertex that kept its own colour is the smallest of its component: label it."""
+    """A vertex that kept its own key has the smallest key of its component: label it."""
 
     @staticmethod
     def cond_vertex(v, data):
-        return data.color[v] == v
+        return data.color[v] == np.int64(v) * data.mult % data.none
 
     @staticmethod
     def apply_vertex(v, data):
@@ -271,6 +278,17 @@ def symmetric_view(G):
     return U
 
 
+def _multiplier(n):
+    """A multiplier prime to ``n`` near ``n`` over the golden ratio: ``v * mult % n``
+    scrambles the ids (1 above 2**31 vertices: the products must stay in 63 bits)."""
+    if n >= 2**31:
+        return 1
+    mult = max(1, int(n * 0.6180339887))
+    while math.gcd(mult, n) != 1:
+        mult += 1
+    return mult
+
+
 class SCCProblem(Problem):
     """``labels`` (-1 while active, then a vertex of the component), ``color``, the
     active in- and out-degrees; ``best``: the pivot's packed score; ``smallest``: each
@@ -291,7 +309,8 @@ class SCCProblem(Problem):
         self.row_offsets = self.backend.graph(self.graph).row_offsets
         self.in_offsets = self.backend.graph(self.reverse).row_offsets
         self.pivot = -1
-        self.none = self.num_vertices  # above every vertex id: no colour yet
+        self.none = self.num_vertices  # above every key: no colour yet
+        self.mult = _multiplier(self.num_vertices)
 
     def extract(self):
         return self.take(self.color)
@@ -474,11 +493,13 @@ def scc(G, *, load_balance="auto", backend="auto"):
     Trimming peels the vertices without an in- or out-neighbour left (two streams of
     atomic decrements, over the graph and its reverse, built once per graph); one
     forward-backward search from the vertex of largest in- times out-degree finds the
-    giant component; colouring rounds (the smallest id that reaches a vertex, pushed
-    along the edges, then a backward search from each colour's root within its
-    colour) find the rest, trimming again after each round (the module docstring).
-    Each round finds at least one component; a chain of components in id order
-    the trimming does not peel takes a round each.
+    giant component; colouring rounds (the smallest key, a scrambled id, that reaches
+    a vertex, pushed along the edges, then a backward search from each colour's root
+    within its colour) find the rest, trimming again after each round (the module
+    docstring). Each round finds at least one component; a chain of components in key
+    order the trimming does not peel takes a round each. Thin steps run many to a
+    call (fused levels, over the reverse graph too). A directed graph storing every
+    edge both ways is answered by :func:`gunpy.cc` (checked once per graph).
 
     References
     ----------

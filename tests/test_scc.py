@@ -110,6 +110,18 @@ def test_long_cycles_and_chains(backend, small):
         check(G, backend)
 
 
+def test_pairs_chained_in_id_order_take_few_rounds(backend, small):
+    """Pairs (2i, 2i + 1) both ways, 2i + 1 -> 2i + 2: nothing to trim, and colours by
+    id would find one pair a round (the smallest id reaches every vertex); by keys
+    (scrambled ids) a round finds many."""
+    n = 20 if small else 200
+    i = np.arange(0, n, 2)
+    src = np.concatenate([i, i + 1, i[1:] - 1])
+    dst = np.concatenate([i + 1, i, i[1:]])
+    r = check(gunpy.Graph.from_edges(src, dst, num_vertices=n), backend)
+    assert r.num_components == n // 2 and r.stats.extra["rounds"] < n // 4
+
+
 @pytest.mark.large
 @pytest.mark.parametrize("name", ["email-Eu-core", "Wiki-Vote", "netscience"])
 def test_bundled_datasets_directed_equal_scipy(backend, name):
