@@ -8,6 +8,7 @@ import gunpy
 from gunpy.testing import ON_CUDASIM, nasty_graphs, to_nx, graph_names
 
 GRAPHS = nasty_graphs()
+SIM_TOL = 1e-4  # the simulator's tolerance where a test runs to convergence
 
 
 def nx_reference(G, **kw):
@@ -43,10 +44,13 @@ def weighted_copy(G, seed=0):
 @pytest.mark.parametrize("weights", [True] if ON_CUDASIM else [False, True])
 @pytest.mark.parametrize("name", graph_names(GRAPHS))
 def test_pagerank_matches_networkx(name, weights, direction, backend, cpu_split):
+    # the simulator stops at tol=1e-4: half the iterations (~67 -> ~38 on the star), the
+    # same kernels, the same exact match with networkx and scipy's count at that tol
     G = weighted_copy(GRAPHS[name]) if weights else GRAPHS[name]
-    r = gunpy.pagerank(G, direction=direction, backend=backend)
-    np.testing.assert_allclose(r.rank, nx_reference(G), rtol=1e-9, atol=1e-12)
-    iters, _ = scipy_iterations(G)
+    tol = SIM_TOL if ON_CUDASIM else 1e-6
+    r = gunpy.pagerank(G, direction=direction, tol=tol, backend=backend)
+    np.testing.assert_allclose(r.rank, nx_reference(G, tol=tol), rtol=1e-9, atol=1e-12)
+    iters, _ = scipy_iterations(G, tol=tol)
     assert r.iterations == iters and r.converged
     assert abs(r.rank.sum() - 1.0) < 1e-9
 
