@@ -345,7 +345,11 @@ SKEWED = {"wheel_100": wheel(100), "repeated_columns": repeated_columns(),
 
 
 @pytest.mark.parametrize("name", sorted(SKEWED))
-def test_skewed_pairs_call_the_hook_as_the_merge_does(name, backend, pairs):
+def test_skewed_pairs_call_the_hook_as_the_merge_does(name, backend, pairs, small):
+    if small and name == "wheel_100" and pairs == "warp":
+        # shipped sends the hub's pairs to the warp; warp runs the rim's short pairs in
+        # repeated_columns and star_pairs
+        pytest.skip("the simulator's warp runs wheel_100's hub pairs as shipped (~10 s)")
     G = SKEWED[name]
     total, got, ctx = run_recorder(G, Recorder, backend)
     expect, read = reference(G, G, G)
@@ -395,6 +399,9 @@ HUB_GRAPHS.update((f"nasty_{k}", GRAPHS[k]) for k in ("star_hub", "preferential_
 def test_triangles_on_hub_graphs_equal_networkx(name, backend, pairs, small):
     if small and name == "clique":
         pytest.skip("the simulator runs the clique inside hub_and_clique (~45 s each)")
+    if small and name == "hub_and_clique" and pairs == "warp":
+        # shipped sends its long pairs to the warp, and warp runs the short ones elsewhere
+        pytest.skip("the simulator's warp runs hub_and_clique's long pairs as shipped (~35 s)")
     G = HUB_GRAPHS[name]
     expect = _triangle_reference(G)
     r = gunpy.triangles(G, backend=backend)
