@@ -135,10 +135,11 @@ def test_pagerank(name, backend):
     if G.num_vertices == 0:
         return
     g = to_nx(G)
-    r = al.pagerank(G, backend=backend)
-    ref = nx.pagerank(g, alpha=0.85, tol=1e-6)
-    np.testing.assert_allclose(r.rank, [ref[v] for v in range(G.num_vertices)], atol=1e-6)
-    native = gunpy.pagerank(G, backend=backend)
+    tol = 1e-4 if ON_CUDASIM else 1e-6  # the simulator: ~half the iterations (22 -> 13)
+    r = al.pagerank(G, tol=tol, backend=backend)
+    ref = nx.pagerank(g, alpha=0.85, tol=tol)
+    np.testing.assert_allclose(r.rank, [ref[v] for v in range(G.num_vertices)], atol=1e-9)
+    native = gunpy.pagerank(G, tol=tol, backend=backend)
     assert r.iterations == native.iterations
     np.testing.assert_allclose(r.rank, native.rank, atol=1e-12)
 
