@@ -31,6 +31,9 @@ from gunpy.testing import (ON_CUDASIM, check_bfs_tree, check_sssp_tree, referenc
 
 REGRESSIONS = os.path.join(os.path.dirname(__file__), "regressions")
 MAX_N = 12 if ON_CUDASIM else 40
+#: PageRank's tolerance: the simulator stops early (stars alternate for ~60 iterations at
+#: 1e-6), compared with networkx at the same tolerance
+PAGERANK_TOL = 1e-4 if ON_CUDASIM else 1e-6
 
 
 @st.composite
@@ -106,6 +109,8 @@ def check_bfs(spec, backend):
     ref = reference_depths(G, s)
     for lb in sorted(STRATEGIES):
         for direction in ("push", "pull", "auto"):
+            if ON_CUDASIM and direction == "pull" and lb != min(STRATEGIES):
+                continue  # CUDA's pull is one kernel (pull-thread) whatever the load balance
             for idem in (False, True):
                 r = gunpy.bfs(G, s, load_balance=lb, direction=direction, idempotent=idem,
                               backend=backend)
@@ -143,9 +148,10 @@ def check_cc(spec, backend):
 def check_pagerank(spec, backend):
     G = build(spec)
     g = to_nx(G)
-    expect = np.array([nx.pagerank(g, max_iter=1000)[v] for v in range(G.num_vertices)])
+    tol = PAGERANK_TOL
+    expect = np.array([nx.pagerank(g, max_iter=1000, tol=tol)[v] for v in range(G.num_vertices)])
     for direction in ("pull", "push"):
-        r = gunpy.pagerank(G, direction=direction, max_iter=1000, backend=backend)
+        r = gunpy.pagerank(G, direction=direction, tol=tol, max_iter=1000, backend=backend)
         np.testing.assert_allclose(r.rank, expect, rtol=1e-8, atol=1e-12)
 
 
