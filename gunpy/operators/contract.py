@@ -123,16 +123,20 @@ def _cpu_kernels():
 
 
 def cpu_contract(ctx, G, labels):
+    return _host_contract(G, labels, ctx.backend)
+
+
+def _host_contract(G, labels, cpu):
+    """The quotient's arrays, contracted on the host's cores (``cpu``: the CPU backend,
+    whose ``serial_below`` and threads it follows)."""
     relabel, parallel, serial = _cpu_kernels()
     n = G.num_vertices
     k = relabel(labels, n)
     weighted = G.values is not None
     values = G.values if weighted else np.zeros(1, dtype=np.float64)
-    # the host's cores (CUDA contracts here too): one below serial_below edges, no thread
-    # pool to start
-    backend = ctx.backend if ctx.backend.name == "cpu" else get_backend("cpu")
-    thin = G.num_edges < backend.serial_below
-    quotient, nchunks = (serial, 1) if thin else (parallel, backend.num_threads)
+    # one core below serial_below edges: no thread pool to start
+    thin = G.num_edges < cpu.serial_below
+    quotient, nchunks = (serial, 1) if thin else (parallel, cpu.num_threads)
     offsets, cols, sums = quotient(G.row_offsets, G.column_indices, values, weighted, labels, n,
                                    k, nchunks)
     # the quotient's ids fit the graph's index type (k <= n); arrays of their own
@@ -142,7 +146,7 @@ def cpu_contract(ctx, G, labels):
 def cuda_contract(ctx, G, labels):
     backend = ctx.backend
     host = backend.to_host(labels)  # one copy back; the quotient is a host graph anyway
-    result = cpu_contract(ctx, G, host)
+    result = _host_contract(G, host, get_backend("cpu"))
     backend.copy_in(labels, 0, host)
     return result
 
