@@ -256,7 +256,9 @@ def _cuda_kernel(hooks, spec, block):
             # after the levels' records: the last level's largest out-degree (-1: none)
             info[3 + 2 * max_levels] = counters[2] if k > 0 else -1
 
-    return kernel(levels, launch_bounds=block)  # one block: at most `block` threads
+    # minBlocksPerSM 1: CUDA 13.0's ptxas otherwise kept heavier functors (weighted BC, SCC) to
+    # 64 registers and spilled; one block at most `block` threads
+    return kernel(levels, launch_bounds=(block, 1))
 
 
 def _buffers(ctx, limit, max_levels):
