@@ -58,20 +58,21 @@ def pair_sorter(jit):
     return key_sorter(jit, paired=True)
 
 
-def _score_hook(hooks, jit):
-    fn = getattr(hooks.functor, "score", None)
+def _own_hook(hooks, name, signature, jit, needed_by="neighbor_best"):
+    """A hook of this operator only (``score``, ``round_of``), compiled with ``jit``."""
+    fn = getattr(hooks.functor, name, None)
     if fn is None:
-        raise TypeError(f"{hooks.functor.__name__} has no score(v, key, total, data) hook, "
-                        "which neighbor_best needs")
+        raise TypeError(f"{hooks.functor.__name__} has no {name}{signature} hook, which "
+                        f"{needed_by} needs")
     return jit(getattr(fn, "py_func", fn))
+
+
+def _score_hook(hooks, jit):
+    return _own_hook(hooks, "score", "(v, key, total, data)", jit)
 
 
 def _round_hook(hooks, jit):
-    fn = getattr(hooks.functor, "round_of", None)
-    if fn is None:
-        raise TypeError(f"{hooks.functor.__name__} has no round_of(v, data) hook, which "
-                        "neighbor_best(rounds=...) needs")
-    return jit(getattr(fn, "py_func", fn))
+    return _own_hook(hooks, "round_of", "(v, data)", jit, "neighbor_best(rounds=...)")
 
 
 def _inlined(hooks, name, jit):
