@@ -122,31 +122,45 @@ def cmd_run(args):
 
 # ----------------------------------------------------------------------------- others
 def cmd_info(args):
+    """Versions, backends and the CUDA load path, checked as ``CudaBackend()`` checks them:
+    exit status 1 where a GPU is here and the CUDA backend would refuse to start."""
     import numba
 
     import gunpy
+    from gunpy.backends.cuda import UnsupportedNumbaCuda, check_numba_cuda
     print(f"gunpy {gunpy.__version__}")
     print(f"numba {numba.__version__}")
+    fine = True
     try:
-        from importlib.metadata import version
-        print(f"numba-cuda {version('numba-cuda')}")
-    except Exception:
-        print("numba-cuda: not installed")
+        print(f"numba-cuda {check_numba_cuda()} (supported)")
+    except UnsupportedNumbaCuda as exc:
+        fine = False
+        print(f"numba-cuda {_installed_version('numba-cuda')}: unsupported: {exc}")
     ok, why = backends.cuda_status()
     print(f"cuda backend: {'available' if ok else 'unavailable'} ({why})")
-    _print_toolchain()
+    fine = _print_toolchain() and fine
     print(f"cpu backend: available ({numba.get_num_threads()} threads, "
           f"threading layer {numba.config.THREADING_LAYER})")
     print(f"backend='auto' selects: {backends.available()[0]}")
-    return 0
+    return 0 if fine or not ok else 1
+
+
+def _installed_version(dist):
+    from importlib.metadata import PackageNotFoundError, version
+    try:
+        return version(dist)
+    except PackageNotFoundError:
+        return "(not installed)"
 
 
 def _print_toolchain():
-    """The CUDA toolchain's versions and the path that loads kernels (gunpy.backends.toolchain)."""
+    """The CUDA toolchain's versions and the path that loads kernels, found by the check that
+    ``CudaBackend()`` runs (:func:`gunpy.backends.toolchain.ensure_loadable`); False where
+    it fails."""
     import numba
     if numba.config.ENABLE_CUDASIM:
         print("cuda toolchain: numba's simulator (no PTX, no linker)")
-        return
+        return True
     from gunpy.backends import toolchain as tc
 
     def v(t):
@@ -157,11 +171,13 @@ def _print_toolchain():
     print(f"cuda toolchain: NVVM {tv.nvvm or 'unknown'} (writes PTX ISA {v(tv.ptx_isa)}), "
           f"nvJitLink {v(tv.nvjitlink)}, CUDA runtime {v(tv.runtime)}")
     try:
-        p = tc.plan(tv)
+        p = tc.ensure_loadable()
         where = "kernels load" if tv.driver else "kernels would load (no driver here)"
         print(f"{where}: {p.describe()}")
     except tc.ToolchainError as exc:
         print(f"kernels cannot load: {exc}")
+        return False
+    return True
 
 
 def cmd_warmup(args):

@@ -252,3 +252,102 @@ def test_the_launcher_can_be_switched_to_numbas_path():
     assert numba_only({}) is False
     with pytest.raises(ValueError, match="GUNPY_LAUNCHER"):
         numba_only({"GUNPY_LAUNCHER": "fast"})
+    assert numba_only({"GUNPY_LAUNCHER": "gunpy"}) is False
+    assert numba_only({"GUNPY_LAUNCHER": " Numba "}) is True
+    assert numba_only({"GUNPY_LAUNCHER": ""}) is False
+
+
+@host
+def test_both_launch_paths_hand_the_driver_the_same_launch(driver, monkeypatch):
+    """GUNPY_LAUNCHER=numba: every launch is numba's own (no compiled entry), and the driver
+    gets the same grid, kernel and values as through gunpy's packing."""
+    k = cuda.jit(_small_kernel)
+    args = (driver.fake(8, np.int32), 8, 0.5, True, Small(driver.fake(8, np.float64), 3))
+    driver.stand_in(k, args)
+    calls = {}
+    for path in ("gunpy", "numba"):
+        monkeypatch.setattr(gl, "_NUMBA_ONLY", path == "numba")
+        assert gl.launch_path() == path
+        la = gl.Launcher(k)
+        start = len(driver.calls)
+        for blocks in (2, 3, 3):
+            la.launch(blocks, 64, args)
+        assert la.misses == 1 and la.hits == 2
+        assert all(isinstance(e, gl._NumbaPath) for e in la.entries.values()) == (path == "numba")
+        calls[path] = [(c.grid, c.block, h.name, _plain(v)) for c, h, v in driver.calls[start:]]
+    assert len(calls["gunpy"]) == 3 and calls["gunpy"] == calls["numba"]
+
+
+def test_gunpy_launcher_is_read_at_import():
+    import os
+    import subprocess
+    import sys
+    if os.environ.get("GUNPY_LAUNCHER", "") in ("", "gunpy", "cached"):
+        assert gl.launch_path() == "gunpy"
+    code = "from gunpy.backends import launcher as l; print(l.launch_path())"
+    env = dict(os.environ, GUNPY_LAUNCHER="numba")
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
+                       timeout=120)
+    assert p.returncode == 0 and p.stdout.strip() == "numba", p.stderr
+    env = dict(os.environ, GUNPY_LAUNCHER="fast")
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
+                       timeout=120)
+    assert p.returncode != 0 and "GUNPY_LAUNCHER='fast'; valid: 'gunpy'" in p.stderr
+
+
+# -- the numba-cuda versions the CUDA backend runs on ------------------------------------------
+@pytest.mark.parametrize("installed, why", [
+    ("0.30.1", "CUDA_CORE_GE_1_0 appeared in 0.30.2"),
+    ("0.26.0", "second launch fails"),
+    ("0.25.3", "fall back silently"),
+    ("0.23.0", "creating the CUDA backend fails"),
+    ("0.31.0", "untested"),
+    ("0.31.0rc1", "untested"),
+    ("not-a-version", "cannot be read"),
+])
+def test_an_unsupported_numba_cuda_is_named_with_the_supported_range(installed, why, monkeypatch):
+    from gunpy.backends import cuda as gc
+    monkeypatch.delenv("GUNPY_UNSUPPORTED_NUMBA_CUDA", raising=False)
+    monkeypatch.setattr(gc, "_installed_numba_cuda", lambda: installed)
+    with pytest.raises(gc.UnsupportedNumbaCuda) as info:
+        gc.CudaBackend()  # refused before it touches a device (none here, or the simulator)
+    msg = str(info.value)
+    assert f"numba-cuda {installed}:" in msg and "numba-cuda >=0.30.2,<0.31" in msg
+    assert why in msg and "bench/carry-wheels" in msg
+
+
+@pytest.mark.parametrize("installed", ["0.30.2", "0.30.4", "0.30.10"])
+def test_supported_numba_cuda_versions_pass(installed):
+    from gunpy.backends.cuda import check_numba_cuda
+    assert check_numba_cuda(installed) == installed
+
+
+def test_the_version_check_can_be_overridden_with_a_warning(monkeypatch):
+    from gunpy.backends.cuda import check_numba_cuda
+    monkeypatch.setenv("GUNPY_UNSUPPORTED_NUMBA_CUDA", "1")
+    with pytest.warns(RuntimeWarning, match="numba-cuda 0.31.1: this release is untested"):
+        assert check_numba_cuda("0.31.1") == "0.31.1"
+
+
+def test_setup_cfg_pins_the_supported_numba_cuda():
+    import os
+    import re
+    from gunpy.backends.cuda import NUMBA_CUDA_SUPPORTED
+    lo, hi = NUMBA_CUDA_SUPPORTED
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    with open(os.path.join(root, "setup.cfg")) as fh:
+        pins = re.findall(r"^\s*numba-cuda(?:\[\w+\])?(\S+)\s*$", fh.read(), re.M)
+    assert len(pins) == 3  # install_requires, cu13, cu12
+    assert set(pins) == {f">={'.'.join(map(str, lo))},<{hi[0]}.{hi[1]}"}
+
+
+def test_gunpy_info_reports_an_unsupported_numba_cuda(monkeypatch, capsys):
+    from gunpy import cli
+    from gunpy.backends import cuda as gc
+    monkeypatch.delenv("GUNPY_UNSUPPORTED_NUMBA_CUDA", raising=False)
+    monkeypatch.setattr(gc, "_installed_numba_cuda", lambda: "0.28.0")
+    rc = cli.main(["info"])
+    out = capsys.readouterr().out
+    assert "unsupported: gunpy's CUDA backend supports numba-cuda >=0.30.2,<0.31" in out
+    from gunpy.backends import cuda_status
+    assert rc == (1 if cuda_status()[0] else 0)  # refused where a GPU (or the simulator) is

@@ -20,7 +20,23 @@ host-to-device writes): :meth:`~gunpy.backends.base.Backend.counts`.
 The simulator has no warp intrinsics: call
 :func:`gunpy.testing.install_simulator_shims` before constructing the backend
 there (``CudaBackend()`` raises a ``RuntimeError`` saying so otherwise).
+
+gunpy leans on numba-cuda internals that change between releases (the launcher's
+driver call, the linker, the simulator), so ``CudaBackend()`` first checks the
+installed numba-cuda against :data:`NUMBA_CUDA_SUPPORTED` and raises
+:class:`UnsupportedNumbaCuda` naming both (:func:`check_numba_cuda`): an install
+with ``pip --no-deps`` (an offline GPU machine) skips setup.cfg's pin, and the
+wrong version would otherwise fail at a kernel's second launch or fall back
+silently to numba's slow launch path. ``gunpy info`` runs the same check.
+
+``GUNPY_CUDA_LINEINFO=1`` (read when a kernel is made) compiles kernels with line
+information (``cuda.jit(lineinfo=True)``: the same machine code, with a map back
+to the Python source), so that compute-sanitizer names the file and line of each
+hazard; they are cached apart from the plain kernels.
 """
+
+import os
+import re
 
 import numba
 import numpy as np
@@ -30,9 +46,77 @@ from gunpy._jitcache import cuda_jit
 from gunpy.backends.base import Backend, operator_table
 from gunpy.backends.launcher import LaunchStream, launcher
 
-__all__ = ["CudaBackend", "StagingRing", "kernel", "fill_kernel", "ON_CUDASIM"]
+__all__ = ["CudaBackend", "StagingRing", "kernel", "fill_kernel", "ON_CUDASIM",
+           "NUMBA_CUDA_SUPPORTED", "UnsupportedNumbaCuda", "check_numba_cuda"]
 
 ON_CUDASIM = bool(numba.config.ENABLE_CUDASIM)
+
+#: the numba-cuda releases gunpy runs on, ``(lowest, first excluded)``: setup.cfg's
+#: ``numba-cuda>=0.30.2,<0.31``
+NUMBA_CUDA_SUPPORTED = ((0, 30, 2), (0, 31, 0))
+
+# what goes wrong below the supported range (numba-cuda's release tags, read against
+# gunpy/backends/launcher.py), lowest first: (first release of the range, what fails)
+_KNOWN_FAILURES = (
+    ((0, 0, 0), "creating the CUDA backend fails (no driver._to_core_stream)"),
+    ((0, 24, 0), "launches fall back silently to numba's slow launch path"),
+    ((0, 26, 0), "every kernel's second launch fails with an ImportError "
+                 "(numba.cuda._compat.CUDA_CORE_GE_1_0 appeared in 0.30.2)"),
+)
+
+
+class UnsupportedNumbaCuda(RuntimeError):
+    """The installed numba-cuda is outside :data:`NUMBA_CUDA_SUPPORTED`."""
+
+
+def _release(text):
+    """``"0.30.4"`` -> ``(0, 30, 4)``; a pre-release counts as its release (``0.31.0rc1`` ->
+    ``(0, 31, 0)``); None where no version can be read."""
+    m = re.match(r"\s*(\d+)(?:\.(\d+))?(?:\.(\d+))?", str(text))
+    if m is None:
+        return None
+    return tuple(int(x or 0) for x in m.groups())
+
+
+def _installed_numba_cuda():
+    from importlib.metadata import PackageNotFoundError, version
+    try:
+        return version("numba-cuda")
+    except PackageNotFoundError:
+        return None
+
+
+def check_numba_cuda(installed=None):
+    """Return the installed numba-cuda's version if gunpy supports it, else raise.
+
+    ``installed``: the version string to judge (default: the one installed).
+    Raises :class:`UnsupportedNumbaCuda` naming the installed and the supported
+    versions, what fails with the installed one, and how to get a supported one.
+    ``GUNPY_UNSUPPORTED_NUMBA_CUDA=1`` in the environment turns the error into a
+    warning, to try an untested release at one's own risk.
+    """
+    if installed is None:
+        installed = _installed_numba_cuda()
+    lo, hi = NUMBA_CUDA_SUPPORTED
+    supported = f">={'.'.join(map(str, lo))},<{hi[0]}.{hi[1]}"
+    have = _release(installed) if installed else None
+    if have is not None and lo <= have < hi:
+        return installed
+    if have is None:
+        why = "its version cannot be read" if installed else "it is not installed as a package"
+    elif have >= hi:
+        why = "this release is untested (gunpy uses numba-cuda internals that change)"
+    else:
+        why = [what for first, what in _KNOWN_FAILURES if have >= first][-1]
+    msg = (f"gunpy's CUDA backend supports numba-cuda {supported}; this Python has "
+           f"numba-cuda {installed or '(none)'}: {why}. Fix: pip install "
+           f"'numba-cuda{supported}' (offline: carry the wheels, bench/carry-wheels), or set "
+           f"GUNPY_UNSUPPORTED_NUMBA_CUDA=1 to try it anyway")
+    if os.environ.get("GUNPY_UNSUPPORTED_NUMBA_CUDA", "") not in ("", "0"):
+        import warnings
+        warnings.warn(msg, RuntimeWarning, stacklevel=2)
+        return installed
+    raise UnsupportedNumbaCuda(msg)
 
 # Warp intrinsics gunpy's kernels call. numba's simulator has none of them; they
 # come from the test shim (gunpy.testing.install_simulator_shims), which this
@@ -62,8 +146,11 @@ def kernel(pyfunc, **options):
 
     ``options`` go to ``cuda.jit`` (``launch_bounds=`` for kernels launched at
     one block size). Compiled kernels go to the persistent cache
-    (:mod:`gunpy._jitcache`).
+    (:mod:`gunpy._jitcache`). ``GUNPY_CUDA_LINEINFO=1``: with line information
+    (for compute-sanitizer; see the module docstring).
     """
+    if os.environ.get("GUNPY_CUDA_LINEINFO", "") not in ("", "0") and not ON_CUDASIM:
+        options.setdefault("lineinfo", True)
     return cuda_jit(pyfunc, **options)
 
 
@@ -99,6 +186,7 @@ class CudaBackend(Backend):
     stream = None
 
     def __init__(self, *, block_size=None):
+        check_numba_cuda()  # before anything else: a wrong version fails later, obscurely
         if ON_CUDASIM:
             _check_simulator_shims()
             self.block_size = 32 if block_size is None else block_size

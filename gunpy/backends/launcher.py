@@ -34,9 +34,15 @@ A signature key is cheap but not free: a Python ``int`` keys as ``int`` and is
 passed as int64 (numba types one over 2**63 as uint64; gunpy never passes one).
 An entry keeps the kernel handle of the context current at its first launch.
 
-``GUNPY_LAUNCHER=numba`` in the environment (read at import) sends every launch
-through numba's own path: the fast path has been checked against numba's own
-argument conversion, never yet on a GPU, so this is the switch to rule it out.
+``GUNPY_LAUNCHER`` in the environment (read once, at import) picks the path:
+``gunpy`` (the default; ``cached`` is the same) is the cached launcher above;
+``numba`` sends every launch through numba-cuda's own ``kernel[blocks, threads,
+stream, shared](*args)``, still without the small-grid warning. The fast path's
+packing has been checked against numba's own argument conversion, but only off a
+GPU: where kernels fail on a real device, ``GUNPY_LAUNCHER=numba`` tells a fault
+of gunpy's packing (numba's path works) from one of the kernels or the driver
+(both fail). :func:`launch_path` says which path this process uses;
+``bench/gpu-day`` runs its smoke test through both.
 """
 
 import ctypes
@@ -47,19 +53,35 @@ import warnings
 import numba
 import numpy as np
 
-__all__ = ["Launcher", "LaunchStream", "launcher", "signature_key", "numba_only", "ON_CUDASIM"]
+__all__ = ["Launcher", "LaunchStream", "launcher", "signature_key", "numba_only", "launch_path",
+           "LAUNCH_PATHS", "ON_CUDASIM"]
 
 ON_CUDASIM = bool(numba.config.ENABLE_CUDASIM)
 
+#: the values ``GUNPY_LAUNCHER`` takes, and the path each selects (unset or empty: ``gunpy``)
+LAUNCH_PATHS = {"gunpy": "gunpy", "cached": "gunpy", "numba": "numba"}
+
+
 def numba_only(environ=os.environ):
-    """Whether ``environ`` asks for numba's own launch path (``GUNPY_LAUNCHER=numba``)."""
+    """Whether ``environ`` asks for numba's own launch path (``GUNPY_LAUNCHER=numba``).
+
+    ``GUNPY_LAUNCHER`` unset, empty, ``gunpy`` or ``cached``: gunpy's cached launcher;
+    any other value is a ``ValueError`` naming the valid ones.
+    """
     value = environ.get("GUNPY_LAUNCHER", "").strip().lower()
-    if value not in ("", "cached", "numba"):
-        raise ValueError(f"GUNPY_LAUNCHER={value!r}; valid: 'cached' (default), 'numba'")
-    return value == "numba"
+    if value and value not in LAUNCH_PATHS:
+        raise ValueError(f"GUNPY_LAUNCHER={value!r}; valid: 'gunpy' (the default; 'cached' is "
+                         f"the same), 'numba' (numba-cuda's own launch path)")
+    return LAUNCH_PATHS.get(value, "gunpy") == "numba"
 
 
 _NUMBA_ONLY = numba_only()
+
+
+def launch_path():
+    """``"gunpy"`` (the cached launcher) or ``"numba"`` (numba-cuda's own launch, every call):
+    the path this process launches through, as ``GUNPY_LAUNCHER`` chose at import."""
+    return "numba" if _NUMBA_ONLY else "gunpy"
 
 _GRID_WARNING = r"Grid size \d+ will likely result in GPU under-utilization"
 
