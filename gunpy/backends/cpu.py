@@ -230,11 +230,22 @@ class CpuBackend(Backend):
     def __init__(self):
         # the OpenMP wait policy, before the first parallel region (see gunpy.backends.threads)
         threads.configure()
+        # then numba's threads start, so that operator() knows whether Python threads must
+        # take turns (the workqueue layer aborts the process on concurrent regions)
+        numba.get_num_threads()
         build = os.environ.get("GUNPY_CPU_THIN_BUILD")
         if build:
             if build not in THIN_BUILDS:
                 raise ValueError(f"GUNPY_CPU_THIN_BUILD={build!r}; valid: {', '.join(THIN_BUILDS)}")
             self.thin_build = build
+
+    def operator(self, name, default=None):
+        """:meth:`Backend.operator`'s implementation, run one thread at a time where
+        numba's threading layer is not threadsafe (:func:`gunpy.backends.threads.region`)."""
+        fn = super().operator(name, default)
+        if fn is default:
+            return fn
+        return threads.serialised(fn)
 
     def device_function(self, pyfunc, *, nrt=True):
         if nrt:

@@ -26,6 +26,19 @@ region starts, and never over one the user made:
   loads: numba's at gunpy's first parallel call, and every library loaded after
   :func:`configure`; one already loaded keeps what it read.
 
+**Python threads.** ``tbb`` and ``omp`` let several Python threads run parallel
+regions at once. numba's ``workqueue`` layer does not: a second region started
+while one runs (two threads calling gunpy) makes numba abort the whole process
+("Concurrent access has been detected"). numba picks ``workqueue`` when it is
+asked to (``NUMBA_THREADING_LAYER=workqueue``) or finds neither TBB nor the GNU
+OpenMP runtime (``libgomp``; slim container images lack it). There, the CPU
+backend's operators run one at a time: each holds :func:`region`'s process-wide
+lock (re-entrant, renewed in a forked child), so threads wait for each other
+instead of crashing. Other code with parallel regions (graph building, generators)
+does the same with :func:`region`. To run threads side by side, install TBB
+(``pip install tbb``) or OpenMP (``libgomp1``), or set
+``NUMBA_THREADING_LAYER=omp``.
+
 >>> from gunpy.backends import threads
 >>> threads.decide({"OMP_WAIT_POLICY": "active"})["wait_policy"]  # the user's, kept
 {'value': 'active', 'by': 'environment'}
@@ -33,9 +46,13 @@ region starts, and never over one the user made:
 {'value': 'PASSIVE', 'by': 'gunpy'}
 """
 
+import contextlib
+import functools
 import os
+import threading
 
-__all__ = ["WAIT_VARIABLES", "decide", "configure", "describe"]
+__all__ = ["WAIT_VARIABLES", "decide", "configure", "describe", "threadsafe", "region",
+           "serialised"]
 
 #: environment variables by which a user (or a library's docs) sets OpenMP's waiting
 WAIT_VARIABLES = ("OMP_WAIT_POLICY", "GOMP_SPINCOUNT", "KMP_BLOCKTIME")
@@ -104,3 +121,75 @@ def describe():
     if _applied is not None:
         info["wait_policy_by"] = _applied["wait_policy"]["by"]
     return info
+
+
+# ----------------------------------------------------------------------------- Python threads
+#: held around every parallel region while numba's layer is not threadsafe (workqueue)
+_lock = threading.RLock()
+#: True once numba's layer started and is threadsafe (tbb, omp): no lock from then on
+_safe = False
+
+
+def _renew_lock():
+    # a forked child holds a copy of the lock as it was, maybe held by a thread that is
+    # not in the child: a fresh one, or the child's first region would wait forever
+    global _lock
+    _lock = threading.RLock()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_renew_lock)
+
+
+def threadsafe():
+    """Whether numba's threading layer lets Python threads run parallel regions at once.
+
+    True for ``tbb`` and ``omp``, False for ``workqueue``, None while no layer has
+    started (numba starts one at the first parallel region, or on
+    ``numba.get_num_threads()``).
+    """
+    global _safe
+    if _safe:
+        return True
+    if not _numba_started():
+        return None
+    import numba
+    _safe = numba.threading_layer() != "workqueue"
+    return _safe
+
+
+@contextlib.contextmanager
+def region():
+    """Hold the process's parallel-region lock where it is needed, else nothing.
+
+    Around code that runs ``numba.njit(parallel=True)`` kernels from Python: under
+    ``workqueue`` (and before any layer has started, when it may be the one to
+    start) the calls of all threads take turns; under ``tbb`` or ``omp`` this
+    costs one check.
+    """
+    if _safe or threadsafe():
+        yield
+        return
+    with _lock:
+        yield
+
+
+_serialised = {}
+
+
+def serialised(fn):
+    """``fn``, or a wrapper calling it inside :func:`region` where the layer is not threadsafe.
+
+    The CPU backend passes every operator implementation through it; wrappers
+    are made once per function.
+    """
+    if _safe or threadsafe():
+        return fn
+    wrapper = _serialised.get(fn)
+    if wrapper is None:
+        @functools.wraps(fn)
+        def wrapper(*args, **kwargs):
+            with region():
+                return fn(*args, **kwargs)
+        wrapper = _serialised[fn] = wrapper
+    return wrapper
