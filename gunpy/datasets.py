@@ -34,10 +34,12 @@ import sys
 import tarfile
 import tempfile
 import urllib.request
+import warnings
 import zipfile
 
 import numpy as np
 
+from gunpy.errors import GraphFormatError
 from gunpy.graph import Graph
 
 __all__ = ["available", "remote", "info", "load", "fetch", "register", "data_dir", "cache_dir"]
@@ -137,19 +139,76 @@ def load(name, *, cache_dir=None, download=True, progress=True):
     npz = _npz_path(name, cache_dir)
     if not os.path.exists(npz):
         fetch(name, cache_dir=cache_dir, download=download, progress=progress)
-    return _read_npz(npz)
+    try:
+        return _read_npz(npz)
+    except GraphFormatError as exc:
+        # a damaged or tampered conversion: made again from the (checksummed) download
+        warnings.warn(f"{exc}; converting {name!r} again", RuntimeWarning, stacklevel=2)
+        with contextlib.suppress(OSError):
+            os.unlink(npz)
+        fetch(name, cache_dir=cache_dir, download=download, progress=progress)
+        return _read_npz(npz)
 
 
 def _npz_path(name, cache_dir_):
     return os.path.join(cache_dir_ or cache_dir(), f"{name}.npz")
 
 
+#: The arrays of a converted dataset: name -> (dtypes allowed, number of dimensions).
+_NPZ_FIELDS = {
+    "row_offsets": ((np.int64,), 1),
+    "column_indices": ((np.int32, np.int64), 1),
+    "values": ((np.float64,), 1),
+    "weighted": ((np.bool_,), 0),
+    "directed": ((np.bool_,), 0),
+    "node_labels": ((np.int64, np.int32, np.uint64, np.float64), 1),
+    "has_labels": ((np.bool_,), 0),
+}
+
+
 def _read_npz(path):
-    with np.load(path, allow_pickle=False) as z:
-        values = z["values"] if z["weighted"] else None
-        labels = z["node_labels"] if z["has_labels"] else None
-        return Graph(z["row_offsets"], z["column_indices"], values,
-                     directed=bool(z["directed"]), node_labels=labels, _trusted=True)
+    """A converted dataset, checked like any other input before it becomes a graph.
+
+    The file is read member by member, without pickle: each array's header must
+    name an allowed dtype and shape whose size matches the member's (stored,
+    uncompressed) size, the zip CRC must hold, and the arrays must form a valid
+    CSR (the checks of :class:`Graph`). Anything else raises
+    :class:`GraphFormatError`; :func:`load` then converts the dataset again.
+    """
+    try:
+        arrays = {}
+        room = os.path.getsize(path)
+        with zipfile.ZipFile(path) as zf:
+            for name, (dtypes, ndim) in _NPZ_FIELDS.items():
+                info = zf.getinfo(name + ".npy")
+                if info.compress_type != zipfile.ZIP_STORED or info.file_size > room:
+                    raise ValueError(f"{name}: not a stored member of a plausible size")
+                with zf.open(info) as f:
+                    version = np.lib.format.read_magic(f)
+                    read_header = (np.lib.format.read_array_header_1_0 if version == (1, 0)
+                                   else np.lib.format.read_array_header_2_0)
+                    shape, fortran, dtype = read_header(f)
+                    if dtype not in [np.dtype(t) for t in dtypes] or len(shape) != ndim:
+                        raise ValueError(f"{name}: dtype {dtype}, shape {shape}")
+                    nbytes = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
+                    if f.tell() + nbytes != info.file_size:
+                        raise ValueError(f"{name}: {nbytes} bytes of data in a member of "
+                                         f"{info.file_size}")
+                    data = f.read(nbytes)
+                    f.read()                      # to the end: the CRC is checked there
+                if len(data) != nbytes:
+                    raise ValueError(f"{name}: truncated")
+                arrays[name] = np.frombuffer(data, dtype=dtype).reshape(shape)
+    except (zipfile.BadZipFile, zipfile.LargeZipFile, KeyError, ValueError, OSError,
+            EOFError) as exc:
+        raise GraphFormatError(f"damaged dataset file ({str(exc)[:120]})", path=path) from None
+    weighted, has_labels = bool(arrays["weighted"]), bool(arrays["has_labels"])
+    try:
+        return Graph(arrays["row_offsets"], arrays["column_indices"],
+                     arrays["values"] if weighted else None, directed=bool(arrays["directed"]),
+                     node_labels=arrays["node_labels"].copy() if has_labels else None)
+    except ValueError as exc:
+        raise GraphFormatError(f"damaged dataset file ({exc})", path=path) from None
 
 
 @contextlib.contextmanager

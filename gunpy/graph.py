@@ -7,6 +7,7 @@ of its arrays per backend object so repeated runs pay the host-to-device copy
 once. The arrays are read-only; rebinding one drops every cached copy.
 """
 
+import operator
 from collections import namedtuple
 
 import numpy as np
@@ -27,41 +28,92 @@ def _index_dtype(n):
     return np.int32 if n <= _INT32_MAX else np.int64
 
 
-def _as_id_array(name, a):
-    """Validate a user id array and return an int64 copy (never a view)."""
-    arr = np.asarray(a)
+_INT64_MAX = np.iinfo(np.int64).max
+#: Largest integer weight float64 holds exactly (and every integer below it).
+_EXACT_FLOAT = 2 ** 53
+_KINDS = {"b": "booleans", "f": "floats", "c": "complex numbers", "U": "strings",
+          "S": "bytes", "O": "Python objects", "M": "datetimes", "m": "timedeltas",
+          "V": "records"}
+
+
+def _refuse_kind(name, arr, what):
+    """Raise unless ``arr`` holds integers (an empty array of any numeric kind passes).
+
+    Checked before any conversion: ``astype`` would truncate floats, parse
+    strings and wrap large integers without a word.
+    """
+    kind = arr.dtype.kind
+    if kind in "iu" or (arr.size == 0 and kind in "fb"):
+        return
+    hint = ""
+    if kind == "f":
+        hint = "; convert whole numbers with .astype(np.int64) first"
+    elif kind == "O":
+        hint = " (integers past int64, or mixed types?)"
+    raise ValueError(f"{name} must hold integer {what}, got {_KINDS.get(kind, kind)} "
+                     f"(dtype {arr.dtype}){hint}")
+
+
+def _refuse_past_int64(name, arr):
+    if arr.dtype.kind == "u" and arr.dtype.itemsize == 8 and arr.size and arr.max() > _INT64_MAX:
+        i = int(np.argmax(arr > _INT64_MAX))
+        raise ValueError(f"{name}[{i}] = {arr[i]} overflows int64")
+
+
+def _one_dim(name, arr):
     if arr.ndim != 1:
         raise ValueError(f"{name} must be one-dimensional, got shape {arr.shape}")
+
+
+def _as_id_array(name, a):
+    """Validate a user id array (integers, none negative) as int32 or int64.
+
+    The caller's array itself is returned when it already is one of those
+    (contiguous): it is only read from then on, never kept or written.
+    """
+    arr = np.asarray(a)
+    _one_dim(name, arr)
     if arr.size == 0:
         return np.zeros(0, dtype=np.int64)
-    if arr.dtype.kind == "b":
-        raise ValueError(f"{name} must hold integer vertex ids, got booleans")
-    if arr.dtype.kind == "f":
-        if not np.all(np.isfinite(arr)):
-            raise ValueError(f"{name} holds NaN or infinite vertex ids")
-        if not np.all(arr == np.floor(arr)):
-            bad = int(np.flatnonzero(arr != np.floor(arr))[0])
-            raise ValueError(f"{name}[{bad}] = {arr[bad]!r} is not an integer vertex id")
-        if np.any(np.abs(arr) >= 2.0**62):
-            raise ValueError(f"{name} holds vertex ids too large to index")
-    elif arr.dtype.kind not in "iu":
-        raise ValueError(f"{name} must hold integer vertex ids, got dtype {arr.dtype}")
-    if arr.dtype.kind == "u" and arr.dtype.itemsize == 8 and np.any(arr > np.iinfo(np.int64).max):
-        raise ValueError(f"{name} holds vertex ids that overflow int64")
-    out = arr.astype(np.int64, copy=True)
-    if np.any(out < 0):
-        bad = int(np.flatnonzero(out < 0)[0])
-        raise ValueError(f"{name}[{bad}] = {out[bad]} is negative; vertex ids are 0..n-1")
-    return out
+    _refuse_kind(name, arr, "vertex ids")
+    _refuse_past_int64(name, arr)
+    if arr.dtype.kind == "i" and arr.min() < 0:
+        bad = int(np.argmax(arr < 0))
+        raise ValueError(f"{name}[{bad}] = {arr[bad]} is negative; vertex ids are 0..n-1")
+    if arr.dtype in (np.int32, np.int64):
+        return np.ascontiguousarray(arr)
+    return arr.astype(np.int64)
+
+
+def _as_count(name, value):
+    """A non-negative Python int from an integer argument (no floats, strings or booleans)."""
+    if isinstance(value, (bool, np.bool_)):
+        raise ValueError(f"{name} must be an integer, got {value!r}")
+    try:
+        n = operator.index(value)
+    except TypeError:
+        raise ValueError(f"{name} must be an integer, got {value!r}") from None
+    if n < 0:
+        raise ValueError(f"{name} must be >= 0, got {n}")
+    return n
 
 
 def _as_weights(weights, m):
+    """Validate edge weights (one real number per edge) and return a float64 copy."""
     w = np.asarray(weights)
     if w.ndim != 1 or w.shape[0] != m:
         raise ValueError(f"weights must be a 1-D array of length {m} (one per edge), "
                          f"got shape {w.shape}")
-    if w.dtype.kind not in "iufb":
-        raise ValueError(f"weights must be numeric, got dtype {w.dtype}")
+    if w.size and w.dtype.kind not in "iufb":
+        raise ValueError(f"weights must be real numbers, got {_KINDS.get(w.dtype.kind, '')} "
+                         f"(dtype {w.dtype})")
+    if w.size and w.dtype.kind in "iu" and w.dtype.itemsize == 8:
+        # float64 holds integers exactly only up to 2**53: refuse to round a weight
+        big = (w > _EXACT_FLOAT) if w.dtype.kind == "u" else (np.abs(w) > _EXACT_FLOAT)
+        if big.any():
+            i = int(np.argmax(big))
+            raise ValueError(f"weights[{i}] = {w[i]} is too large to be held exactly as a "
+                             f"float64 (integer weights must lie within +-2**53)")
     return w.astype(np.float64, copy=True)
 
 
@@ -72,30 +124,45 @@ def _frozen(arr):
     return arr
 
 
-def _check_csr(row_offsets, column_indices):
-    """Validate CSR arrays (already 1-D NumPy arrays of integers)."""
-    n = row_offsets.shape[0] - 1
-    if row_offsets[0] != 0 or np.any(np.diff(row_offsets) < 0):
-        raise ValueError("row_offsets must start at 0 and never decrease")
-    if row_offsets[-1] != column_indices.shape[0]:
-        raise ValueError(f"row_offsets[-1] = {row_offsets[-1]} but there are "
-                         f"{column_indices.shape[0]} column indices")
-    if column_indices.size and (column_indices.min() < 0 or column_indices.max() >= n):
-        raise ValueError(f"column_indices must lie in 0..{n - 1}")
-
-
 def _as_row_offsets(a):
+    """Validate user row offsets (integers, 1-D, non-empty) and return an int64 copy."""
     ro = np.asarray(a)
-    if ro.ndim != 1 or ro.shape[0] < 1:
-        raise ValueError("row_offsets must be a 1-D array of length num_vertices + 1")
+    _one_dim("row_offsets", ro)
+    if ro.shape[0] < 1:
+        raise ValueError("row_offsets must have num_vertices + 1 entries, got none")
+    _refuse_kind("row_offsets", ro, "offsets")
+    _refuse_past_int64("row_offsets", ro)
     return ro.astype(np.int64, copy=True)
 
 
+def _check_offsets(ro, m):
+    """``ro`` (int64) starts at 0, never decreases and ends at ``m``, the number of edges."""
+    if ro[0] != 0:
+        raise ValueError(f"row_offsets[0] = {ro[0]}; it must be 0")
+    down = ro[1:] < ro[:-1]
+    if down.any():
+        i = int(np.argmax(down)) + 1
+        raise ValueError(f"row_offsets decrease at {i} ({ro[i - 1]} then {ro[i]}); "
+                         "they must never decrease")
+    if ro[-1] != m:
+        raise ValueError(f"row_offsets[-1] = {ro[-1]} but there are {m} column indices")
+
+
 def _as_column_indices(a, n):
+    """Validate user column indices (integers in 0..n-1) and return a copy of the index type."""
     ci = np.asarray(a)
-    if ci.ndim != 1:
-        raise ValueError(f"column_indices must be one-dimensional, got shape {ci.shape}")
-    return np.array(ci, dtype=_index_dtype(n), copy=True)
+    _one_dim("column_indices", ci)
+    if ci.size == 0:
+        return np.zeros(0, dtype=_index_dtype(n))
+    _refuse_kind("column_indices", ci, "vertex ids")
+    # range first, in the caller's own type: a conversion could wrap an id into range
+    lo, hi = ci.min(), ci.max()
+    if lo < 0 or hi >= n:
+        bad = ci < 0 if lo < 0 else ci >= n
+        i = int(np.argmax(bad))
+        raise ValueError(f"column_indices[{i}] = {ci[i]} is out of range for {n} vertices "
+                         f"(ids 0..{n - 1})")
+    return ci.astype(_index_dtype(n), copy=True)
 
 
 class DeviceCache:
@@ -198,15 +265,20 @@ class Graph:
 
     def __init__(self, row_offsets, column_indices, values=None, *, directed=True,
                  node_labels=None, _trusted=False):
-        # _trusted: arrays gunpy has just built (build_csr, a loaded .npz), owned by nobody else
-        row_offsets = np.asarray(row_offsets)
-        column_indices = np.asarray(column_indices)
-        if not _trusted:
+        # _trusted: arrays gunpy has just built (build_csr, a reader), owned by nobody else
+        if _trusted:
+            row_offsets = np.asarray(row_offsets)
+            column_indices = np.asarray(column_indices)
+        else:
+            # every check on the caller's own arrays, before any conversion
             row_offsets = _as_row_offsets(row_offsets)
-            column_indices = _as_column_indices(column_indices, row_offsets.shape[0] - 1)
-            _check_csr(row_offsets, column_indices)
+            n = row_offsets.shape[0] - 1
+            column_indices = _as_column_indices(column_indices, n)
+            _check_offsets(row_offsets, column_indices.shape[0])
             if values is not None:
                 values = _as_weights(values, column_indices.shape[0])
+            if node_labels is not None and len(node_labels) != n:
+                raise ValueError(f"node_labels has {len(node_labels)} entries for {n} vertices")
         self._row_offsets = _frozen(row_offsets)
         self._column_indices = _frozen(column_indices)
         self._values = _frozen(values)
@@ -225,9 +297,13 @@ class Graph:
         Parameters
         ----------
         src, dst : array_like of int
-            Edge endpoints, vertex ids in ``0..num_vertices-1``.
+            Edge endpoints, vertex ids in ``0..num_vertices-1``. Integer arrays
+            only: floats, booleans, strings and objects are refused, not converted
+            (``astype`` would truncate ``1.5``, parse ``"7"`` and wrap ``2**32 + 2``).
         weights : array_like of float, optional
-            One weight per edge; ``None`` for an unweighted graph.
+            One real weight per edge (integers within +-2**53, the ones float64
+            holds exactly); ``None`` for an unweighted graph. NaN and infinite
+            weights are stored; the primitives that cannot use them refuse them.
         num_vertices : int, optional
             Defaults to ``max(src, dst) + 1`` (0 for no edges).
         directed : bool, default True
@@ -238,7 +314,9 @@ class Graph:
         Raises
         ------
         ValueError
-            Length mismatch, negative or non-integer ids, ids past ``num_vertices``.
+            Length mismatch, ids that are not integers, negative ids, ids past
+            ``num_vertices`` or int64, weights that are not real numbers; the
+            message names the array, the index and the value.
 
         Examples
         --------
@@ -247,35 +325,30 @@ class Graph:
         >>> G.num_vertices, G.num_edges
         (3, 6)
         """
+        # validated, never converted blindly, and only read: build_csr writes new arrays
         s = _as_id_array("src", src)
         d = _as_id_array("dst", dst)
         if s.shape[0] != d.shape[0]:
             raise ValueError(f"src and dst differ in length ({s.shape[0]} vs {d.shape[0]})")
+        if s.dtype != d.dtype:
+            s, d = s.astype(np.int64, copy=False), d.astype(np.int64, copy=False)
         w = None if weights is None else _as_weights(weights, s.shape[0])
         top = int(max(s.max(initial=-1), d.max(initial=-1))) + 1
         if num_vertices is None:
             n = top
         else:
-            if isinstance(num_vertices, (bool, np.bool_)) or int(num_vertices) != num_vertices:
-                raise ValueError(f"num_vertices must be an integer, got {num_vertices!r}")
-            n = int(num_vertices)
-            if n < 0:
-                raise ValueError(f"num_vertices must be >= 0, got {n}")
+            n = _as_count("num_vertices", num_vertices)
             if top > n:
                 which = "src" if s.max(initial=-1) >= n else "dst"
                 arr = s if which == "src" else d
                 bad = int(np.flatnonzero(arr >= n)[0])
                 raise ValueError(f"{which}[{bad}] = {arr[bad]} is out of range for "
                                  f"num_vertices = {n}")
-        if not directed:
-            # mirror every edge; a self-loop is stored once
-            off = s != d
-            s, d = np.concatenate([s, d[off]]), np.concatenate([d, s[off]])
-            if w is not None:
-                w = np.concatenate([w, w[off]])
+        # undirected: every edge also stored reversed (a self-loop once), without
+        # building the reversed list
         ro, ci, vals = build_csr(s, d, w, n, remove_self_loops=remove_self_loops,
                                  remove_duplicates=remove_duplicates,
-                                 index_dtype=_index_dtype(n))
+                                 index_dtype=_index_dtype(n), mirror=not directed)
         if node_labels is not None and len(node_labels) != n:
             raise ValueError(f"node_labels has {len(node_labels)} entries for {n} vertices")
         return cls(ro, ci, vals, directed=directed, node_labels=node_labels, _trusted=True)
@@ -286,7 +359,8 @@ class Graph:
 
         Every stored entry is an edge whose weight is the entry; boolean matrices
         give unweighted graphs. ``directed=None`` means undirected exactly when
-        ``A`` is symmetric (structure and values).
+        ``A`` is symmetric (structure and values). Entries must be real numbers
+        (integers within +-2**53): complex or object matrices raise ``ValueError``.
         """
         if not sp.issparse(A):
             raise ValueError(f"expected a scipy sparse matrix, got {type(A).__name__}")
@@ -297,7 +371,8 @@ class Graph:
         if directed is None:
             directed = not symmetric
         weighted = coo.dtype != np.bool_
-        w = coo.data.astype(np.float64) if weighted else None
+        # validated (and converted) by from_edges: a complex entry is refused, not cut
+        w = coo.data if weighted else None
         src = coo.row.astype(np.int64)
         dst = coo.col.astype(np.int64)
         if not directed:
@@ -319,7 +394,9 @@ class Graph:
 
         Nodes are numbered 0..n-1 in ``nxg``'s node order; ``G.node_labels`` keeps
         the original nodes. The graph is weighted when any edge has the ``weight``
-        attribute (missing weights count as 1).
+        attribute (missing weights count as 1). A weight must be a real number
+        (``None``, strings and integers beyond +-2**53, which float64 would round,
+        raise ``ValueError`` naming the edge).
         """
         nodes = list(nxg.nodes)
         index = {v: i for i, v in enumerate(nodes)}
@@ -328,7 +405,7 @@ class Graph:
         dst = np.fromiter((index[v] for _, v, _ in edges), dtype=np.int64, count=len(edges))
         w = None
         if weight is not None and any(weight in d for _, _, d in edges):
-            w = np.array([d.get(weight, 1.0) for _, _, d in edges], dtype=np.float64)
+            w = _nx_weights([d.get(weight, 1) for _, _, d in edges], edges)
         labels = None if nodes == list(range(len(nodes))) else nodes
         return cls.from_edges(src, dst, w, num_vertices=len(nodes),
                               directed=nxg.is_directed(), remove_self_loops=remove_self_loops,
@@ -373,9 +450,13 @@ class Graph:
         ro = _as_row_offsets(a)
         n = ro.shape[0] - 1
         ci = self._column_indices
+        _check_offsets(ro, ci.shape[0])
+        if ci.size and ci.max() >= n:
+            i = int(np.argmax(ci >= n))
+            raise ValueError(f"column_indices[{i}] = {ci[i]} is out of range for {n} vertices "
+                             f"(ids 0..{n - 1})")
         if ci.dtype != _index_dtype(n):
             ci = ci.astype(_index_dtype(n))
-        _check_csr(ro, ci)
         if self.node_labels is not None and len(self.node_labels) != n:
             raise ValueError(f"node_labels has {len(self.node_labels)} entries for {n} vertices")
         self._row_offsets, self._column_indices = _frozen(ro), _frozen(ci)
@@ -388,7 +469,7 @@ class Graph:
     @column_indices.setter
     def column_indices(self, a):
         ci = _as_column_indices(a, self.num_vertices)
-        _check_csr(self._row_offsets, ci)
+        _check_offsets(self._row_offsets, ci.shape[0])
         self._column_indices = _frozen(ci)
         self._invalidate()
 
@@ -487,6 +568,40 @@ class Graph:
         kind = "directed" if self.directed else "undirected"
         w = ", weighted" if self.values is not None else ""
         return f"<gunpy.Graph {kind}{w}: {self.num_vertices} vertices, {self.num_edges} edges>"
+
+
+def _nx_weights(ws, edges):
+    """float64 weights from networkx edge attributes, refusing what a conversion would change."""
+    try:
+        w = np.asarray(ws)
+    except (ValueError, TypeError):      # sequences among the weights
+        w = np.empty(0, dtype=object)
+    if w.dtype.kind in "iu":
+        bad = np.flatnonzero(np.abs(w.astype(np.float64)) > _EXACT_FLOAT)
+    elif w.dtype.kind == "f":
+        # floats mixed with large ints convert to float64 silently rounded
+        bad = [i for i, x in enumerate(ws)
+               if isinstance(x, (int, np.integer)) and abs(int(x)) > _EXACT_FLOAT]
+    elif w.dtype.kind == "b":
+        bad = []
+    else:
+        bad = [i for i, x in enumerate(ws)
+               if not isinstance(x, (int, float, np.integer, np.floating, np.bool_))
+               or isinstance(x, (int, np.integer)) and abs(int(x)) > _EXACT_FLOAT]
+    if len(bad):
+        i = int(bad[0])
+        u, v, _ = edges[i]
+        x = ws[i]
+        why = ("is not an int or a float" if not isinstance(x, (int, float, np.number))
+               else "is too large to be held exactly as a float64 (integer weights must lie "
+                    "within +-2**53)")
+        raise ValueError(f"the weight of edge ({_short(u)}, {_short(v)}), {_short(x)}, {why}")
+    return np.array([float(x) for x in ws] if w.dtype.kind == "O" else w, dtype=np.float64)
+
+
+def _short(x, limit=60):
+    r = repr(x)
+    return r if len(r) <= limit else r[:limit] + "..."
 
 
 def _is_symmetric(A):

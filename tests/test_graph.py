@@ -32,18 +32,130 @@ def test_keep_duplicates():
 
 @pytest.mark.parametrize("src,dst,kw,match", [
     ([0, 1], [1], {}, "differ in length"),
-    ([0, -1], [1, 2], {}, "negative"),
-    ([0, 1.5], [1, 2], {}, "not an integer"),
-    ([0, 1], [1, 5], {"num_vertices": 3}, "out of range"),
+    ([0, -1], [1, 2], {}, r"src\[1\] = -1 is negative"),
+    ([0, 1.5], [1, 2], {}, "integer vertex ids, got floats"),
+    ([0, 1.0], [1, 2], {}, "got floats"),                   # whole floats too: no astype
+    ([0, 1], [1, 5], {"num_vertices": 3}, r"dst\[1\] = 5 is out of range"),
     ([[0, 1]], [[1, 2]], {}, "one-dimensional"),
     (["a"], ["b"], {}, "integer vertex ids"),
-    ([0, np.nan], [1, 2], {}, "NaN"),
+    ([0, np.nan], [1, 2], {}, "got floats"),
+    ([True, False], [1, 0], {}, "got booleans"),
     ([0, 1], [1, 2], {"num_vertices": -1}, ">= 0"),
+    ([0, 1], [1, 2], {"num_vertices": 3.0}, "must be an integer"),
+    ([0, 1], [1, 2], {"num_vertices": "3"}, "must be an integer"),
     ([0], [1], {"weights": [1.0, 2.0]}, "length 1"),
+    ([0], [1], {"weights": ["1.5"]}, "real numbers"),
+    ([0], [1], {"weights": [1 + 2j]}, "real numbers"),
+    ([0], [1], {"weights": np.array([2**53 + 1])}, "exactly"),
 ])
 def test_bad_edge_arrays(src, dst, kw, match):
     with pytest.raises(ValueError, match=match):
         Graph.from_edges(src, dst, **kw)
+
+
+# Hostile id arrays, each refused before any conversion: "wrapped" (an int64 id that an
+# int32 cast would bring into range), "truncated" (floats), "parsed" (strings), out of
+# range, negative, past int64, Python objects, booleans.
+HOSTILE_IDS = {
+    "wrapped": (np.array([1, 2**32 + 2], dtype=np.int64), "out of range"),
+    "wrapped_uint64": (np.array([1, 2**64 - 1], dtype=np.uint64), "out of range|overflows"),
+    "truncated": (np.array([1.0, 2.7]), "got floats"),
+    "parsed": (np.array(["1", "2"]), "got strings"),
+    "out_of_range": (np.array([1, 3]), "out of range"),
+    "negative": (np.array([1, -1]), "negative|out of range"),
+    "past_int64": (np.array([1, 2**63 + 1], dtype=np.uint64), "overflows|out of range"),
+    "objects": (np.array([1, 2**70], dtype=object), "Python objects"),
+    "booleans": (np.array([True, False]), "got booleans"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(HOSTILE_IDS))
+def test_hostile_column_indices_refused_by_the_csr_constructor(case):
+    ids, match = HOSTILE_IDS[case]
+    before = ids.copy()
+    with pytest.raises(ValueError, match=match):
+        Graph(np.array([0, 1, 2, 2]), ids)                  # 3 vertices, 2 edges
+    assert np.array_equal(ids, before)
+    G = Graph(np.array([0, 1, 2, 2]), np.array([1, 2]))
+    with pytest.raises(ValueError, match=match):
+        G.column_indices = ids                              # the setter checks the same
+    assert G.column_indices.tolist() == [1, 2]
+
+
+@pytest.mark.parametrize("case", sorted(HOSTILE_IDS))
+def test_hostile_edge_ids_refused_by_from_edges(case):
+    ids, match = HOSTILE_IDS[case]
+    with pytest.raises(ValueError, match=match):
+        Graph.from_edges(np.array([0, 1]), ids, num_vertices=3)
+    with pytest.raises(ValueError, match=match):
+        Graph.from_edges(ids, np.array([0, 1]), num_vertices=3, directed=False)
+
+
+@pytest.mark.parametrize("offsets,match", [
+    (np.array([0.0, 1.0, 2.0]), "got floats"),
+    (np.array(["0", "1", "2"]), "got strings"),
+    (np.array([0, 2, 1, 2]), "decrease at 2"),
+    (np.array([1, 1, 2]), r"row_offsets\[0\] = 1"),
+    (np.array([0, 1, 3]), r"row_offsets\[-1\] = 3 but there are 2"),
+    (np.array([0, 2**64 - 1, 2], dtype=np.uint64), "overflows int64"),
+    (np.array([0, 2**32 + 1, 2], dtype=np.int64), "decrease"),
+    (np.array([], dtype=np.int64), "num_vertices \\+ 1 entries"),
+    (np.array([[0, 1, 2]]), "one-dimensional"),
+])
+def test_hostile_row_offsets(offsets, match):
+    with pytest.raises(ValueError, match=match):
+        Graph(offsets, np.array([1, 0]))
+    G = Graph(np.array([0, 1, 2]), np.array([1, 0]))
+    with pytest.raises(ValueError, match=match):
+        G.row_offsets = offsets
+    assert G.row_offsets.tolist() == [0, 1, 2]
+
+
+def test_integer_kinds_of_any_width_are_read_exactly():
+    for dt in (np.int8, np.uint8, np.int16, np.uint16, np.int32, np.uint32, np.int64,
+               np.uint64):
+        G = Graph(np.array([0, 1, 2, 3], dtype=dt), np.array([1, 2, 0], dtype=dt))
+        assert G.column_indices.tolist() == [1, 2, 0] and G.row_offsets.dtype == np.int64
+        H = Graph.from_edges(np.array([0, 1, 2], dtype=dt), np.array([1, 2, 0], dtype=dt))
+        assert H.column_indices.tolist() == [1, 2, 0]
+
+
+def test_weights_validated_in_every_constructor():
+    ro, ci = np.array([0, 1, 2]), np.array([1, 0])
+    for bad, match in ((["x", "y"], "real numbers"), ([1j, 2j], "real numbers"),
+                       (np.array([1, 2**60]), "exactly")):
+        with pytest.raises(ValueError, match=match):
+            Graph(ro, ci, bad)
+        with pytest.raises(ValueError, match=match):
+            Graph(ro, ci).values = bad
+    A = sp.csr_array(np.array([[0, 1j], [1j, 0]]))
+    with pytest.raises(ValueError, match="real numbers"):
+        Graph.from_scipy(A)                                  # not cut to its real part
+    B = sp.csr_array(np.array([[0, 2**60], [3, 0]], dtype=np.int64))
+    with pytest.raises(ValueError, match="exactly"):
+        Graph.from_scipy(B)
+    assert Graph.from_scipy(sp.csr_array(np.array([[0, 2**53], [3, 0]]))).values.tolist() == \
+        [2.0**53, 3.0]
+
+
+@pytest.mark.parametrize("w,match", [
+    (None, "not an int or a float"), ("3", "not an int or a float"),
+    (2**53 + 1, "exactly"), ([1], "not an int or a float"),
+])
+def test_networkx_weights_that_would_change_are_refused(w, match):
+    g = nx.Graph()
+    g.add_edge("a", "b", weight=1.5)
+    g.add_edge("b", "c", weight=w)
+    with pytest.raises(ValueError, match=rf"edge \('b', 'c'\).*{match}"):
+        Graph.from_networkx(g)
+
+
+def test_networkx_exact_weights_kept():
+    g = nx.DiGraph()
+    g.add_edge(0, 1, weight=2**53)
+    g.add_edge(1, 2, weight=True)
+    g.add_edge(2, 0, weight=np.float32(0.5))
+    assert Graph.from_networkx(g).values.tolist() == [2.0**53, 1.0, 0.5]
 
 
 def test_user_arrays_not_mutated_or_aliased():
@@ -111,7 +223,7 @@ def test_index_type_widens_past_int32():
 
 
 def test_ids_past_int64_rejected():
-    with pytest.raises(ValueError, match="overflow|too large"):
+    with pytest.raises(ValueError, match="overflows int64"):
         Graph.from_edges(np.array([0], dtype=np.uint64), np.array([2**63 + 1], dtype=np.uint64))
 
 

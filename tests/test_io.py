@@ -150,7 +150,8 @@ def test_empty_mtx(tmp_path):
     ("1 2\n0 1\n", {"one_based": True}, 2, "0 is not a valid"),
     ("0 1\n1 9\n", {"num_vertices": 5}, 2, "out of range"),
     ("0 1 2 3\n", {}, 1, "columns"),
-    ("0 1\n1 nan\n", {}, 2, "NaN"),
+    ("0 1\n1 nan\n", {}, 2, "not an integer"),
+    ("0 1 1.5\n1 2 nan\n", {}, 2, "not finite"),
 ])
 def test_malformed_edgelist_names_the_line(tmp_path, text, kw, line, match):
     p = write(tmp_path, "bad.txt", text)
