@@ -1,7 +1,7 @@
 """gpu_diff: every configuration on the CUDA backend against the CPU backend, at the real launch shape.
 
     python bench/gpu_diff.py [--backend cuda] [--quick] [--only PATTERNS] [--graphs NAMES]
-                             [--block-size N] [--list]
+                             [--block-size N] [--jobs N] [--list]
 
 Each configuration (BFS push / pull / auto x every load balance x idempotent;
 SSSP fused near/far, unfused near/far, Bellman-Ford; CC; PageRank push and
@@ -21,9 +21,13 @@ defined exactly:
 
 Every call runs twice on each backend: the first compiles (or loads the kernel
 cache) and is checked too, the second is timed (``--quick``: one call each).
-Prints one row per configuration and graph (``ok``, ``FAIL`` or ``skip``, the
-milliseconds of the timed calls on each backend, summed over the sources) and
-exits 1 if any row failed, 2 if the backend cannot run here.
+Prints one row per configuration and graph as it finishes (``ok``, ``FAIL`` or
+``skip``, the milliseconds of the timed calls on each backend, summed over the
+sources; each line flushed, so a run killed part way keeps what it did) and exits
+1 if any row failed, 2 if the backend cannot run here. ``--jobs N`` shares the
+configurations among N processes (each with its own CUDA context and
+cores/N CPU threads for the reference), prints their rows as they come, then
+the whole table in order.
 
 ``--quick`` selects tiny graphs (a hub of 40 leaves, bigger than the simulator's
 32-thread block; a 6 x 6 grid) so that the script runs under numba's CUDA
@@ -322,16 +326,40 @@ def _fmt(ms):
     return "-" if ms is None else f"{ms:.2f}"
 
 
+class Table:
+    """The result table, printed a row at a time as rows finish (each line flushed), so a run
+    killed part way has printed every row it finished."""
+
+    def __init__(self, backend, configs, graphs, out=None):
+        self.backend, self.out = backend, out
+        self.w = max([len(c) for c in configs] + [6])
+        self.g = max([len(g) for g in graphs] + [5])
+
+    def _print(self, line):
+        print(line, file=self.out or sys.stdout, flush=True)
+
+    def header(self):
+        self._print(f"| {'config':{self.w}s} | {'graph':{self.g}s} | result | "
+                    f"{self.backend + ' ms':>10s} | {'cpu ms':>10s} |")
+        self._print(f"|{'-' * (self.w + 2)}|{'-' * (self.g + 2)}|--------|{'-' * 11}:|"
+                    f"{'-' * 11}:|")
+
+    def row(self, r):
+        self._print(f"| {r.config:{self.w}s} | {r.graph:{self.g}s} | {r.status:6s} | "
+                    f"{_fmt(r.ms_test):>10s} | {_fmt(r.ms_cpu):>10s} |")
+
+
 def print_table(rows, backend, out=None):
-    out = sys.stdout if out is None else out
-    w = max([len(r.config) for r in rows] + [6])
-    g = max([len(r.graph) for r in rows] + [5])
-    print(f"| {'config':{w}s} | {'graph':{g}s} | result | {backend + ' ms':>10s} | {'cpu ms':>10s} |",
-          file=out)
-    print(f"|{'-' * (w + 2)}|{'-' * (g + 2)}|--------|{'-' * 11}:|{'-' * 11}:|", file=out)
+    t = Table(backend, [r.config for r in rows], [r.graph for r in rows], out)
+    t.header()
     for r in rows:
-        print(f"| {r.config:{w}s} | {r.graph:{g}s} | {r.status:6s} | {_fmt(r.ms_test):>10s} | "
-              f"{_fmt(r.ms_cpu):>10s} |", file=out)
+        t.row(r)
+    print_notes(rows, out)
+
+
+def print_notes(rows, out=None):
+    """The failures' details and the reasons for skipped rows, under the table."""
+    out = sys.stdout if out is None else out
     notes = [r for r in rows if r.detail and r.status == "FAIL"]
     skips = sorted({(r.config.rsplit("-", 1)[0] if r.config.startswith("dist") else r.config,
                      r.detail) for r in rows if r.status == "skip"})
@@ -343,6 +371,7 @@ def print_table(rows, backend, out=None):
         print("\nSkipped:", file=out)
         for name, why in skips:
             print(f"- {name}: {why}", file=out)
+    out.flush()
 
 
 def _prepare(backend):
@@ -357,6 +386,21 @@ def _prepare(backend):
     return None
 
 
+def save_cache_counters():
+    """Where ``GUNPY_DAY_COUNTERS`` names a folder (bench/gpu-day sets it), leave this process's
+    kernel-cache hits and misses there (one JSON file a process) for the day's report."""
+    folder = os.environ.get("GUNPY_DAY_COUNTERS")
+    if not folder or "gunpy._jitcache" not in sys.modules:
+        return
+    import json
+    from gunpy import _jitcache
+    try:
+        with open(os.path.join(folder, f"{os.getpid()}.json"), "w") as fh:
+            json.dump(dict(_jitcache.counters, process=" ".join(sys.argv[:3])), fh)
+    except OSError:
+        pass
+
+
 def build_parser():
     p = argparse.ArgumentParser(prog="gpu_diff", description=__doc__.split("\n\n")[0])
     p.add_argument("--backend", default="cuda", choices=("cuda", "cpu"),
@@ -368,60 +412,152 @@ def build_parser():
     p.add_argument("--graphs", default=None, help="comma-separated graph names")
     p.add_argument("--block-size", type=int, default=None,
                    help="threads a block on the cuda backend (default: the backend's, 256)")
+    p.add_argument("--jobs", type=int, default=1,
+                   help="processes to share the configurations among (default 1); each takes "
+                        "cores/jobs CPU threads for the reference runs")
+    p.add_argument("--shard", default=None, help=argparse.SUPPRESS)  # I/N: one --jobs worker
     p.add_argument("--list", action="store_true", help="list the configurations and graphs")
     return p
 
 
-def main(argv=None):
-    args = build_parser().parse_args(argv)
-    why = _prepare(args.backend)
-    if why:
-        print(f"gpu_diff: {why}", file=sys.stderr)
-        return 2
-    from gunpy.backends import get_backend
-    be = get_backend(args.backend)
-    if args.block_size is not None and args.backend == "cuda":
-        be.block_size = args.block_size
+def _select(args):
+    """``(configurations, graphs)`` the arguments pick, or an error message."""
     cfgs = configurations()
     if args.only:
         pats = [p.strip() for p in args.only.split(",") if p.strip()]
         cfgs = [c for c in cfgs if any(fnmatch.fnmatchcase(c.name, p) for p in pats)]
         if not cfgs:
-            print(f"gpu_diff: no configuration matches {args.only!r} (see --list)", file=sys.stderr)
-            return 2
+            return None, None, f"no configuration matches {args.only!r} (see --list)"
     names = [n.strip() for n in args.graphs.split(",")] if args.graphs else None
     graphs = make_graphs(args.quick, names)
+    if not graphs and not args.list:
+        return None, None, f"no graph named {args.graphs!r} (see --list)"
+    return cfgs, graphs, None
+
+
+def main(argv=None):
+    args = build_parser().parse_args(argv)
+    if args.jobs < 1:
+        print("gpu_diff: --jobs must be at least 1", file=sys.stderr)
+        return 2
+    if args.jobs > 1 and not args.list:
+        return _run_jobs(args, argv if argv is not None else sys.argv[1:])
+    why = _prepare(args.backend)
+    if why:
+        print(f"gpu_diff: {why}", file=sys.stderr)
+        return 2
+    import atexit
+    atexit.register(save_cache_counters)
+    from gunpy.backends import get_backend
+    be = get_backend(args.backend)
+    if args.block_size is not None and args.backend == "cuda":
+        be.block_size = args.block_size
+    cfgs, graphs, err = _select(args)
+    if err:
+        print(f"gpu_diff: {err}", file=sys.stderr)
+        return 2
     if args.list:
         print("configurations: " + " ".join(c.name for c in configurations()))
         print("graphs: " + " ".join(make_graphs(args.quick)))
         return 0
-    if not graphs:
-        print(f"gpu_diff: no graph named {args.graphs!r} (see --list)", file=sys.stderr)
-        return 2
-    shape = ""
-    if args.backend == "cuda":
-        shape = (f" (blocks of {be.block_size} threads, at most {be.max_blocks} blocks, "
-                 f"{be.num_sms} multiprocessors)")
-    print(f"gpu_diff: {args.backend}{shape} against cpu, {len(cfgs)} configurations x "
-          f"{len(graphs)} graphs")
-    for tg in graphs.values():
-        print(f"  {tg.name}: {tg.note}; sources {', '.join(map(str, tg.sources))}")
-    print(flush=True)
+    shard = None
+    if args.shard:
+        i, n = map(int, args.shard.split("/"))
+        cfgs, shard = cfgs[i::n], i
+    if shard is None:
+        shape = ""
+        if args.backend == "cuda":
+            shape = (f" (blocks of {be.block_size} threads, at most {be.max_blocks} blocks, "
+                     f"{be.num_sms} multiprocessors)")
+        print(f"gpu_diff: {args.backend}{shape} against cpu, {len(cfgs)} configurations x "
+              f"{len(graphs)} graphs")
+        for tg in graphs.values():
+            print(f"  {tg.name}: {tg.note}; sources {', '.join(map(str, tg.sources))}")
+        print(flush=True)
+    table = Table(args.backend, [c.name for c in cfgs], list(graphs))
+    if shard is None:
+        table.header()
     rows = []
     t0 = time.perf_counter()
     for tg in graphs.values():
         for cfg in cfgs:
             rows.append(run_one(cfg, tg, args.backend, calls=1 if args.quick else 2))
-            if os.environ.get("GPU_DIFF_PROGRESS"):
-                r = rows[-1]
-                print(f"  {r.config} {r.graph} {r.status}", file=sys.stderr, flush=True)
-    print_table(rows, args.backend)
+            if shard is None:
+                table.row(rows[-1])
+            else:  # to the parent (_run_jobs), one line a row as it finishes
+                import json
+                print("@row " + json.dumps(rows[-1]._asdict()), flush=True)
+    if shard is not None:
+        return 1 if any(r.status == "FAIL" for r in rows) else 0
+    print_notes(rows)
+    return _summary(rows, time.perf_counter() - t0)
+
+
+def _summary(rows, seconds):
     failed = sum(r.status == "FAIL" for r in rows)
     ok = sum(r.status == "ok" for r in rows)
     skipped = sum(r.status == "skip" for r in rows)
-    print(f"\ngpu_diff: {ok} ok, {failed} FAIL, {skipped} skipped in "
-          f"{time.perf_counter() - t0:.1f} s")
+    print(f"\ngpu_diff: {ok} ok, {failed} FAIL, {skipped} skipped in {seconds:.1f} s", flush=True)
     return 1 if failed else 0
+
+
+def _run_jobs(args, argv):
+    """``--jobs N``: N processes of this script (``--shard i/N``: every N-th configuration),
+    their rows printed as each finishes, then the whole table in order."""
+    import json
+    import selectors
+    import subprocess
+    n = args.jobs
+    threads = max(1, (os.cpu_count() or 1) // n)
+    env = dict(os.environ, NUMBA_NUM_THREADS=str(threads), PYTHONUNBUFFERED="1")
+    base = [a for a in argv if not a.startswith("--jobs")]
+    if "--jobs" in argv:  # "--jobs N" as two arguments
+        k = argv.index("--jobs")
+        base = argv[:k] + argv[k + 2:]
+    cfgs, graphs, err = _select(args)
+    if err:
+        print(f"gpu_diff: {err}", file=sys.stderr)
+        return 2
+    n = min(n, len(cfgs))
+    print(f"gpu_diff: {args.backend} against cpu, {len(cfgs)} configurations x {len(graphs)} "
+          f"graphs in {n} processes of {threads} CPU threads each; rows as they finish:\n",
+          flush=True)
+    table = Table(args.backend, [c.name for c in cfgs], list(graphs))
+    table.header()
+    t0 = time.perf_counter()
+    procs = [subprocess.Popen([sys.executable, os.path.abspath(__file__), *base,
+                               "--shard", f"{i}/{n}"], stdout=subprocess.PIPE, text=True,
+                              env=env, bufsize=1) for i in range(n)]
+    sel = selectors.DefaultSelector()
+    for i, p in enumerate(procs):
+        sel.register(p.stdout, selectors.EVENT_READ, i)
+    rows, open_ = [], n
+    while open_:
+        for key, _ in sel.select():
+            line = key.fileobj.readline()
+            if not line:
+                sel.unregister(key.fileobj)
+                open_ -= 1
+            elif line.startswith("@row "):
+                rows.append(Row(**json.loads(line[5:])))
+                table.row(rows[-1])
+            else:
+                print(f"[{key.data}/{n}] {line.rstrip()}", flush=True)
+    codes = [p.wait() for p in procs]
+    order = {(g, c.name): k for k, (g, c) in enumerate((g, c) for g in graphs for c in cfgs)}
+    rows.sort(key=lambda r: order.get((r.graph, r.config), len(order)))
+    print("\nAll rows, in order:\n")
+    print_table(rows, args.backend)
+    broken = [(i, rc) for i, rc in enumerate(codes) if rc not in (0, 1)]
+    for i, rc in broken:
+        print(f"gpu_diff: process {i}/{n} exited with status {rc}", flush=True)
+    if len(rows) < len(order):
+        print(f"gpu_diff: {len(order) - len(rows)} rows missing (a process ended early)",
+              flush=True)
+    if broken and all(rc == 2 for _, rc in broken) and not rows:
+        return 2
+    rc = _summary(rows, time.perf_counter() - t0)
+    return 1 if broken or len(rows) < len(order) else rc
 
 
 if __name__ == "__main__":

@@ -136,6 +136,21 @@ def measure(reps=2000):
     return rows, bandwidths
 
 
+def _save_cache_counters():
+    """Where ``GUNPY_DAY_COUNTERS`` names a folder (bench/gpu-day), leave this process's
+    kernel-cache hits and misses there for the day's report."""
+    import json
+    import os
+    folder = os.environ.get("GUNPY_DAY_COUNTERS")
+    mod = sys.modules.get("gunpy._jitcache")
+    if folder and mod is not None:
+        try:
+            with open(os.path.join(folder, f"{os.getpid()}.json"), "w") as fh:
+                json.dump(dict(mod.counters, process="gpu_micro"), fh)
+        except OSError:
+            pass
+
+
 def main(argv=None):
     p = argparse.ArgumentParser(prog="gpu_micro", description=__doc__.split("\n\n")[0])
     p.add_argument("--reps", type=int, default=2000, help="calls timed per row (default 2000)")
@@ -146,6 +161,8 @@ def main(argv=None):
     if why:
         print(f"gpu_micro: {why}", file=sys.stderr)
         return 2
+    import atexit
+    atexit.register(_save_cache_counters)
     from numba import cuda
     dev = cuda.get_current_device()
     name = dev.name.decode() if isinstance(dev.name, bytes) else str(dev.name)
