@@ -7,7 +7,7 @@
 On ``nasty_graphs(small=True)["preferential_hubs"]``; what the backends count
 (``Backend.counts()``) is what the host asks of the device, the same on a GPU.
 Prints a line per call and writes ``/tmp/counts_<backend>_<label>.json``
-(docs/benchmarks.md, "A lean hot path", was made from two such runs).
+(docs/benchmarks.md, "What is checked without a GPU", shows such counts).
 """
 import json
 import sys
