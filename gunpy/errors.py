@@ -11,11 +11,12 @@ QUOTE_LIMIT = 100
 
 def quote(text, limit=QUOTE_LIMIT):
     """``repr`` of at most ``limit`` characters of ``text`` (bytes or str), marked when cut."""
+    size = len(text)
     if isinstance(text, (bytes, bytearray, memoryview)):
-        text = bytes(text[:4 * limit]).decode("ascii", "backslashreplace")
-    if len(text) <= limit:
+        text = bytes(text[:limit + 1]).decode("ascii", "backslashreplace")
+    if size <= limit:
         return repr(text)
-    return repr(text[:limit]) + f"... ({len(text):,} characters)"
+    return repr(text[:limit]) + f"... ({size:,} characters)"
 
 
 class GraphFormatError(ValueError):

@@ -47,8 +47,8 @@ from gunpy.graph import Graph, _index_dtype
 
 __all__ = ["read_mtx", "read_edgelist", "read_metis", "MAX_LINE", "METIS_MAX_LINE"]
 
-#: Bytes read (after decompression) per block.
-BLOCK = 1 << 22
+#: Bytes read (after decompression) per block (the fixed buffer: ~25 MB of arrays per block).
+BLOCK = 1 << 20
 #: Longest line (bytes) of an edge list or Matrix Market file.
 MAX_LINE = 1 << 16
 #: Longest METIS line: a vertex's whole adjacency list is one line.
@@ -85,12 +85,15 @@ _ARCHIVES = ((b"PK\x03\x04", "zip"), (b"\x28\xb5\x2f\xfd", "zstd"), (b"\x93NUMPY
 
 
 # ----------------------------------------------------------------------------- the text
-def _blocks(path, max_line):
-    """Yield ``(first line's 0-based number, bytes)`` blocks of whole lines of ``path``.
+def _blocks(path, max_line, lines_done=None):
+    """Yield blocks (bytes) of whole lines of ``path``.
 
     Compressed files (by content, whatever the name) are decompressed as they
     are read; a line longer than ``max_line`` bytes ends the read.
+    ``lines_done`` (a one-item list the consumer keeps up to date: lines before
+    the next block) numbers the line of that error.
     """
+    lines_done = [0] if lines_done is None else lines_done
     path = os.fspath(path)
     if not os.path.exists(path):
         raise FileNotFoundError(f"no such file: {path}")
@@ -107,7 +110,6 @@ def _blocks(path, max_line):
             raise GraphFormatError(f"a {name} file, not a text graph file"
                                    + ("; extract the graph file first" if name != "NumPy"
                                       else ""), path=path)
-    line0 = 0
     parts, pending = [], 0      # the start of a line that has not ended yet
     first = True
     with opener(path, "rb") as f:
@@ -123,21 +125,20 @@ def _blocks(path, max_line):
                     data = data[3:]          # a UTF-8 byte-order mark
             if not data:
                 if parts:
-                    yield line0, b"".join(parts)
+                    yield b"".join(parts)
                 return
             cut = data.rfind(b"\n") + 1
             if cut == 0:
                 parts.append(data)
                 pending += len(data)
                 if pending > max_line:
-                    _refuse_binary(b"".join(parts)[:max_line], line0, path)
+                    _refuse_binary(b"".join(parts)[:max_line], lines_done[0], path)
                     raise GraphFormatError(f"line longer than {max_line:,} bytes (not a graph "
-                                           "file?)", path=path, line=line0 + 1)
+                                           "file?)", path=path, line=lines_done[0] + 1)
                 continue
             block = b"".join(parts + [data[:cut]]) if parts else data[:cut]
             parts, pending = ([data[cut:]], len(data) - cut) if cut < len(data) else ([], 0)
-            yield line0, block
-            line0 += block.count(b"\n")
+            yield block
 
 
 def _plain_size(path):
@@ -167,6 +168,15 @@ def _capacity(path, declared=None):
     return max(1, min(guess, 1 << 27))
 
 
+def _stream(path, max_line, **block_options):
+    """The :class:`_Block` of each block of ``path``, numbered."""
+    done = [0]
+    for data in _blocks(path, max_line, done):
+        blk = _Block(data, done[0], path, max_line=max_line, **block_options)
+        yield blk
+        done[0] += blk.newlines
+
+
 def _refuse_binary(data, line0, path):
     """Raise if ``data`` holds a control byte (the first one is named)."""
     b = np.frombuffer(data, dtype=np.uint8)
@@ -179,13 +189,19 @@ def _refuse_binary(data, line0, path):
 
 
 class _Block:
-    """The lines and tokens of one block of whole lines, found in bulk."""
+    """The lines and tokens of one block of whole lines, found in bulk.
+
+    Per line: ``starts``, ``ends`` (without the newline), ``tokens`` (count),
+    ``tfirst`` (its first token), ``comment``; per token: ``pos`` (where it
+    starts). Refuses overlong lines and bytes that are not text.
+    """
 
     def __init__(self, data, line0, path, *, comments, max_line, delimiter=None):
         self.data, self.line0, self.path = data, line0, path
         b = np.frombuffer(data, dtype=np.uint8)
         self.b = b
         nl = np.flatnonzero(b == 10)
+        self.newlines = nl.size
         n = nl.size + (1 if b.size and b[-1] != 10 else 0)
         self.nlines = n
         starts = np.zeros(n, dtype=np.int64)
@@ -198,41 +214,47 @@ class _Block:
             _refuse_binary(data[starts[i]:starts[i] + max_line], line0 + i, path)
             raise GraphFormatError(f"line longer than {max_line:,} bytes", path=path,
                                    line=line0 + i + 1)
-        sep = _WS
+        # bytes that are not text: one fast test, the byte-by-byte search only on failure
+        ctrl = np.count_nonzero(b < 32)
+        if (b.size and b.max() > 127) or ctrl != nl.size + data.count(b"\t") + data.count(b"\r"):
+            self._refuse_bytes(comments)
+        # with no other control byte, the separators are exactly the bytes <= 32
+        ws = b <= 32
         if delimiter is not None:
-            sep = _WS.copy()
-            sep[ord(delimiter)] = True
-        self.sep = sep
-        ws = sep[b]
+            ws |= b == ord(delimiter)
+        self.delimiter = delimiter
         tstart = ~ws             # a token starts at a non-separator after a separator
         tstart[1:] &= ws[:-1]
         del ws
         pos = np.flatnonzero(tstart)
         del tstart
-        tline = np.searchsorted(nl, pos)
         self.pos = pos
-        self.tokens = np.bincount(tline, minlength=n)[:n]
-        self.tfirst = np.cumsum(self.tokens) - self.tokens
-        first = np.full(n, 32, dtype=np.uint8)
+        # tokens before each line's start: the line's first token; their differences: counts
+        self.tfirst = np.searchsorted(pos, starts)
+        self.tokens = np.diff(self.tfirst, append=pos.size) if n else np.zeros(0, np.int64)
         has = self.tokens > 0
+        first = np.full(n, 32, dtype=np.uint8)
         first[has] = b[pos[self.tfirst[has]]]
-        self.first = first
         self.comment = np.zeros(n, dtype=bool)
         for ch in comments:
             self.comment |= first == ord(ch)
+
+    def _refuse_bytes(self, comments):
+        """Raise for the first byte that is not text (non-ASCII is allowed in comments)."""
+        b, starts = self.b, self.starts
         cls = _CLASS[b]
-        if cls.any():
-            bad = np.flatnonzero(cls)
-            line = np.searchsorted(nl, bad)
-            # non-ASCII text is fine in a comment (an author's name); control bytes never
-            wrong = (cls[bad] == 2) | ~self.comment[line]
-            if wrong.any():
-                k = int(np.argmax(wrong))
-                i, ln = int(bad[k]), int(line[k])
-                what = ("is not text (a binary file?)" if cls[i] == 2 else
-                        "is not ASCII (only comments may hold other text)")
-                raise GraphFormatError(f"byte 0x{b[i]:02x} {what}", path=path,
-                                       line=line0 + ln + 1, column=i - int(starts[ln]) + 1)
+        bad = np.flatnonzero(cls)
+        line = np.searchsorted(starts, bad, side="right") - 1
+        for k in range(bad.size):
+            i, ln = int(bad[k]), int(line[k])
+            if cls[i] == 1:
+                lead = self.data[starts[ln]:self.ends[ln]].lstrip(b" \t\r")
+                if lead[:1] and lead[:1].decode("latin-1") in comments:
+                    continue          # an author's name in a comment
+            what = ("is not text (a binary file?)" if cls[i] == 2 else
+                    "is not ASCII (only comments may hold other text)")
+            raise GraphFormatError(f"byte 0x{b[i]:02x} {what}", path=self.path,
+                                   line=self.line0 + ln + 1, column=i - int(starts[ln]) + 1)
 
     def where(self, i):
         """The global 1-based number of the block's line ``i``."""
@@ -246,7 +268,10 @@ class _Block:
         ln = int(np.searchsorted(self.starts, self.pos[k], side="right")) - 1
         rel = int(self.pos[k] - self.starts[ln])
         rest = np.frombuffer(self.data[self.pos[k]:self.ends[ln]], dtype=np.uint8)
-        end = int(np.argmax(self.sep[rest])) if self.sep[rest].any() else rest.size
+        sep = rest <= 32
+        if self.delimiter is not None:
+            sep |= rest == ord(self.delimiter)
+        end = int(np.argmax(sep)) if sep.any() else rest.size
         return rest[:max(end, 1)].tobytes(), self.where(ln), rel + 1
 
     def error(self, message, i, column=None):
@@ -291,7 +316,8 @@ def _bad_token(blk, lines, kinds, what):
             tok, line, col = blk.token(k)
             kind = kinds[min(c, len(kinds) - 1)] if not callable(kinds) else kinds(c)
             if kind in ("id", "int") and not _INT_RE.match(tok):
-                msg = (f"{quote(tok)} is not an integer {what}" if _FLOAT_RE.match(tok)
+                noun = what if kind == "id" else "value"
+                msg = (f"{quote(tok)} is not an integer {noun}" if _FLOAT_RE.match(tok)
                        else f"not a number: {quote(tok)}")
                 return GraphFormatError(msg, path=blk.path, line=line, column=col)
             if kind == "float" and not _FLOAT_RE.match(tok):
@@ -301,9 +327,10 @@ def _bad_token(blk, lines, kinds, what):
                             line=blk.where(lines[0]) if len(lines) else None)
 
 
-def _parse_rows(blk, rows, width, delimiter, what="vertex id"):
+def _parse_rows(blk, rows, width, delimiter, what="vertex id", integer_weights=False):
     """Ids (int64, shape (k, 2)) and the third column (float64, or None) of the block's
-    lines ``rows``, each holding ``width`` tokens."""
+    lines ``rows``, each holding ``width`` tokens. ``integer_weights``: the third column
+    holds integers, each exact in float64 (within +-2**53)."""
     k = rows.size
     starts, ends = blk.starts[rows], np.minimum(blk.ends[rows] + 1, blk.b.size)
     if width == 2:
@@ -315,13 +342,23 @@ def _parse_rows(blk, rows, width, delimiter, what="vertex id"):
         if ids is None:
             raise _bad_token(blk, rows, ["id", "id"], what)
         return ids.reshape(k, 2), None
+    kinds = ["id", "id", "int" if integer_weights else "float"]
     wpos = blk.pos[blk.tfirst[rows] + 2]
     ids = _fromstring(blk.select(starts, wpos), np.int64, 2 * k, delimiter)
     if ids is None:
-        raise _bad_token(blk, rows, ["id", "id", "float"], what)
-    w = _fromstring(blk.select(wpos, ends), np.float64, k, delimiter)
+        raise _bad_token(blk, rows, kinds, what)
+    w = _fromstring(blk.select(wpos, ends), np.int64 if integer_weights else np.float64, k,
+                    delimiter)
     if w is None:
-        raise _bad_token(blk, rows, ["id", "id", "float"], what)
+        raise _bad_token(blk, rows, kinds, what)
+    if integer_weights:
+        bad = np.abs(w) > 2 ** 53
+        if bad.any():
+            tok, line, col = blk.token(blk.tfirst[rows[int(np.argmax(bad))]] + 2)
+            raise GraphFormatError(f"integer value {quote(tok)} is too large to be held "
+                                   "exactly as a float64 (within +-2**53)", path=blk.path,
+                                   line=line, column=col)
+        return ids.reshape(k, 2), w.astype(np.float64)
     if not np.isfinite(w).all():
         r = int(np.argmax(~np.isfinite(w)))
         tok, line, col = blk.token(blk.tfirst[rows[r]] + 2)
@@ -422,12 +459,11 @@ class _Edges:
         dt = _index_dtype(labels.size)
         for name in ("src", "dst"):
             a = getattr(self, name)
-            if a.dtype != dt:
-                a = a.astype(dt)
+            out = a if a.dtype == dt else np.empty(a.shape[0], dtype=dt)
             step = 1 << 22                          # bounded scratch for searchsorted
             for i in range(0, a.shape[0], step):
-                a[i:i + step] = np.searchsorted(labels, a[i:i + step])
-            setattr(self, name, a)
+                out[i:i + step] = np.searchsorted(labels, a[i:i + step])
+            setattr(self, name, out)
         return labels
 
     def graph(self, n, *, directed, mirror, remove_self_loops, remove_duplicates,
@@ -494,8 +530,7 @@ def read_mtx(path, *, directed=None, remove_self_loops=True, remove_duplicates=T
     edges = None
     found = 0
     last_line = None
-    for line0, data in _blocks(path, MAX_LINE):
-        blk = _Block(data, line0, path, comments="%", max_line=MAX_LINE)
+    for blk in _stream(path, MAX_LINE, comments="%"):
         content = np.flatnonzero(~blk.comment & (blk.tokens > 0))
         if size is None:
             stop = int(content[0]) if content.size else blk.nlines
@@ -531,15 +566,10 @@ def read_mtx(path, *, directed=None, remove_self_loops=True, remove_duplicates=T
             i = int(content[size[1] - found])
             raise blk.error(f"more entries than declared: the size line (line {size_line}) "
                             f"declares {size[1]:,}", i)
-        ids, w = _parse_rows(blk, content, width, None, what="index")
+        ids, w = _parse_rows(blk, content, width, None, what="index",
+                             integer_weights=field == "integer")
         ids = _check_ids(blk, content, ids, offset=1, limit=size[0],
                          limit_what=f"a {size[0]:,} x {size[0]:,} matrix")
-        if w is not None and field == "integer" and (np.abs(w) > _EXACT_FLOAT).any():
-            r = int(np.argmax(np.abs(w) > _EXACT_FLOAT))
-            tok, line, col = blk.token(blk.tfirst[content[r]] + 2)
-            raise GraphFormatError(f"integer value {quote(tok)} is too large to be held "
-                                   "exactly as a float64 (within +-2**53)", path=path,
-                                   line=line, column=col)
         edges.add(ids, w)
         found += content.size
         last_line = blk.where(content[-1])
@@ -689,13 +719,17 @@ def read_edgelist(path, *, directed=None, one_based=False, weighted=None, commen
         from gunpy.graph import _as_count
         num_vertices = _as_count("num_vertices", num_vertices)
     comment_chars = "".join(dict.fromkeys((comments or "") + "%"))
-    blocks = _blocks(path, MAX_LINE)
+    done = [0]
+    blocks = _blocks(path, MAX_LINE, done)
     head = [b for b in (next(blocks, None),) if b is not None]
-    if head:
+    if head:        # a second block says whether the first is the whole file
+        done[0] = head[0].count(b"\n")
         head += [b for b in (next(blocks, None),) if b is not None]
+        done[0] = 0
     auto = format is None
     if auto:
-        format = _sniff(path, head[0] if head else None, len(head) < 2, delimiter)
+        format = _sniff(path, head[0] if head else None, len(head) < 2, delimiter,
+                        comment_chars)
     if format != "edgelist":
         blocks.close()
         if format == "mtx":
@@ -711,9 +745,10 @@ def read_edgelist(path, *, directed=None, one_based=False, weighted=None, commen
     width = None
     first_at = None
     metis_like = None        # (a, b) of the first line, lines after it: a METIS header?
-    for line0, data in itertools.chain(head, blocks):
-        blk = _Block(data, line0, path, comments=comment_chars, max_line=MAX_LINE,
+    for data in itertools.chain(head, blocks):
+        blk = _Block(data, done[0], path, comments=comment_chars, max_line=MAX_LINE,
                      delimiter=delimiter)
+        done[0] += blk.newlines
         rows = np.flatnonzero(~blk.comment & (blk.tokens > 0))
         if not rows.size:
             continue
@@ -768,13 +803,12 @@ def read_edgelist(path, *, directed=None, one_based=False, weighted=None, commen
 
 
 # ----------------------------------------------------------------------------- sniffing
-def _sniff(path, first, complete, delimiter):
-    """"mtx", "metis" or "edgelist": what the first block (``(line0, bytes)``) shows
-    (``complete``: the block is the whole file)."""
+def _sniff(path, first, complete, delimiter, comment_chars="%"):
+    """"mtx", "metis" or "edgelist": what the first block (bytes) shows (``complete``:
+    the block is the whole file)."""
     if first is None:
         return "edgelist"
-    line0, data = first
-    blk = _Block(data, line0, path, comments="%", max_line=MAX_LINE)
+    blk = _Block(first, 0, path, comments=comment_chars, max_line=MAX_LINE)
     nonblank = np.flatnonzero(blk.tokens > 0)
     # a Matrix Market banner: the first non-blank line, or a comment before the first data line
     for i in nonblank:
@@ -896,8 +930,7 @@ def read_metis(path, *, directed=False, remove_self_loops=True, remove_duplicate
     last_line = None
     weighted = False
     edges = _Edges(_capacity(path))
-    for line0, data in _blocks(path, METIS_MAX_LINE):
-        blk = _Block(data, line0, path, comments="%", max_line=METIS_MAX_LINE)
+    for blk in _stream(path, METIS_MAX_LINE, comments="%"):
         lines = np.flatnonzero(~blk.comment)
         if header is None:
             nonblank = lines[blk.tokens[lines] > 0]

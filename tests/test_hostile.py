@@ -1,5 +1,10 @@
 """Hostile input: every bad call gets the documented exception with a clear message."""
 
+import os
+import re
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 
@@ -124,3 +129,187 @@ def test_gpu_out_of_memory_says_how_much(monkeypatch):
     with pytest.raises(MemoryError, match=r"the graph \(3 vertices, 3 edges\) needs about "
                                           r"[0-9.]+ MiB on the cuda device \(CSR.*reverse"):
         be.graph(G, csc=True)
+
+
+# ----------------------------------------------------------------------------- hostile files
+CORPUS = os.path.join(os.path.dirname(__file__), "data", "hostile")
+RING = {(0, 1), (1, 2), (2, 3), (3, 4), (0, 4)}      # the symmetric Matrix Market files
+CHAIN = {(0, 1), (1, 2), (2, 3)}
+
+#: legal files: (vertices, directed, edges as {(u, v)} or {(u, v): weight}), written out
+#: by hand from the file's text (undirected edges once, u < v)
+LEGAL = {
+    "banner_after_blank_lines.mtx": (5, False, RING),
+    "banner_leading_spaces.mtx": (5, False, RING),
+    "banner_after_comment.txt": (5, False, RING),
+    "banner_tab_in_txt.txt": (5, False, {(0, 1): 0.5, (1, 2): 1.5, (2, 3): 2.0, (3, 4): 1.0,
+                                         (0, 4): 3.0}),
+    "metis_square.txt": (4, False, {(0, 1), (1, 2), (2, 3), (0, 3)}),
+    "metis_isolated.graph": (4, False, {(0, 1), (0, 3), (1, 3)}),
+    "metis_weighted.graph": (3, False, {(0, 1): 7.0, (1, 2): 5.0}),
+    "metis_vertex_weights.graph": (3, False, {(0, 1), (1, 2)}),
+    "utf8_comment.mtx": (3, True, {(0, 1), (1, 2)}),
+    "bom.txt": (3, True, {(0, 1), (1, 2)}),
+    "crlf.txt": (3, True, {(0, 1), (1, 2), (2, 0)}),
+    "no_final_newline.txt": (3, True, {(0, 1), (1, 2)}),
+    "gzip_named_txt.txt": (4, True, CHAIN),
+    "edges.txt.bz2": (4, True, CHAIN),
+    "edges.txt.xz": (4, True, CHAIN),
+    "empty.txt": (0, True, set()),
+    "only_comments.txt": (0, True, set()),
+}
+
+#: refused files: what the one-line message says
+REFUSED = {
+    "metis_asymmetric.graph": r"lists disagree: vertex 3 lists 1, but vertex 1 does not list 3",
+    "metis_truncated.graph": r"line 5: truncated file: the header declares 5 vertices, found 4",
+    "metis_bad_header.graph": r"line 1: bad METIS header '4 four'",
+    "metis_out_of_range.graph": r"line 4, column 3: neighbour '7' is out of range 1..3",
+    "wrapped_id.txt": r"largest id, 4294967298 \(line 2\).*max_vertices=4294967299",
+    "wrapped_id.mtx": r"line 4, column 3: vertex id 4294967298 is out of range for a 3 x 3",
+    "id_2_53.txt": r"largest id, 9007199254740993 \(line 2\)",
+    "id_past_int64.txt": r"line 2, column 3: vertex id '99999999999999999999' is out of range",
+    "float_ids.txt": r"line 2, column 1: '1.0' is not an integer vertex id",
+    "exponent_id.mtx": r"line 3, column 1: '1e0' is not an integer index",
+    "hex_id.txt": r"line 2, column 1: not a number: '0x10'",
+    "negative_id.txt": r"line 2, column 1: negative vertex id -4",
+    "nan_weight.txt": r"line 2, column 5: weight 'nan' is not finite",
+    "inf_weight.mtx": r"line 4, column 5: weight '-inf' is not finite",
+    "integer_weight_past_2_53.mtx": r"line 3, column 5: integer value '9007199254740993' is too "
+                                    r"large",
+    "huge_declared_vertices.mtx": r"the size line \(line 2\) would make 200,000,000 vertices for "
+                                  r"1 edge .*max_vertices=200000000",
+    "huge_declared_entries.mtx": r"line 2: the size line declares 1,000,000,000 entries, more "
+                                 r"than a file of",
+    "huge_implied_vertices.txt": r"largest id, 123456789012 \(line 2\)",
+    "binary_junk.bin": r"line 1, column \d+: byte 0x[0-9a-f]{2} is not (text|ASCII)",
+    "nul_in_line.txt": r"line 2, column 2: byte 0x00 is not text",
+    "vertical_tab.txt": r"line 2, column 2: byte 0x0b is not text",
+    "non_ascii_digit.txt": r"line 2, column 3: byte 0xef is not ASCII",
+    "truncated.txt.gz": r"truncated or corrupt gzip data",
+    "corrupt.txt.bz2": r"truncated or corrupt bzip2 data",
+    "archive.zip": r"a zip file, not a text graph file",
+    "numpy_file.npy": r"a NumPy file, not a text graph file",
+    "ragged.txt": r"line 2: expected 2 columns like the first edge \(line 1\), got 3",
+    "too_many_columns.txt": r"line 1: expected 'src dst' or 'src dst weight', got 4 columns",
+    "long_token.txt": r"line 2, column 3: not a number: '7777.*\.\.\. \(1,501 characters\)",
+    "mtx_array.mtx": r"line 1: only coordinate",
+    "mtx_skew.mtx": r"line 1: unsupported symmetry 'skew-symmetric'",
+    "mtx_bad_banner.mtx": r"line 1: bad banner",
+    "mtx_more_entries.mtx": r"line 4: more entries than declared",
+    "mtx_truncated.mtx": r"line 4: truncated file: the size line declares 3 entries, found 2",
+    "mtx_zero_index.mtx": r"line 3, column 1: 0 is not a valid 1-based id",
+    "mtx_not_square.mtx": r"line 2: adjacency matrix must be square, got 3 x 4",
+    "mtx_empty.mtx": r"empty Matrix Market file",
+}
+
+
+def _read(path):
+    """The reader the command line uses: Matrix Market by name, everything else by content."""
+    if path.endswith(".mtx"):
+        return gunpy.read_mtx(path)
+    return gunpy.read_edgelist(path)
+
+
+def _edges(G):
+    A = G.to_scipy().tocoo()
+    pairs = zip(A.row.tolist(), A.col.tolist(), A.data.tolist())
+    if G.directed:
+        return {(u, v): w for u, v, w in pairs}
+    return {(min(u, v), max(u, v)): w for u, v, w in pairs}
+
+
+def test_the_corpus_is_small_and_every_file_has_a_verdict():
+    names = set(os.listdir(CORPUS)) - {"README.md"}
+    assert names == set(LEGAL) | set(REFUSED)
+    assert not set(LEGAL) & set(REFUSED)
+    for name in names:
+        assert os.path.getsize(os.path.join(CORPUS, name)) < 2048, name
+
+
+@pytest.mark.parametrize("name", sorted(LEGAL))
+def test_legal_hostile_file_reads_right(name):
+    n, directed, expect = LEGAL[name]
+    G = _read(os.path.join(CORPUS, name))
+    assert G.num_vertices == n and G.directed == directed
+    got = _edges(G)
+    if isinstance(expect, dict):
+        assert got == expect
+    else:
+        assert set(got) == expect and not G.weighted
+    if not directed:            # both directions stored
+        assert G.num_edges == 2 * len(expect)
+
+
+@pytest.mark.parametrize("name", sorted(REFUSED))
+def test_refused_hostile_file_gets_one_short_exact_line(name):
+    path = os.path.join(CORPUS, name)
+    with pytest.raises(gunpy.GraphFormatError) as err:
+        _read(path)
+    msg = str(err.value)
+    assert re.search(REFUSED[name], msg), msg
+    assert msg.startswith(path) and "\n" not in msg and len(msg) < len(path) + 300, msg
+
+
+@pytest.mark.parametrize("name", sorted(REFUSED) + ["metis_square.txt", "empty.txt"])
+def test_cli_on_hostile_files_one_line_exit_2(name, capsys):
+    from gunpy.cli import main
+    rc = main(["run", "bfs", "--graph", os.path.join(CORPUS, name), "--backend", "cpu"])
+    out, err = capsys.readouterr()
+    if name == "metis_square.txt":
+        assert rc == 0 and "reached 4 of 4 vertices" in out
+        return
+    lines = err.strip().splitlines()
+    assert rc == 2 and len(lines) == 1 and lines[0].startswith("gunpy: error: ")
+    assert "Traceback" not in err and len(lines[0]) < 420
+
+
+def test_dev_zero_and_long_lines_end_in_a_clear_error(tmp_path):
+    if os.path.exists("/dev/zero"):
+        with pytest.raises(gunpy.GraphFormatError, match="line 1, column 1: byte 0x00 is not"):
+            gunpy.read_edgelist("/dev/zero")
+    one_line = tmp_path / "line.txt"
+    one_line.write_bytes(b"1" * (1 << 20) + b"\n")          # a 1 MiB line
+    with pytest.raises(gunpy.GraphFormatError, match="line 1: line longer than 65,536"):
+        gunpy.read_edgelist(str(one_line))
+    spaced = tmp_path / "spaces.txt"
+    spaced.write_bytes(b"0 1\n" + b" " * (1 << 20))        # no newline, all blanks
+    with pytest.raises(gunpy.GraphFormatError, match="line 2: line longer"):
+        gunpy.read_edgelist(str(spaced))
+
+
+def test_cli_subprocess_one_line_no_traceback():
+    """The installed entry point, in a fresh process: /dev/zero and a binary file."""
+    code = "import sys; from gunpy.cli import main; sys.exit(main())"
+    for target in ("/dev/zero", os.path.join(CORPUS, "binary_junk.bin")):
+        if not os.path.exists(target):
+            continue
+        out = subprocess.run([sys.executable, "-c", code, "run", "bfs", "--graph", target,
+                              "--backend", "cpu"], capture_output=True, text=True, timeout=300)
+        lines = out.stderr.strip().splitlines()
+        assert out.returncode == 2 and len(lines) == 1, out.stderr
+        assert lines[0].startswith("gunpy: error: ") and "Traceback" not in out.stderr
+
+
+def test_a_gzip_bomb_is_read_in_bounded_memory(tmp_path):
+    """A 60 KB gzip of 24 MB of text (3 M edges): memory follows the edges kept (8 bytes
+    each: two int32 arrays), not the text, and the blocks take a fixed buffer (the reader
+    this one replaced held ~255 MB here, 10 bytes per byte of text)."""
+    import gzip
+    import tracemalloc
+    p = tmp_path / "bomb.txt.gz"
+    with gzip.open(p, "wb", compresslevel=9) as f:
+        for _ in range(3):
+            f.write(b"1 2\n2 3\n" * 500_000)
+    assert os.path.getsize(p) < 200_000
+    warm = tmp_path / "warm.txt"          # the CSR kernels loaded outside the trace
+    warm.write_bytes(b"1 2\n2 3\n" * 150_000)
+    gunpy.read_edgelist(str(warm))
+    tracemalloc.start()
+    G = gunpy.read_edgelist(str(p))
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert G.num_edges == 2 and G.num_vertices == 4
+    edges = 3_000_000
+    # the edges' room grows by half at a time; a 1 MiB block of 4-byte lines takes ~25 MB
+    assert peak < 1.5 * 8 * edges + 48 * 2**20, peak / 2**20

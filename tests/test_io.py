@@ -173,3 +173,175 @@ def test_errors_are_value_errors(tmp_path):
     p = write(tmp_path, "bad.txt", "a b\n")
     with pytest.raises(ValueError):
         gunpy.read_edgelist(p)
+
+
+# ----------------------------------------------------------------------------- streaming
+def _random_edge_text(rng, m, n, *, weighted, comments=True):
+    """An edge list with comments, blank lines, CRLF and spaces; returns (text, edges)."""
+    lines, edges = ["# header"], []
+    for _ in range(m):
+        u, v = int(rng.integers(0, n)), int(rng.integers(0, n))
+        w = round(float(rng.uniform(0.5, 9)), 3)
+        edges.append((u, v, w))
+        sep = " " if rng.random() < 0.7 else "\t  "
+        line = f"{u}{sep}{v}" + (f" {w}" if weighted else "")
+        if rng.random() < 0.1:
+            line = "  " + line + " \r"
+        lines.append(line)
+        if comments and rng.random() < 0.05:
+            lines.append("% a comment" if rng.random() < 0.5 else "")
+    return "\n".join(lines) + "\n", edges
+
+
+def _expected(edges, n, directed, weighted):
+    """The graph the edges make, from the raw list: self-loops dropped, duplicates at
+    their minimum weight, undirected edges both ways."""
+    best = {}
+    for u, v, w in edges:
+        if u == v:
+            continue
+        for a, b in ((u, v),) if directed else ((u, v), (v, u)):
+            best[(a, b)] = min(best.get((a, b), np.inf), w)
+    return {k: (w if weighted else 1.0) for k, w in best.items()}
+
+
+def _as_dict(G):
+    A = G.to_scipy().tocoo()
+    return {(int(u), int(v)): float(w) for u, v, w in zip(A.row, A.col, A.data)}
+
+
+@pytest.mark.parametrize("block", [7, 64, 1 << 20])
+@pytest.mark.parametrize("directed,weighted", [(True, False), (False, True)])
+def test_blocks_split_anywhere_same_graph(tmp_path, monkeypatch, block, directed, weighted):
+    rng = np.random.default_rng(block)
+    text, edges = _random_edge_text(rng, 400, 60, weighted=weighted)
+    p = write(tmp_path, "g.txt", text)
+    monkeypatch.setattr(gunpy.io, "BLOCK", block)
+    G = gunpy.read_edgelist(p, directed=directed)
+    assert G.num_vertices == max(max(u, v) for u, v, _ in edges) + 1
+    assert _as_dict(G) == _expected(edges, G.num_vertices, directed, weighted)
+    # the same lines as Matrix Market (1-based), in blocks too
+    body = "".join(f"{u + 1} {v + 1}" + (f" {w}\n" if weighted else "\n") for u, v, w in edges)
+    field = "real" if weighted else "pattern"
+    q = write(tmp_path, "g.mtx", f"%%MatrixMarket matrix coordinate {field} general\n% c\n"
+                                 f"60 60 {len(edges)}\n{body}")
+    H = gunpy.read_mtx(q, directed=directed)
+    assert H.num_vertices == 60 and _as_dict(H) == _expected(edges, 60, directed, weighted)
+
+
+def test_a_line_split_by_a_block_is_numbered_right(tmp_path, monkeypatch):
+    p = write(tmp_path, "g.txt", "0 1\n" * 50 + "1 2\n" * 50 + "2 x\n")
+    monkeypatch.setattr(gunpy.io, "BLOCK", 10)
+    with pytest.raises(GraphFormatError, match="line 101, column 3: not a number: 'x'"):
+        gunpy.read_edgelist(p)
+
+
+def test_compressed_by_content_whatever_the_name(tmp_path):
+    import bz2
+    import lzma
+    raw = b"0 1\n1 2\n2 0\n"
+    for name, data in (("a.txt", gzip.compress(raw)), ("b.gz", bz2.compress(raw)),
+                       ("c.dat", lzma.compress(raw))):
+        p = tmp_path / name
+        p.write_bytes(data)
+        G = gunpy.read_edgelist(str(p))
+        assert _as_dict(G) == {(0, 1): 1.0, (1, 2): 1.0, (2, 0): 1.0}
+
+
+def test_symmetric_mtx_keeps_both_directions_when_read_directed(tmp_path):
+    p = write(tmp_path, "s.mtx", "%%MatrixMarket matrix coordinate real symmetric\n3 3 2\n"
+                                 "2 1 4.5\n3 2 1\n")
+    U = gunpy.read_mtx(p)
+    D = gunpy.read_mtx(p, directed=True)
+    A = scipy.io.mmread(p).tocsr()           # scipy expands the symmetric entries too
+    for G in (U, D):
+        assert _as_dict(G) == {(int(i), int(j)): float(A[i, j]) for i, j in zip(*A.nonzero())}
+    assert not U.directed and D.directed
+
+
+@pytest.mark.parametrize("head", ["\n\n", "   ", "% a note first\n", "\t"])
+def test_banner_found_after_blanks_spaces_comments(tmp_path, head):
+    text = head + "%%matrixmarket MATRIX coordinate pattern Symmetric\n3 3 2\n2 1\n3 2\n"
+    for name in ("b.mtx", "b.txt"):
+        p = write(tmp_path, name, text)
+        G = gunpy.read_mtx(p) if name.endswith(".mtx") else gunpy.read_edgelist(p)
+        assert not G.directed and G.num_edges == 4 and G.num_vertices == 3
+
+
+def test_ids_are_exact_past_2_53(tmp_path):
+    big = 2**53 + 1
+    p = write(tmp_path, "g.txt", f"{big} {big - 1}\n{2**62} {big}\n")
+    G = gunpy.read_edgelist(p, relabel=True)
+    assert [int(x) for x in G.node_labels] == [big - 1, big, 2**62]
+    assert _as_dict(G) == {(1, 0): 1.0, (2, 1): 1.0}
+    with pytest.raises(GraphFormatError, match=f"largest id, {2**62} "):
+        gunpy.read_edgelist(p)
+
+
+def test_max_vertices_allows_many_isolated_vertices(tmp_path, monkeypatch):
+    monkeypatch.setattr(gunpy.io, "FREE_VERTICES", 1000)
+    p = write(tmp_path, "h.mtx", "%%MatrixMarket matrix coordinate pattern general\n"
+                                 "5000 5000 1\n1 2\n")
+    with pytest.raises(GraphFormatError, match="max_vertices=5000"):
+        gunpy.read_mtx(p)
+    assert gunpy.read_mtx(p, max_vertices=5000).num_vertices == 5000
+    q = write(tmp_path, "h.txt", "0 1\n1 4999\n")
+    with pytest.raises(GraphFormatError, match="max_vertices=5000"):
+        gunpy.read_edgelist(q)
+    assert gunpy.read_edgelist(q, max_vertices=5000).num_vertices == 5000
+    assert gunpy.read_edgelist(q, num_vertices=6000).num_vertices == 6000   # asked for
+    assert gunpy.read_edgelist(q, relabel=True).num_vertices == 3
+
+
+def test_non_ascii_only_in_comments(tmp_path):
+    ok = write(tmp_path, "ok.txt", "# Zoë's graph\n0 1\n")
+    assert gunpy.read_edgelist(ok).num_edges == 1
+    bad = write(tmp_path, "bad.txt", "0 1 # Zoë\n")
+    with pytest.raises(GraphFormatError, match="line 1, column 9: byte 0xc3 is not ASCII"):
+        gunpy.read_edgelist(bad)
+
+
+@pytest.mark.parametrize("delimiter", ["ab", "1", "-", "é"])
+def test_bad_delimiters(tmp_path, delimiter):
+    with pytest.raises(ValueError, match="delimiter"):
+        gunpy.read_edgelist(write(tmp_path, "g.txt", "0 1\n"), delimiter=delimiter)
+
+
+# ----------------------------------------------------------------------------- METIS
+def test_read_metis_formats(tmp_path):
+    plain = write(tmp_path, "p.graph", "% comment\n4 3\n2 4\n1 4\n\n1 2\n")
+    G = gunpy.io.read_metis(plain)
+    assert not G.directed and _as_dict(G) == {(0, 1): 1.0, (1, 0): 1.0, (0, 3): 1.0,
+                                              (3, 0): 1.0, (1, 3): 1.0, (3, 1): 1.0}
+    weighted = write(tmp_path, "w.graph", "3 2 011 2\n5 5 2 7\n1 1 1 7 3 2\n4 4 2 2\n")
+    H = gunpy.io.read_metis(weighted)
+    assert _as_dict(H) == {(0, 1): 7.0, (1, 0): 7.0, (1, 2): 2.0, (2, 1): 2.0}
+    D = gunpy.io.read_metis(plain, directed=True)
+    assert D.directed and D.num_edges == 6
+
+
+@pytest.mark.parametrize("text,match", [
+    ("3 2\n2\n1 3\n2\n9\n", "line 5: more than the 3 vertex lines"),
+    ("3 5\n2\n1 3\n2\n", "declares 5 edges"),
+    ("3 2 1\n2\n1 1 3 1\n2 1\n", "vertex 1's line holds 1 numbers"),
+    ("3 2\n2\n1 3\n2 x\n", "line 4, column 3: not a number: 'x'"),
+    ("", "empty METIS file"),
+    ("3 2 1\n2 1\n1 1 3 2\n2 1\n", "lists disagree: .*weight"),
+])
+def test_malformed_metis(tmp_path, text, match):
+    with pytest.raises(GraphFormatError, match=match):
+        gunpy.io.read_metis(write(tmp_path, "bad.graph", text))
+
+
+def test_metis_content_recognised_or_refused(tmp_path, monkeypatch):
+    square = "4 4\n2 4\n1 3\n2 4\n1 3\n"
+    G = gunpy.read_edgelist(write(tmp_path, "sq.txt", square))
+    assert not G.directed and G.num_edges == 8                  # read as METIS
+    E = gunpy.read_edgelist(write(tmp_path, "sq2.txt", square), format="edgelist")
+    assert E.directed and E.num_edges == 2                      # (4,4) dropped, 3 distinct
+    # past the first block a METIS file with equal line lengths is refused, not misread
+    monkeypatch.setattr(gunpy.io, "BLOCK", 8)
+    with pytest.raises(GraphFormatError, match="reads as a METIS graph"):
+        gunpy.read_edgelist(write(tmp_path, "sq3.txt", square))
+    # an edge list whose first line merely looks like a header is an edge list
+    assert gunpy.read_edgelist(write(tmp_path, "e.txt", "3 3\n0 1\n1 2\n")).num_edges == 2
