@@ -133,11 +133,11 @@ def test_dry_run_on_the_cpu_backend_runs_every_phase(tmp_path, day, capsys):
     assert "hits" in report and "misses" in report
     assert "| rmat10 | default | ok |" in report and "launch path: numba" in report
     assert re.search(r"\| luxembourg_osm \| bfs push \| [\d.]+ \| [\d.]+ \| [\d.]+ \|", report)
-    assert "gpu_diff: " in report and " FAIL" not in report.split("## 3.")[1].split("## 4.")[0]
+    assert re.search(r"gpu_diff: 4 ok, 0 FAIL, 0 skipped", report)
     assert "| `cta_owner[0] = tid` (TWC CTA-phase bid) | gunpy/operators/advance/twc.py:" in report
     assert re.search(r"`if history\[slot\] == v:`.*\| 1 \| 3 \|", report)
     assert "2 intended records filtered, 0 other records" in report
-    assert re.search(r"2 tests ended: 2 passed", report)
+    assert re.search(r"2 tests ended (of 2 collected)?: 2 passed", report)
     members = _bundle_ok(out, day)
     assert "logs/01-census.log" in members and "logs/rmat.log" in members
     assert "logs/tests-results.tsv" in members and "logs/sanitize-racecheck.log" in members
@@ -151,7 +151,6 @@ def test_sigterm_mid_run_stops_bundles_and_reports(tmp_path, day):
            "--only", "smoke,tests", "--budget", "100"]
     proc = subprocess.Popen(cmd, cwd=ROOT, env=_env(tmp_path), stdout=subprocess.PIPE,
                             stderr=subprocess.STDOUT, text=True)
-    t = time.monotonic()
     for line in proc.stdout:  # the smoke phase has started: stop the day
         if "2a. smoke: gunpy's launcher (limit" in line:
             break
@@ -170,7 +169,6 @@ def test_sigterm_mid_run_stops_bundles_and_reports(tmp_path, day):
     assert phases["7. GPU tests"][0] == "not reached"
     members = _bundle_ok(out, day)
     assert "logs/02-smoke.log" in members
-    assert time.monotonic() - t < 60
 
 
 def test_a_phase_limit_and_the_budget_cap(tmp_path, day):
