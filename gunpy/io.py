@@ -391,14 +391,14 @@ def _check_ids(blk, rows, ids, *, offset, limit, limit_what):
     return ids
 
 
-def _check_vertex_count(n, m, max_vertices, path, what, hint=""):
+def _check_vertex_count(n, m, max_vertices, path, what, line, hint=""):
     """Refuse a vertex count a file makes without edges to show for it (before allocating)."""
     limit = max(FREE_VERTICES, VERTICES_PER_EDGE * m) if max_vertices is None else max_vertices
     if n > limit:
         raise GraphFormatError(
             f"{what} would make {n:,} vertices for {m:,} edge{'s' if m != 1 else ''} "
             f"({8 * n / 2**30:,.1f} GiB of row offsets); pass max_vertices={n} to allow "
-            f"that{hint}", path=path)
+            f"that{hint}", path=path, line=line)
 
 
 # ----------------------------------------------------------------------------- the edges
@@ -540,8 +540,8 @@ def read_mtx(path, *, directed=None, remove_self_loops=True, remove_duplicates=T
                 continue
             size = _mtx_size(blk, int(content[0]))
             size_line = blk.where(content[0])
-            _check_vertex_count(size[0], size[1], max_vertices, path,
-                                f"the size line (line {size_line})")
+            _check_vertex_count(size[0], size[1], max_vertices, path, "the size line",
+                                size_line)
             room = _plain_size(path)
             if room is not None and size[1] > room // MIN_EDGE_BYTES + 1:
                 raise blk.error(f"the size line declares {size[1]:,} entries, more than a file "
@@ -793,9 +793,8 @@ def read_edgelist(path, *, directed=None, one_based=False, weighted=None, commen
         n = num_vertices
     else:
         n = edges.top + 1
-        _check_vertex_count(n, edges.m, max_vertices, path,
-                            f"the largest id, {edges.top + off} (line {edges.top_at}),",
-                            hint=", or relabel=True to number the ids in use 0..k-1")
+        _check_vertex_count(n, edges.m, max_vertices, path, f"the largest id, {edges.top + off},",
+                            edges.top_at, hint=", or relabel=True to number the ids in use 0..k-1")
     return edges.graph(n, directed=directed, mirror=not directed,
                        remove_self_loops=remove_self_loops,
                        remove_duplicates=remove_duplicates, weighted=keep_w,

@@ -11,6 +11,12 @@ simulator fewer and smaller) and ``fuzz`` (``pytest --fuzz`` or
 failing example is also written to ``tests/regressions/`` as JSON, once, as
 hypothesis reports it after shrinking (not at every shrink step), and
 ``test_regressions.py`` replays every file there from then on.
+
+Two input classes need no primitive: raw CSR arrays of every dtype with hostile
+values (wrapped, truncated, parsed, out of range) given to ``gunpy.Graph``, and
+edge-list files with hostile tokens, bytes and lines given to
+``read_edgelist``; each is either refused (a ``ValueError`` naming a line that
+is bad) or read exactly as a plain-Python reading of the same input.
 """
 
 import hashlib
@@ -233,3 +239,167 @@ def test_a_failure_is_saved_once_as_its_shrunk_example(tmp_path, monkeypatch):
     with pytest.raises(AssertionError):
         probe(case["spec"], "cpu")
     assert len(list(tmp_path.iterdir())) == 1
+
+
+# ----------------------------------------------------------------------------- hostile input
+# Raw CSR arrays and edge-list files with hostile values: the constructor or reader either
+# refuses them with ValueError / GraphFormatError (naming a line that is bad) or builds
+# exactly the graph a plain-Python reading of the same input gives. Cheap: no primitive.
+INPUT = dict(deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+_DTYPES = ["int8", "uint8", "int16", "int32", "uint32", "int64", "uint64", "float64", "bool",
+           "str", "object"]
+
+
+@st.composite
+def raw_csr(draw):
+    """Row offsets and column ids as some dtype, often nearly valid, sometimes hostile."""
+    n = draw(st.integers(0, 6))
+    degs = draw(st.lists(st.integers(0, 3), min_size=n, max_size=n))
+    ro = [0] + list(np.cumsum(degs, dtype=np.int64).tolist())
+    ci = [draw(st.integers(0, max(n - 1, 0))) for _ in range(ro[-1])] if n else []
+    hostile = st.one_of(st.integers(-3, 8), st.sampled_from([2**31, 2**32 + 1, 2**53 + 1,
+                                                             2**63 - 1, 2**64 - 1]))
+    for arr in (ro, ci):
+        if arr and draw(st.booleans()):
+            arr[draw(st.integers(0, len(arr) - 1))] = draw(hostile)
+    kinds = (draw(st.sampled_from(_DTYPES)), draw(st.sampled_from(_DTYPES)))
+    return ro, ci, kinds
+
+
+def _as(values, kind):
+    """``values`` as an array of ``kind``, or None where NumPy itself cannot hold them."""
+    if kind == "str":
+        return np.array([str(v) for v in values], dtype=str)
+    if kind == "object":
+        return np.array(values + [None], dtype=object)[:-1] if values else np.array(
+            [], dtype=object)
+    try:
+        with np.errstate(all="ignore"):
+            a = np.array(values, dtype=np.int64 if kind != "uint64" else np.uint64)
+            return a.astype(kind) if kind != "bool" else a.astype(bool)
+    except OverflowError:
+        return None
+
+
+@settings(**INPUT)
+@given(case=raw_csr())
+def test_fuzz_raw_csr_arrays(case):
+    ro, ci, (kro, kci) = case
+    a_ro, a_ci = _as(ro, kro), _as(ci, kci)
+    if a_ro is None or a_ci is None:
+        return
+    n = len(ro) - 1
+    # the reference: the values the caller's arrays really hold, as Python ints
+    exact = lambda a: a.dtype.kind in "iu" or (a.size == 0 and a.dtype.kind in "fbOU")
+    vals_ro, vals_ci = [int(x) for x in a_ro] if exact(a_ro) else None, \
+        [int(x) for x in a_ci] if exact(a_ci) and a_ci.size else []
+    valid = (vals_ro is not None and exact(a_ci) and vals_ro[0] == 0
+             and all(b >= a for a, b in zip(vals_ro, vals_ro[1:])) and vals_ro[-1] == len(ci)
+             and all(0 <= c < n for c in vals_ci) and a_ro.dtype.kind in "iu")
+    before = (a_ro.copy(), a_ci.copy())
+    if valid:
+        G = gunpy.Graph(a_ro, a_ci)
+        assert G.row_offsets.tolist() == vals_ro and G.column_indices.tolist() == vals_ci
+    else:
+        with pytest.raises(ValueError):
+            gunpy.Graph(a_ro, a_ci)
+    assert np.array_equal(a_ro, before[0]) and np.array_equal(a_ci, before[1])
+
+
+_TOKENS = ["0", "1", "2", "3", "7", "+4", "007", "-1", "1.5", "2.0", "1e3", "nan", "inf",
+           "x", "1-2", "9007199254740993", "18446744073709551616", "123456789012", "\x00",
+           "\x0b", "\u00e9", ""]
+
+
+@st.composite
+def edge_list_bytes(draw):
+    """An edge-list file mostly valid, with a few hostile tokens, bytes and lines."""
+    width = draw(st.sampled_from([2, 3]))
+    lines = []
+    for _ in range(draw(st.integers(0, 12))):
+        kind = draw(st.sampled_from(["edge"] * 6 + ["hostile", "comment", "blank", "ragged"]))
+        if kind == "comment":
+            lines.append(draw(st.sampled_from(["# c", "% z\u00e9", "  # x 1 2"])))
+        elif kind == "blank":
+            lines.append(draw(st.sampled_from(["", "  ", "\t\r"])))
+        else:
+            toks = [str(draw(st.integers(0, 9))) for _ in range(2)]
+            if width == 3:
+                toks.append(draw(st.sampled_from(["0.5", "2", "1e-3", "7.25"])))
+            if kind == "hostile":
+                toks[draw(st.integers(0, width - 1))] = draw(st.sampled_from(_TOKENS))
+            if kind == "ragged":
+                toks = toks[:1] if draw(st.booleans()) else toks + ["1"]
+            sep = draw(st.sampled_from([" ", "\t", "  ", " \t"]))
+            lines.append(sep.join(toks) + draw(st.sampled_from(["", "\r", " "])))
+    return "\n".join(lines).encode("utf-8") + draw(st.sampled_from([b"", b"\n"]))
+
+
+def _reference_edgelist(data):
+    """Plain Python's reading: ("graph", n, {(u, v): w}) or ("error", {bad line numbers})."""
+    import re
+    bad, rows, width = set(), [], None
+    for i, raw in enumerate(data.split(b"\n"), 1):
+        text = raw.strip(b" \t\r")
+        comment = text[:1] in (b"#", b"%")
+        if any(c < 32 and c not in (9, 13) for c in raw) or (
+                not comment and any(c > 127 for c in raw)):
+            bad.add(i)
+            continue
+        if not text or comment:
+            continue
+        toks = text.split()
+        if width is None:
+            width = len(toks)
+            if width not in (2, 3):
+                bad.add(i)
+                continue
+        if len(toks) != width or width not in (2, 3):
+            bad.add(i)
+            continue
+        ok = all(re.fullmatch(rb"[+-]?[0-9]+", t) and 0 <= int(t) < 2**63 - 1
+                 for t in toks[:2])
+        w = 1.0
+        if ok and width == 3:
+            try:
+                w = float(toks[2])
+                ok = np.isfinite(w)
+            except ValueError:
+                ok = False
+        if not ok:
+            bad.add(i)
+            continue
+        rows.append((int(toks[0]), int(toks[1]), w, i))
+    if bad:
+        return "error", bad
+    if not rows:
+        return "graph", 0, {}
+    top = max(max(u, v) for u, v, _, _ in rows)
+    if top + 1 > max(2**24, 16 * len(rows)):
+        return "error", {i for u, v, _, i in rows if top in (u, v)}
+    edges = {}
+    for u, v, w, _ in rows:
+        if u != v:
+            edges[(u, v)] = min(edges.get((u, v), np.inf), w)
+    return "graph", top + 1, edges
+
+
+@settings(**INPUT)
+@given(data=edge_list_bytes())
+def test_fuzz_hostile_edge_list_files(data, tmp_path_factory):
+    path = tmp_path_factory.mktemp("fuzz") / "g.txt"
+    path.write_bytes(data)
+    ref = _reference_edgelist(data)
+    if ref[0] == "error":
+        with pytest.raises(gunpy.GraphFormatError) as err:
+            gunpy.read_edgelist(str(path), format="edgelist")
+        msg = str(err.value)
+        assert "\n" not in msg and len(msg) < len(str(path)) + 300, msg
+        assert err.value.line in ref[1], (msg, ref[1])
+        return
+    G = gunpy.read_edgelist(str(path), format="edgelist")
+    A = G.to_scipy().tocoo()
+    got = {(int(u), int(v)): float(w) for u, v, w in zip(A.row, A.col, A.data)}
+    expect = {k: (w if G.weighted else 1.0) for k, w in ref[2].items()}
+    assert G.num_vertices == ref[1] and got == expect

@@ -274,7 +274,7 @@ def test_ids_are_exact_past_2_53(tmp_path):
     G = gunpy.read_edgelist(p, relabel=True)
     assert [int(x) for x in G.node_labels] == [big - 1, big, 2**62]
     assert _as_dict(G) == {(1, 0): 1.0, (2, 1): 1.0}
-    with pytest.raises(GraphFormatError, match=f"largest id, {2**62} "):
+    with pytest.raises(GraphFormatError, match=f"line 2: the largest id, {2**62},"):
         gunpy.read_edgelist(p)
 
 
