@@ -13,7 +13,7 @@ from collections import namedtuple
 import numpy as np
 import scipy.sparse as sp
 
-from gunpy._csr import build_csr, transpose_csr
+from gunpy._csr import build_csr, reverse_edge_ids, transpose_csr
 
 __all__ = ["Graph", "CSC", "DeviceCache"]
 
@@ -530,10 +530,9 @@ class Graph:
                                        self.num_vertices))
             else:
                 # the graph is its own reverse; edge ids still map to the CSR edge u->v
-                io, ii, eid = transpose_csr(self.row_offsets, self.column_indices,
-                                            self.num_vertices)
-                c = CSC(self.row_offsets, self.column_indices, eid)
-                assert np.array_equal(io, self.row_offsets)
+                c = CSC(self.row_offsets, self.column_indices,
+                        reverse_edge_ids(self.row_offsets, self.column_indices,
+                                         self.num_vertices))
             for arr in c:
                 _frozen(arr)
             self._csc = c

@@ -1,17 +1,32 @@
 """CSR construction: the NumPy builders give exactly the numba kernels' arrays, and both
 give what a plain-Python reading of the documented rules gives (rows sorted by column,
-self-loops dropped, duplicates keep their minimum weight, the first of equal minima)."""
+self-loops dropped, duplicates keep their minimum weight, the first of equal minima) and
+what scipy's ``coo -> csr`` gives from the raw edge list; the parallel kernels give the
+same arrays on any number of threads and chunks, and index edges with int64."""
 
 import itertools
 
+import numba
 import numpy as np
 import pytest
+import scipy.sparse as sp
 
 from gunpy import _csr
-from gunpy._csr import build_csr, transpose_csr
+from gunpy._csr import build_csr, reverse_edge_ids, transpose_csr
 from gunpy.graph import Graph
 
 FLAGS = list(itertools.product([True, False], [True, False]))  # self-loops, duplicates
+
+
+@pytest.fixture(autouse=True)
+def one_thread():
+    """Hundreds of tiny builds: one thread each (on a busy machine every parallel region
+    of a tiny build waits for a second thread's turn); the chunked code still runs (the
+    ``chunks`` fixture), and two threads run in the thread-count test."""
+    before = numba.get_num_threads()
+    numba.set_num_threads(1)
+    yield
+    numba.set_num_threads(before)
 
 
 def _same(a, b):
@@ -57,16 +72,20 @@ def _weights(rng, m, kind):
 WKINDS = ["none", "floats", "ints", "special"]
 
 
-def _python_csr(src, dst, w, n, remove_self_loops, remove_duplicates):
-    """The documented CSR of an edge list, in plain Python (no NumPy sort, no numba)."""
+def _python_csr(src, dst, w, n, remove_self_loops, remove_duplicates, mirror=False):
+    """The documented CSR of an edge list, in plain Python (no NumPy sort, no numba).
+    ``mirror``: the list followed by its reversed copy, self-loops not repeated."""
+    edges = list(zip(src.tolist(), dst.tolist(), range(len(src))))
+    if mirror:
+        edges += [(v, u, i) for u, v, i in edges if u != v]
     rows = [[] for _ in range(n)]
-    for i, (u, v) in enumerate(zip(src.tolist(), dst.tolist())):
+    for k, (u, v, i) in enumerate(edges):
         if not (remove_self_loops and u == v):
-            rows[u].append((v, i))   # input order breaks ties within a (row, column)
+            rows[u].append((v, k, i))   # list order breaks ties within a (row, column)
     ro, ci, vals = [0], [], []
     for row in rows:
         last = None
-        for v, i in sorted(row):
+        for v, _, i in sorted(row):
             x = None if w is None else float(w[i])
             if remove_duplicates and v == last:
                 if x is not None and x < vals[-1]:   # NaN never replaces, nor is replaced
@@ -81,22 +100,62 @@ def _python_csr(src, dst, w, n, remove_self_loops, remove_duplicates):
 
 
 @pytest.mark.parametrize("wkind", WKINDS)
-def test_builds_match_the_documented_rules(wkind):
+@pytest.mark.parametrize("mirror", [False, True])
+def test_builds_match_the_documented_rules(wkind, mirror):
     rng = np.random.default_rng(17)
-    for src, dst, n in _edge_lists(100 + WKINDS.index(wkind), 120):
+    for src, dst, n in _edge_lists(100 + WKINDS.index(wkind), 60):
         w = _weights(rng, src.shape[0], wkind)
         for rs, rd in FLAGS:
-            want = _python_csr(src, dst, w, n, rs, rd)
+            want = _python_csr(src, dst, w, n, rs, rd, mirror)
             for impl in ("numpy", "numba"):
                 got = build_csr(src, dst, w, n, remove_self_loops=rs, remove_duplicates=rd,
-                                _impl=impl)
+                                mirror=mirror, _impl=impl)
                 assert all(_same(x, y) for x, y in zip(want, got)), (impl, src, dst, w, n, rs, rd)
+
+
+def _scipy_csr(src, dst, n, remove_self_loops, mirror):
+    """scipy's CSR of the raw list: (indptr, indices, multiplicity of each entry)."""
+    if mirror:
+        off = src != dst
+        src, dst = np.concatenate([src, dst[off]]), np.concatenate([dst, src[off]])
+    if remove_self_loops:
+        keep = src != dst
+        src, dst = src[keep], dst[keep]
+    A = sp.coo_array((np.ones(src.shape[0]), (src, dst)), shape=(n, n)).tocsr()
+    A.sum_duplicates()
+    return A.indptr, A.indices, A.data.astype(np.int64)
+
+
+def _big_rows(rng, n, m):
+    """An edge list whose rows are long (the radix sort), skewed and full of duplicates."""
+    src = np.minimum(rng.zipf(1.6, m) - 1, n - 1)
+    dst = rng.integers(0, n, m)
+    return src.astype(np.int64), dst.astype(np.int64)
+
+
+@pytest.mark.parametrize("mirror", [False, True])
+def test_builds_match_scipy(mirror):
+    rng = np.random.default_rng(5)
+    lists = list(_edge_lists(41, 40)) + [(*_big_rows(rng, 700, 20_000), 800)]
+    for src, dst, n in lists:
+        for rs, rd in FLAGS:
+            ptr, idx, mult = _scipy_csr(src, dst, n, rs, mirror)
+            for impl in ("numpy", "numba"):
+                ro, ci, _ = build_csr(src, dst, None, n, remove_self_loops=rs,
+                                      remove_duplicates=rd, mirror=mirror, _impl=impl)
+                if rd:
+                    assert np.array_equal(ro, ptr) and np.array_equal(ci, idx), (impl, n, rs)
+                else:  # every copy kept, next to its twins
+                    rows = np.repeat(np.arange(n), np.diff(ptr))
+                    deg = np.bincount(rows, weights=mult, minlength=n).astype(np.int64)
+                    assert np.array_equal(np.diff(ro), deg), (impl, n, rs)
+                    assert np.array_equal(ci, np.repeat(idx, mult)), (impl, n, rs)
 
 
 @pytest.mark.parametrize("wkind", WKINDS)
 def test_numpy_build_matches_numba(wkind):
     rng = np.random.default_rng(7)
-    for src, dst, n in _edge_lists(WKINDS.index(wkind), 300):
+    for src, dst, n in _edge_lists(WKINDS.index(wkind), 150):
         w = _weights(rng, src.shape[0], wkind)
         copies = [a.copy() for a in (src, dst) + ((w,) if w is not None else ())]
         for rs, rd in FLAGS:
@@ -156,7 +215,7 @@ def test_min_weight_and_order_semantics():
 
 
 def test_transpose_numpy_matches_numba():
-    for src, dst, n in _edge_lists(3, 300):
+    for src, dst, n in _edge_lists(3, 150):
         for rs, rd in FLAGS:
             ro, ci, _ = build_csr(src, dst, None, n, remove_self_loops=rs, remove_duplicates=rd)
             ref = transpose_csr(ro, ci, n, _impl="numba")
@@ -228,3 +287,135 @@ def test_from_edges_same_graph_either_way(monkeypatch, directed, weighted):
         G = Graph.from_edges(src, dst, w, num_vertices=60, directed=directed)
         graphs.append((G.row_offsets, G.column_indices, G.values) + tuple(G.csc()))
     assert all(_same(x, y) for x, y in zip(*graphs))
+
+
+def test_transpose_matches_scipy():
+    rng = np.random.default_rng(8)
+    lists = list(_edge_lists(9, 30)) + [(*_big_rows(rng, 500, 8_000), 500)]
+    for src, dst, n in lists:
+        ro, ci, _ = build_csr(src, dst, None, n, remove_duplicates=False)
+        A = sp.csr_array((np.arange(1, ci.size + 1), ci, ro), shape=(n, n))
+        At = A.tocsc()  # column v: its in-edges by source, the data their CSR id + 1
+        for impl in ("numpy", "numba"):
+            io, ii, eid = transpose_csr(ro, ci, n, _impl=impl)
+            assert np.array_equal(io, At.indptr) and np.array_equal(ii, At.indices)
+            assert np.array_equal(eid, At.data - 1)
+
+
+def _twin_oracle(ro, ci):
+    """The k-th copy of u in row v pairs with the k-th copy of v in row u (by position)."""
+    seen = {}
+    for v in range(ro.shape[0] - 1):
+        for e in range(ro[v], ro[v + 1]):
+            seen.setdefault((v, int(ci[e])), []).append(e)
+    rev = np.empty(ci.shape[0], dtype=np.int64)
+    for (v, u), es in seen.items():
+        rev[es] = seen[(u, v)]
+    return rev
+
+
+@pytest.mark.parametrize("impl", ["numpy", "numba"])
+def test_reverse_edge_ids(impl):
+    rng = np.random.default_rng(3)
+    for src, dst, n in _edge_lists(12, 60):
+        for rs, rd in FLAGS:
+            ro, ci, _ = build_csr(src, dst, None, n, remove_self_loops=rs,
+                                  remove_duplicates=rd, mirror=True)
+            ci = ci.copy()
+            if rng.random() < 0.5:  # rows out of order
+                for v in range(n):
+                    rng.shuffle(ci[ro[v]:ro[v + 1]])
+            rev = reverse_edge_ids(ro, ci, n, _impl=impl)
+            assert rev.dtype == np.int64 and np.array_equal(rev, _twin_oracle(ro, ci))
+
+
+@pytest.mark.parametrize("impl", ["numpy", "numba"])
+def test_reverse_edge_ids_refuse_an_asymmetric_graph(impl):
+    ro = np.array([0, 1, 2, 3])  # 0 -> 1 -> 2 -> 0: degrees match, twins do not
+    with pytest.raises(ValueError, match="symmetric"):
+        reverse_edge_ids(ro, np.array([1, 2, 0], np.int32), 3, _impl=impl)
+    with pytest.raises(ValueError, match="vertex 0 has 2 out-edges but 0 in-edges"):
+        reverse_edge_ids(np.array([0, 2, 2, 2]), np.array([1, 2], np.int32), 3, _impl=impl)
+
+
+def test_an_undirected_graph_is_its_own_reverse():
+    rng = np.random.default_rng(4)
+    src, dst = _big_rows(rng, 300, 5_000)
+    G = Graph.from_edges(src, dst, num_vertices=300, directed=False)
+    c = G.csc()
+    assert c.in_offsets is G.row_offsets and c.in_indices is G.column_indices
+    assert np.array_equal(c.in_edge_ids, _twin_oracle(G.row_offsets, G.column_indices))
+
+
+@pytest.fixture
+def chunks(monkeypatch):
+    """Run the kernels as if on ``k`` threads (k chunks, whatever numba runs them on)."""
+    def use(k):
+        monkeypatch.setattr(_csr, "_threads", lambda: k)
+    return use
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+def test_same_arrays_on_any_number_of_threads(chunks, weighted):
+    rng = np.random.default_rng(6)
+    src, dst = _big_rows(rng, 3_000, 60_000)
+    w = rng.integers(0, 3, src.shape[0]).astype(np.float64) if weighted else None
+    threads = [1, 2] if numba.config.NUMBA_NUM_THREADS >= 2 else [1]
+    before = numba.get_num_threads()
+    results = []
+    try:
+        for t, k in itertools.product(threads, [1, 2, 3, 16]):
+            numba.set_num_threads(t)
+            chunks(k)
+            out = []
+            for mirror in (False, True):
+                ro, ci, vals = build_csr(src, dst, w, 3_000, mirror=mirror, _impl="numba")
+                out += [ro, ci, vals]
+                out += list(transpose_csr(ro, ci, 3_000, _impl="numba"))
+            out.append(reverse_edge_ids(ro, ci, 3_000, _impl="numba"))
+            results.append(out)
+    finally:
+        numba.set_num_threads(before)
+    for other in results[1:]:
+        assert all(_same(x, y) for x, y in zip(results[0], other))
+
+
+# -------------------------------------------------------------- edge ids past 2**31
+def test_chunk_bounds_past_2_31():
+    big = 3 * 2**31 + 5
+    b = _csr._even_bounds(big, 7)
+    assert b.dtype == np.int64 and b[0] == 0 and b[-1] == big
+    assert set(np.diff(b).tolist()) <= {big // 7, big // 7 + 1}
+    offsets = np.array([0, 2**31, 2**31, 2**31 + 1, 3 * 2**31, 2**33], dtype=np.int64)
+    rb = _csr._row_bounds(offsets, 3)
+    assert rb[0] == 0 and rb[-1] == 5 and np.all(np.diff(rb) >= 0)
+    # a chunk ends after the row holding its share's last edge (2**33 / 3 and twice
+    # that both fall in row 3)
+    assert rb.tolist() == [0, 4, 4, 5]
+
+
+def test_offsets_and_cursors_past_2_31():
+    # three chunks' counts of four rows, rows and chunks holding more than 2**31 edges
+    counts = [[2**31 - 1, 5, 0, 2**31],
+              [2**31, 7, 1, 3],
+              [1, 2**32, 0, 2**31 + 9]]
+    got_counts = np.array(counts, dtype=np.int64)
+    offsets = _csr._offsets_and_cursors(got_counts, 4)
+    rows = [sum(c[v] for c in counts) for v in range(4)]
+    want = [0]
+    for r in rows:
+        want.append(want[-1] + r)
+    assert offsets.dtype == np.int64 and offsets.tolist() == want
+    # each chunk writes a row from where the chunks before it stop
+    for k in range(3):
+        for v in range(4):
+            assert got_counts[k, v] == want[v] + sum(counts[j][v] for j in range(k))
+
+
+def test_parallel_scan_past_2_32():
+    x = np.array([2**40, 3, 2**33, 0, 2**31 + 1, 7, 2**62 - 2**41] * 3, dtype=np.int64)
+    want = np.cumsum([int(a) for a in x.tolist()])
+    for k in (1, 2, 5, 21):
+        y = x.copy()
+        _csr._prefix_sum(y, _csr._even_bounds(y.shape[0], k))
+        assert y.tolist() == want.tolist()
