@@ -76,12 +76,12 @@ def _env(tmp_path, **extra):
     return env
 
 
-def _day(tmp_path, *args, timeout=240):
+def _day(tmp_path, *args, timeout=240, **env):
     out, work = tmp_path / "out", tmp_path / "work"
     cmd = [sys.executable, SCRIPT, "--out", str(out), "--work", str(work), *args]
     t = time.monotonic()
     p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, cwd=ROOT,
-                       env=_env(tmp_path))
+                       env=_env(tmp_path, **env))
     return p, time.monotonic() - t, out
 
 
@@ -193,14 +193,22 @@ def test_without_a_gpu_only_the_census_runs_and_the_day_exits_2(tmp_path, day):
     from gunpy.backends import cuda_status
     if cuda_status()[0]:
         pytest.skip("a GPU (or the simulator) is here")
-    p, took, out = _day(tmp_path, "--only", "census,smoke,tests", "--budget", "60")
+    carry = tmp_path / "carry"  # a carried kernel cache that is no cache: reported, tolerated
+    carry.mkdir()
+    (carry / "kernels-test.tar.xz").write_bytes(b"not a tarball")
+    p, took, out = _day(tmp_path, "--only", "census,smoke,tests", "--budget", "60",
+                        GPU_DAY_CARRY=str(carry))
     assert p.returncode == 2, p.stdout
     assert p.stderr.startswith("gpu-day: no usable GPU (") and p.stderr.count("\n") == 1
     phases = _phases((out / day.REPORT_NAME).read_text())
     assert phases["1. census"][0] == "ok"
     assert phases["2a. smoke: gunpy's launcher"][0] == "skipped"
     assert phases["7. GPU tests"][0] == "skipped"
-    assert "no usable GPU" in (out / day.REPORT_NAME).read_text()
+    report = (out / day.REPORT_NAME).read_text()
+    assert "no usable GPU" in report
+    assert re.search(r"\| kernel cache \| .*(importing kernels-test.tar.xz failed \(exit \d+\)|"
+                     r"kernels-test.tar.xz carried, but this gunpy has no 'cache import')", report)
+    assert "for this environment" in report.split("## Kernel cache at the end")[1]  # gunpy cache info
     assert "logs/rmat.log" not in _bundle_ok(out, day)  # no graph made for a day without GPU
 
 
