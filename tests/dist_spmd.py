@@ -3,10 +3,15 @@
 ``mpiexec -n K python -m mpi4py tests/dist_spmd.py check`` runs every case on
 the K ranks and reports on rank 0's stdout (``FAIL ...`` lines, or
 ``DIST-OK ranks=K checks=N``) and in the exit status; ``crash`` raises on rank
-1 to show that the job ends. CPU backend (the launcher sets one numba thread a
-rank). Not collected by pytest: MPI starts when this module is imported.
+1 to show that the job ends; ``errors`` (2 ranks or more) makes every
+distributed call fail on rank 1 only, in its checks (every rank must raise the
+same error and go on) and, with the abort stubbed, in its run on every rank,
+reports, then fails a BFS's run on rank 1 only, which must end the job. CPU backend
+(the launcher sets one numba thread a rank). Not collected by pytest: MPI
+starts when this module is imported.
 """
 
+import faulthandler
 import sys
 import time
 
@@ -441,6 +446,184 @@ def check_enactor(c, graphs):
                      f"{what}: {st.iterations} iterations (expected {k}), labels {full.labels}")
 
 
+# ----------------------------------------------------------------------------- one rank's error
+#: seconds a case may take before the rank dumps its stack and exits (a hang fails in seconds)
+WATCHDOG = 30
+
+
+def raised(call):
+    """``"Type: message"`` of what ``call()`` raised, or ``"no error"``."""
+    try:
+        call()
+    except Exception as exc:
+        return f"{type(exc).__name__}: {exc}"
+    return "no error"
+
+
+def check_one_rank_errors(c, graphs):
+    """Rank 1 alone passes something wrong to each distributed call: every rank raises the
+    same error, naming rank 1 (no rank is left in a collective), and the job goes on."""
+    bad = c.rank == 1
+    G = graphs["random_directed"]
+    n = G.num_vertices
+    DG = gd.DistGraph.from_graph(G)
+    # a NaN weight on an out-edge of a vertex rank 1 owns (ids kept in blocks): its edge only
+    src = np.repeat(np.arange(n), G.out_degrees())
+    e = int(np.flatnonzero(src >= gd.block_starts(n, c.size)[1])[0])
+    w = np.ones(G.num_edges)
+    w[e] = np.nan
+    GW = gunpy.Graph.from_edges(src, G.column_indices, w, num_vertices=n, directed=True)
+    DW = gd.DistGraph.from_graph(GW, relabel=None)
+    r = gd.bfs(DG, 0)  # loads the kernels before the watchdog's short cases
+    enactor = gd.DistEnactor(DG)
+    cases = [
+        ("bfs source", lambda: gd.bfs(DG, n if bad else 0), IndexError, "out of range"),
+        ("bfs source type", lambda: gd.bfs(DG, "0" if bad else 0), TypeError, "integer"),
+        ("bfs direction", lambda: gd.bfs(DG, 0, direction="up" if bad else "push"),
+         ValueError, "'up'"),
+        ("bfs backend", lambda: gd.bfs(DG, 0, backend="abacus" if bad else "cpu"),
+         ValueError, "abacus"),
+        ("bfs options differ", lambda: gd.bfs(DG, 0, direction="pull" if bad else "push"),
+         ValueError, "not the same on every rank: the source, direction"),
+        ("bfs on no DistGraph", lambda: gd.bfs(G if bad else DG, 0), TypeError, "DistGraph"),
+        ("sssp method", lambda: gd.sssp(DG, 0, method="dijkstra" if bad else "near_far"),
+         ValueError, "dijkstra"),
+        ("sssp delta", lambda: gd.sssp(DG, 0, delta=-1.0 if bad else None), ValueError,
+         "delta must be a positive number"),
+        ("sssp weight on one rank", lambda: gd.sssp(DW, 0), ValueError,
+         f"edge {src[e]}->{G.column_indices[e]} has weight nan"),
+        ("cc load_balance", lambda: gd.cc(DG, load_balance="nope" if bad else "auto"),
+         ValueError, "nope"),
+        ("cdlp rounds", lambda: gd.cdlp(DG, -1 if bad else 2), ValueError, "-1"),
+        ("pagerank alpha", lambda: gd.pagerank(DG, alpha=1.5 if bad else 0.85), ValueError,
+         "alpha"),
+        ("pagerank weight on one rank", lambda: gd.pagerank(DW), ValueError,
+         f"edge {src[e]}->{G.column_indices[e]} has weight nan"),
+        ("check_bfs_tree source",
+         lambda: gd.check_bfs_tree(DG, n if bad else 0, r.depth, r.parent), IndexError,
+         "out of range"),
+        ("gather root", lambda: r.gather(root=7 if bad else 0), ValueError, "root 7"),
+        ("from_graph", lambda: gd.DistGraph.from_graph(None if bad else G), TypeError,
+         "gunpy.Graph"),
+        ("from_edges id", lambda: gd.DistGraph.from_edges([0, n if bad else 1], [1, 2],
+                                                          num_vertices=n, directed=True),
+         ValueError, f"src[1] = {n}"),
+        ("from_edges float ids", lambda: gd.DistGraph.from_edges(
+            np.array([0.0, 1.5]) if bad else [0, 1], [1, 2], num_vertices=n, directed=True),
+         TypeError, "integer"),
+        ("DistEnactor.check_source", lambda: enactor.check_source(-1 if bad else 0),
+         IndexError, "out of range"),
+    ]
+    for what, call, kind, word in cases:
+        faulthandler.dump_traceback_later(WATCHDOG, exit=True)
+        got = c.comm.allgather(raised(call))
+        # the rank that failed is named, unless the ranks only disagree
+        named = f"rank 1 of {c.size}:" in got[0]
+        c.expect(len(set(got)) == 1 and got[0].startswith(kind.__name__ + ":")
+                 and word in got[0] and named == ("differ" not in what), f"{what}: {got}")
+    # every rank failing alike keeps its own error, with no rank named
+    got = c.comm.allgather(raised(lambda: gd.bfs(DG, n)))
+    c.expect(len(set(got)) == 1 and got[0].startswith("IndexError: source") and
+             "rank" not in got[0], f"bfs source bad everywhere: {got}")
+    # and the ranks are still in step: a run after all that is right
+    faulthandler.dump_traceback_later(WATCHDOG, exit=True)
+    full = gd.bfs(DG, 3).gather(root=0)
+    if c.rank == 0:
+        c.expect(np.array_equal(full.depth, reference_depths(G, 3)), "bfs after the errors")
+    faulthandler.cancel_dump_traceback_later()
+
+
+class Aborted(Exception):
+    """Raised by the stubbed Comm.abort: where the job would have ended."""
+
+
+def check_errors_in_the_run(c, graphs):
+    """An error inside each call's run (after its checks): the collective guard calls
+    Comm.abort, stubbed here to raise, with every rank failing alike so that none waits.
+    Agreed errors (every rank raising after a collective) are not aborts."""
+    from gunpy.dist import validate
+    from gunpy.dist.bfs import DistBFSEnactor
+    from gunpy.dist.cc import DistCCEnactor
+    from gunpy.dist.cdlp import DistCDLPEnactor
+    from gunpy.dist.comm import Comm
+    from gunpy.dist.graph import DistGraph
+    from gunpy.dist.pagerank import DistPageRankEnactor
+    from gunpy.dist.sssp import DistSSSPEnactor
+
+    G = graphs["grid"]
+    DG = gd.DistGraph.from_graph(G)
+    r = gd.bfs(DG, 0)
+    HopMin = hop_min()
+
+    def injected(*args, **kwargs):
+        raise RuntimeError("injected failure")
+
+    # each fails in its first step of the run (before any kernel is loaded: cheap)
+    cases = [("bfs", DistBFSEnactor, "setup", lambda: gd.bfs(DG, 0)),
+             ("sssp", DistSSSPEnactor, "prepare", lambda: gd.sssp(DG, 0)),
+             ("cc", DistCCEnactor, "setup", lambda: gd.cc(DG)),
+             ("pagerank", DistPageRankEnactor, "setup", lambda: gd.pagerank(DG)),
+             ("cdlp", DistCDLPEnactor, "setup", lambda: gd.cdlp(DG, 2)),
+             ("hop_min", HopMin, "setup", lambda: HopMin(DG).enact(2)),
+             ("DistBFSResult.gather", DistGraph, "gather", lambda: r.gather()),
+             ("check_bfs_tree", validate, "_problems",
+              lambda: gd.check_bfs_tree(DG, 0, r.depth, r.parent))]
+
+    def abort(self, error, where):
+        raise Aborted(f"{where}: {error}")
+
+    real_abort = Comm.abort
+    Comm.abort = abort
+    try:
+        for name, owner, attr, call in cases:
+            faulthandler.dump_traceback_later(WATCHDOG, exit=True)
+            real = getattr(owner, attr)
+            setattr(owner, attr, injected)
+            try:
+                got = raised(call)
+            finally:
+                setattr(owner, attr, real)
+            where = name if "." in name else f"gunpy.dist.{name}"
+            c.expect(got == f"Aborted: {where}: injected failure", f"run of {name}: {got}")
+        # agreed errors in a run pass through: a rank divergence, a failed tree check
+        debug = gd.get_comm(DG.comm, debug=True)
+        depth = r.depth.copy()
+        if c.rank == 1:
+            depth[:] = -1
+        for call, expect in [(lambda: debug.step(f"step of rank {c.rank}"),
+                              "RuntimeError: rank divergence"),
+                             (lambda: gd.check_bfs_tree(DG, 0, depth, r.parent),
+                              "AssertionError: BFS tree check failed on rank")]:
+            def run(call=call):
+                with DG.comm.collective("a test's run"):
+                    call()
+            got = raised(run)
+            c.expect(got.startswith(expect), f"agreed error in a run: {got}")
+    finally:
+        Comm.abort = real_abort
+        faulthandler.cancel_dump_traceback_later()
+
+
+def abort_in_run():
+    """Rank 1's BFS fails inside its run and rank 1 catches the error: the job must end
+    (Comm.collective's abort) instead of leaving rank 0 in a collective."""
+    from gunpy import generators
+    from gunpy.dist.bfs import DistBFSEnactor
+    DG = gd.DistGraph.from_graph(generators.path(50))
+    gd.bfs(DG, 0)  # kernels loaded: what follows takes seconds
+    faulthandler.dump_traceback_later(WATCHDOG, exit=True)
+    if MPI.COMM_WORLD.rank == 1:
+        def loop(self):
+            raise ValueError("injected on rank 1")
+        DistBFSEnactor.loop = loop
+    try:
+        gd.bfs(DG, 0)
+    except ValueError:
+        pass  # a user catching it and going on: rank 0 waits in the BFS's collectives
+    print(f"rank {MPI.COMM_WORLD.rank}: the job went on", flush=True)
+    time.sleep(WATCHDOG + 5)
+
+
 # ----------------------------------------------------------------------------- entry points
 def check(parts=None):
     c = Checks(MPI.COMM_WORLD)
@@ -464,5 +647,8 @@ if __name__ == "__main__":
     what = sys.argv[1] if len(sys.argv) > 1 else "check"
     if what == "crash":
         sys.exit(crash())
+    if what == "errors":  # reported like "check", then the job must end in abort_in_run
+        check((check_one_rank_errors, check_errors_in_the_run))
+        sys.exit(abort_in_run())
     # "partitions": BFS, CC and CDLP on every partition only (an odd rank count's share)
     sys.exit(check((check_partitions,) if what == "partitions" else None))

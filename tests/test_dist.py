@@ -79,6 +79,24 @@ def test_exception_on_one_rank_ends_the_job():
     assert "rank 1 of 3 failed" in out and "boom on rank 1" in out, out[-3000:]
 
 
+def test_an_error_on_one_rank_never_leaves_the_others_waiting():
+    """One launch, two ranks. (1) Rank 1 alone passes something wrong to each distributed
+    call (bfs, sssp, cc, cdlp, pagerank, check_bfs_tree, gather, the DistGraph
+    constructors, a DistEnactor's source check): every rank raises the same error naming
+    rank 1, and the job goes on; an error in each call's run reaches Comm.abort (stubbed
+    there). (2) Then rank 1's BFS fails inside its run and rank 1 catches the error: rank 0
+    waits in a collective, so gunpy.dist must end the job (MPI_Abort) with rank 1's message.
+    A rank stuck in a collective fails by its 30 s watchdog (a stack dump), then by the
+    launch's timeout."""
+    p = _launch(2, "errors", timeout=120)
+    out = p.stdout + p.stderr
+    assert "DIST-OK" in p.stdout, out[-6000:]
+    assert p.returncode != 0, out[-3000:]
+    assert "gunpy.dist: rank 1 of 2 failed inside gunpy.dist.bfs" in out, out[-3000:]
+    assert "injected on rank 1" in out and "the job went on" not in out, out[-3000:]
+    assert "Timeout" not in out, out[-3000:]  # ended by the abort, not by a watchdog
+
+
 def test_ranks_share_the_cores_unless_told():
     """Without NUMBA_NUM_THREADS each rank takes cores // ranks-on-the-node threads."""
     exe, why = _mpiexec()
@@ -134,8 +152,8 @@ def test_missing_mpi4py_names_the_extra():
 
 
 def test_the_distributed_page_example_runs(tmp_path):
-    """docs/distributed.md's SPMD script (and its CC, SSSP, PageRank and CDLP lines, and the
-    primitive written on DistEnactor), as written, on 2 ranks."""
+    """docs/distributed.md's SPMD script (and its CC, SSSP, PageRank and CDLP lines, its
+    error on one rank, and the primitive written on DistEnactor), as written, on 2 ranks."""
     import re
     text = open(os.path.join(ROOT, "docs", "distributed.md")).read()
     blocks = re.findall(r"```python\n(.*?)```", text, re.S)
@@ -151,7 +169,8 @@ def test_the_distributed_page_example_runs(tmp_path):
               + blocks[5]
               + "if full is not None:\n"
                 "    assert np.array_equal(full.labels, gunpy.cdlp(G, 5, backend='cpu').labels)\n"
-              + blocks[6]  # a primitive written on DistEnactor: 2 hops of neighbours' minimum
+              + blocks[6].replace("print(exc)", "print('CAUGHT', exc)")  # rank 1's bad source
+              + blocks[7]  # a primitive written on DistEnactor: 2 hops of neighbours' minimum
               + "if full is not None:\n"
                 "    src = np.repeat(np.arange(G.num_vertices), G.out_degrees())\n"
                 "    ref = np.arange(G.num_vertices)\n"
@@ -167,6 +186,9 @@ def test_the_distributed_page_example_runs(tmp_path):
     path.write_text(script)
     p = _mpirun(2, path)
     assert p.returncode == 0 and "DOC-OK" in p.stdout, (p.stdout + p.stderr)[-4000:]
+    caught = [ln for ln in p.stdout.splitlines() if ln.startswith("CAUGHT")]
+    assert caught == ["CAUGHT rank 1 of 2: source -1 is out of range for a graph with "
+                      "4096 vertices"] * 2, p.stdout[-2000:]
 
 
 def test_dist_sssp_bands_with_the_near_far_rule():

@@ -18,6 +18,10 @@ Each primitive is a :class:`DistEnactor` (:mod:`gunpy.dist.enactor`) that
 writes only its steps; the enactor runs the loop the same way on every rank
 and keeps the timer, the comm counters and the per-iteration records.
 
+No error leaves a rank waiting: a check that fails on one rank is raised on
+every rank (:meth:`Comm.agreement`), and an error on one rank during a run ends
+the job with ``MPI_Abort`` (:meth:`Comm.collective`).
+
 Needs mpi4py and an MPI library: ``pip install gunpy[mpi]``.
 """
 

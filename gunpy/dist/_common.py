@@ -1,9 +1,15 @@
 """What the distributed primitives share: source checks, gathered results, closing stats."""
 
+import operator
+
 import numpy as np
 
-__all__ = ["Vertices", "check_source", "finish_stats", "gathered_graph", "Holders",
-           "DistResult", "host_view"]
+from gunpy.dist.comm import get_comm
+from gunpy.dist.graph import DistGraph
+
+__all__ = ["Vertices", "agreement", "check_graph", "source_id", "check_source", "check_weights",
+           "finish_stats",
+           "gathered_graph", "Holders", "DistResult", "host_view"]
 
 
 class Vertices:
@@ -32,18 +38,59 @@ def gathered_graph(dg):
     return dg.graph or Vertices(dg)
 
 
-def check_source(dg, comm, source, *same):
-    """``source`` as an int, or the same TypeError / IndexError on every rank.
+def agreement(dgraph, what):
+    """The checks block every distributed call opens with: ``dgraph.comm.agreement(what)``.
 
-    ``same``: further options that must be equal on every rank (checked with the source).
+    (``MPI.COMM_WORLD``'s where ``dgraph`` is not a :class:`~gunpy.dist.DistGraph`,
+    which :func:`check_graph` then raises inside the block.)
     """
+    return (dgraph.comm if isinstance(dgraph, DistGraph) else get_comm(None)).agreement(what)
+
+
+def check_graph(dgraph, what):
+    """A TypeError unless ``dgraph`` is a :class:`~gunpy.dist.DistGraph` (no communication)."""
+    if not isinstance(dgraph, DistGraph):
+        raise TypeError(f"{what} needs a gunpy.dist.DistGraph, got {type(dgraph).__name__}")
+
+
+def source_id(dg, source):
+    """``source`` as an int, or a TypeError / IndexError (this rank's check: no communication)."""
     if isinstance(source, (bool, np.bool_)) or not isinstance(source, (int, np.integer)):
         raise TypeError(f"source must be an integer vertex id, got {source!r}")
     if not 0 <= int(source) < dg.num_vertices:
         raise IndexError(f"source {int(source)} is out of range for a graph with "
                          f"{dg.num_vertices} vertices")
-    comm.same_on_all((int(source),) + tuple(same), "the source or an option")
     return int(source)
+
+
+def check_weights(dg, algorithm):
+    """A ValueError naming the first negative, NaN or infinite weight among this rank's
+    edges (out-edges of its owned vertices, original ids), as the single-device check
+    words it. This rank's check: no communication."""
+    L = dg.local
+    if L.values is None:
+        return
+    rows = np.asarray(L.row_offsets, dtype=np.int64)
+    w = np.asarray(L.values)[:int(rows[dg.num_owned])]
+    bad = np.flatnonzero(~np.isfinite(w) | (w < 0))
+    if bad.size:
+        e = int(bad[0])
+        u = int(np.searchsorted(rows, e, side="right") - 1)
+        v = int(L.column_indices[e])
+        raise ValueError(f"{algorithm} needs non-negative finite weights; edge "
+                         f"{int(dg.original_gid[u])}->{int(dg.original_gid[v])} has weight "
+                         f"{float(w[e])!r}")
+
+
+def check_source(dg, comm, source, *same):
+    """``source`` as an int, or the same TypeError / IndexError on every rank (collective).
+
+    ``same``: further options that must be equal on every rank (checked with the source).
+    """
+    with comm.agreement("the source") as agree:
+        s = source_id(dg, source)
+        agree.same(s, *same, what="the source or an option")
+    return s
 
 
 def finish_stats(comm, stats, iterations, elapsed, **extra):
@@ -121,10 +168,22 @@ class DistResult:
     def gather(self, root=0):
         """The full single-device result on ``root`` in original id order, None elsewhere.
 
-        Collective: every rank calls it.
+        Collective: every rank calls it, with the same ``root``.
+
+        Raises
+        ------
+        ValueError
+            (On every rank) ``root`` is not a rank, or differs between ranks.
         """
-        arrays = {f: self.graph.gather(getattr(self, f), root) for f in self.fields}
-        if self.graph.comm.rank != root:
+        comm = self.graph.comm
+        with comm.agreement("gather") as agree:
+            root = operator.index(root)
+            if not 0 <= root < comm.size:
+                raise ValueError(f"root {root} is not a rank (0..{comm.size - 1})")
+            agree.same(root, what="the root")
+        with comm.collective(f"{type(self).__name__}.gather"):
+            arrays = {f: self.graph.gather(getattr(self, f), root) for f in self.fields}
+        if comm.rank != root:
             return None
         module, name = self.single.split(":")
         cls = getattr(__import__(module, fromlist=[name]), name)

@@ -27,7 +27,7 @@ from gunpy import INVALID, Functor, atomics
 from gunpy import operators as ops
 from gunpy.operators import bitmap
 from gunpy.direction import DirectionPolicy, PushPull, check_direction
-from gunpy.dist._common import DistResult
+from gunpy.dist._common import DistResult, agreement
 from gunpy.dist.enactor import DistEnactor
 from gunpy.primitives.bfs import IdempotentBFSFunctor
 
@@ -130,9 +130,12 @@ def bfs(dgraph, source, *, direction="auto", load_balance="auto", idempotent=Fal
     Raises
     ------
     IndexError
-        On every rank: ``source`` out of range.
+        On every rank: ``source`` out of range (on any rank).
     ValueError
-        An unknown direction or strategy, or a source that differs between ranks.
+        On every rank: an unknown direction or strategy, or a source that differs
+        between ranks. (An error a rank finds in its own checks is raised on every
+        rank, naming that rank; one during the run ends the job: see
+        :meth:`gunpy.dist.Comm.collective`.)
 
     See Also
     --------
@@ -149,10 +152,13 @@ def bfs(dgraph, source, *, direction="auto", load_balance="auto", idempotent=Fal
         if r is not None:
             print(r.depth)
     """
-    check_direction(direction)
-    run = DistBFSEnactor(dgraph, backend=backend, load_balance=load_balance, direction=direction,
-                         debug=debug)
-    source = run.check_source(source, direction)
+    with agreement(dgraph, "gunpy.dist.bfs") as agree:  # no communication inside
+        check_direction(direction)
+        run = DistBFSEnactor(dgraph, backend=backend, load_balance=load_balance,
+                             direction=direction, debug=debug)
+        source = run.source_id(source)
+        agree.same(source, direction, run.load_balance, bool(idempotent),
+                   what="the source, direction, load_balance or idempotent")
     run.policy = direction_policy or DirectionPolicy()
     run.functor = IdempotentDistBFSFunctor if idempotent else DistBFSFunctor
     return run.enact(source)

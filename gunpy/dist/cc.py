@@ -29,7 +29,7 @@ import numpy as np
 
 from gunpy import Functor, atomics
 from gunpy import operators as ops
-from gunpy.dist._common import DistResult, Holders
+from gunpy.dist._common import DistResult, Holders, agreement
 from gunpy.dist.enactor import DistEnactor
 from gunpy.graph import Graph
 
@@ -82,6 +82,11 @@ def cc(dgraph, *, load_balance="auto", backend="cpu", debug=False):
         vertex id of its component), ``num_components`` (on every rank) and
         ``stats``; ``.gather(root)`` gives the single-device ``CCResult``.
 
+    Raises
+    ------
+    ValueError
+        (On every rank) an unknown ``load_balance``, or one that differs between ranks.
+
     See Also
     --------
     gunpy.cc : the single-device twin (same labels).
@@ -97,8 +102,9 @@ def cc(dgraph, *, load_balance="auto", backend="cpu", debug=False):
         if r is not None:
             print(r.labels, r.num_components)
     """
-    run = DistCCEnactor(dgraph, backend=backend, load_balance=load_balance, debug=debug)
-    run.comm.same_on_all(load_balance, "load_balance")
+    with agreement(dgraph, "gunpy.dist.cc") as agree:  # no communication inside
+        run = DistCCEnactor(dgraph, backend=backend, load_balance=load_balance, debug=debug)
+        agree.same(run.load_balance, what="load_balance")
     return run.enact()
 
 

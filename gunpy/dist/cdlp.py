@@ -20,7 +20,7 @@ exactly ``max_iterations`` rounds.
 import numpy as np
 
 from gunpy import operators as ops
-from gunpy.dist._common import DistResult, Holders
+from gunpy.dist._common import DistResult, Holders, agreement
 from gunpy.dist.enactor import DistEnactor
 from gunpy.functor import compile_functor
 from gunpy.primitives.cdlp import CDLPData, NeighbourLabel, check_rounds
@@ -76,9 +76,10 @@ def cdlp(dgraph, max_iterations=10, *, backend="cpu", debug=False):
         if r is not None:
             print(r.labels)
     """
-    rounds = check_rounds(max_iterations)  # the single-device check, the same message
-    run = DistCDLPEnactor(dgraph, backend=backend, debug=debug)
-    run.comm.same_on_all(rounds, "max_iterations")
+    with agreement(dgraph, "gunpy.dist.cdlp") as agree:  # no communication inside
+        rounds = check_rounds(max_iterations)  # the single-device check, the same message
+        run = DistCDLPEnactor(dgraph, backend=backend, debug=debug)
+        agree.same(rounds, what="max_iterations")
     return run.enact(rounds)
 
 

@@ -10,8 +10,28 @@ Collectives are called by every rank in the same order. ``debug=True`` makes
 :meth:`Comm.step` check that (an allgather of each step's name): a rank that
 took a different branch fails with ``RuntimeError: rank divergence`` instead
 of deadlocking in mismatched collectives.
+
+Errors never leave the other ranks waiting. A rank that fails and carries on
+(an exception caught around a collective call) would leave the others in a
+collective forever, so every collective call is split in two:
+
+checks (:meth:`Comm.agreement`)
+    the arguments are checked on each rank with no communication, then one small
+    allreduce (which also checks that options are the same on every rank) tells
+    every rank whether any failed; if one did, every rank raises the same error,
+    naming the rank that failed and its message (and a rank's own error as it is
+    when every rank failed alike). The caller can catch it and go on: no rank is
+    inside a collective.
+the run (:meth:`Comm.collective`)
+    an error there on one rank cannot be agreed on (the others are inside a
+    collective already, waiting for it), so it ends the job: the rank prints
+    ``gunpy.dist: rank R of P failed inside ...`` and its traceback, then calls
+    ``MPI_Abort``, even if the caller would have caught the exception. Errors
+    raised by every rank after a collective (a rank divergence, a failed tree
+    check) are marked as agreed (:func:`agreed`) and pass through.
 """
 
+import importlib
 import os
 import sys
 import time
@@ -20,8 +40,13 @@ import zlib
 
 import numpy as np
 
-__all__ = ["Comm", "get_comm", "install_abort_hook", "require_mpi", "node_rank", "share_cores",
-           "ensure_device", "select_device"]
+__all__ = ["Comm", "Agreement", "agreed", "get_comm", "install_abort_hook", "require_mpi",
+           "node_rank", "share_cores", "ensure_device", "select_device"]
+
+#: the attribute marking an exception every rank raised alike (see :func:`agreed`)
+AGREED = "gunpy_dist_agreed"
+#: the most characters of a rank's error message sent to the others
+MESSAGE_CHARS = 1000
 
 
 def require_mpi():
@@ -69,6 +94,9 @@ class Comm:
         self.bytes_sent = 0
         if self.size > 1:
             install_abort_hook(self.comm)
+            # who shares this node, asked once here (collective, as the constructors are) so
+            # that picking a GPU later needs no communication: it happens inside agreements
+            node_rank(self)
             share_cores(self)
 
     def with_debug(self, debug):
@@ -219,14 +247,87 @@ class Comm:
         names = self.comm.allgather(name)
         if len(set(names)) != 1:
             detail = ", ".join(f"rank {r}: {n}" for r, n in enumerate(names))
-            raise RuntimeError(f"rank divergence: ranks ran different operators ({detail})")
+            raise agreed(RuntimeError(f"rank divergence: ranks ran different operators "
+                                      f"({detail})"))
 
     def same_on_all(self, value, what):
         """Raise (on every rank) unless ``value`` (hashable by repr) is equal on all ranks."""
-        h = zlib.crc32(repr(value).encode())
-        lo, hi = self.allreduce(np.array([h, -h]), op="min")
-        if lo != -hi:
-            raise ValueError(f"{what} differs between ranks (every rank must pass the same)")
+        self.agree(None, value, what=what)
+
+    # ------------------------------------------------------------------ errors
+    def agreement(self, what="the arguments"):
+        """A block of checks every rank makes before the first collective of a call.
+
+        ``with comm.agreement("gunpy.dist.bfs") as agree:`` ... ``agree.same(source,
+        direction)``: the block must not communicate. On leaving it, one small
+        allreduce (collective: every rank leaves the block, raising or not) tells
+        every rank whether any raised, and whether the values given to
+        :meth:`Agreement.same` are equal on every rank; see :meth:`agree`.
+        """
+        return Agreement(self, what)
+
+    def agree(self, error=None, *same, what="the arguments"):
+        """Raise the same error on every rank if ``error`` is not None on any (collective).
+
+        ``same``: values that must be equal on every rank (compared by a hash of
+        their ``repr``; a ``ValueError`` naming ``what`` otherwise). One allreduce
+        of three integers when no rank failed; on failure, an allgather of the
+        messages follows. Every rank then raises the first failing rank's error
+        type with ``"rank R of P: message"`` (a ``RuntimeError`` where that type
+        cannot be imported or built from a message), or, where every rank failed
+        with the same type and message, its own error unchanged.
+        """
+        failure = self._verdict(error, same, what)
+        if failure is None:
+            return
+        if failure is error:
+            raise error
+        raise failure from error
+
+    def _verdict(self, error, same, what):
+        """The error every rank raises (``error`` itself, or a new one), or None (collective)."""
+        if self.size == 1:
+            return None if error is None else agreed(error)
+        h = zlib.crc32(repr(same).encode())
+        failed, lo, neg_hi = self.allreduce(np.array([-int(error is not None), h, -h]), op="min")
+        if failed:
+            return self._shared_error(error)
+        if lo != -neg_hi:
+            return agreed(ValueError(f"not the same on every rank: {what} (every rank must "
+                                     "pass the same)"))
+        return None
+
+    def _shared_error(self, error):
+        mine = None
+        if error is not None:
+            kind = type(error)
+            mine = (kind.__module__, kind.__qualname__, _clip(str(error)))
+        everyone = self.comm.allgather(mine)
+        failed = [(r, e) for r, e in enumerate(everyone) if e is not None]
+        if mine is not None and len(failed) == self.size and all(e == mine for _, e in failed):
+            return agreed(error)  # every rank failed alike: its own error, traceback and all
+        r, (module, qualname, message) = failed[0]
+        text = f"rank {r} of {self.size}: {message}"
+        if len(failed) > 1:
+            text += f" (ranks {', '.join(str(k) for k, _ in failed[1:])} failed too)"
+        return agreed(_rebuild(module, qualname, text))
+
+    def collective(self, what):
+        """A block of collectives that an error on one rank must not leave hanging.
+
+        ``with comm.collective("gunpy.dist.bfs"):`` ... An exception inside it
+        that is not marked :func:`agreed` ends the job when there is more than
+        one rank: :meth:`abort` (the other ranks may be waiting in a collective
+        that this rank will never join). Agreed errors pass through, and so does
+        ``KeyboardInterrupt`` (not an ``Exception``).
+        """
+        return _Collective(self, what)
+
+    def abort(self, error, where):
+        """Print ``gunpy.dist: rank R of P failed inside <where>`` and the traceback of
+        ``error`` to stderr, then ``MPI_Abort`` (mpiexec ends every rank, non-zero)."""
+        _abort(self.comm, f"failed inside {where} (the other ranks wait in a collective, so "
+                          "the job ends)", error)
 
 
 def get_comm(comm=None, *, debug=False):
@@ -306,7 +407,10 @@ def share_cores(comm):
 
 
 def ensure_device(comm, backend):
-    """On the first CUDA use of a multi-rank job, give each rank its own GPU (collective).
+    """On the first CUDA use of a multi-rank job, give each rank its own GPU.
+
+    No communication (the node's ranks were counted when the communicator was
+    wrapped), so a primitive calls it inside its :meth:`Comm.agreement`.
 
     ``backend``: the name or backend object a distributed primitive was
     given. Does nothing on the CPU, with one rank, or once a device was
@@ -320,7 +424,7 @@ def ensure_device(comm, backend):
     from numba import cuda
     if not cuda.is_available():
         if name == "cuda":
-            raise RuntimeError(f"rank {comm.rank}: no CUDA device visible (backend='cuda')")
+            raise RuntimeError("no CUDA device visible (backend='cuda')")
         return
     try:
         select_device(comm)
@@ -348,18 +452,101 @@ def install_abort_hook(mpi_comm):
     rank, size = mpi_comm.Get_rank(), mpi_comm.Get_size()
 
     def hook(kind, value, tb):
-        try:
-            msg = "".join(traceback.format_exception(kind, value, tb))
-            sys.stderr.write(f"gunpy.dist: rank {rank} of {size} failed: "
-                             f"{kind.__name__}: {value}\n{msg}")
-            sys.stderr.flush()
-            # give mpiexec's proxy a moment to forward the message: MPI_Abort kills the
-            # job at once, and output still in the pipe would be lost
-            time.sleep(0.5)
-        finally:
-            if issubclass(kind, (KeyboardInterrupt, SystemExit)):
+        if issubclass(kind, (KeyboardInterrupt, SystemExit)):
+            try:
                 previous(kind, value, tb)
-            mpi_comm.Abort(1)
+            except Exception:  # the job ends below whatever the previous hook does
+                pass
+        _abort(mpi_comm, "failed", value)
 
     sys.excepthook = hook
     _hooked.append(hook)
+
+
+def _abort(mpi_comm, what, error):
+    """``gunpy.dist: rank R of P <what>: <error>`` and its traceback on stderr, then MPI_Abort."""
+    try:
+        tb = "".join(traceback.format_exception(type(error), error, error.__traceback__))
+        sys.stderr.write(f"gunpy.dist: rank {mpi_comm.Get_rank()} of {mpi_comm.Get_size()} "
+                         f"{what}: {type(error).__name__}: {error}\n{tb}")
+        sys.stderr.flush()
+        # give mpiexec's proxy a moment to forward the message: MPI_Abort kills the
+        # job at once, and output still in the pipe would be lost
+        time.sleep(0.5)
+    finally:
+        mpi_comm.Abort(1)
+        # MPICH's MPI_Abort can return before the process manager ends this process: no
+        # code of the caller's may run on as if nothing had happened
+        os._exit(1)
+
+
+def agreed(error):
+    """``error``, marked as raised by every rank alike (after a collective), and returned.
+
+    :meth:`Comm.collective` lets such an error through: the ranks are in step,
+    none waits in a collective, and the caller may catch it and go on.
+    """
+    try:
+        setattr(error, AGREED, True)
+    except AttributeError:  # pragma: no cover - an exception type with __slots__
+        pass
+    return error
+
+
+def _clip(message):
+    return message if len(message) <= MESSAGE_CHARS else message[:MESSAGE_CHARS] + " ..."
+
+
+def _rebuild(module, qualname, text):
+    """An exception of the class ``module.qualname`` with message ``text`` (RuntimeError
+    naming the class where it cannot be imported or built from one message)."""
+    try:
+        cls = importlib.import_module(module)
+        for part in qualname.split("."):
+            cls = getattr(cls, part)
+        if isinstance(cls, type) and issubclass(cls, Exception):
+            return cls(text)
+    except Exception:
+        pass
+    return RuntimeError(f"{qualname}: {text}")
+
+
+class Agreement:
+    """The checks block of :meth:`Comm.agreement` (a context manager)."""
+
+    def __init__(self, comm, what):
+        self.comm, self.what, self.values = comm, what, ()
+
+    def same(self, *values, what=None):
+        """Values that must be equal on every rank (checked on leaving the block)."""
+        self.values = values
+        if what is not None:
+            self.what = what
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, kind, error, tb):
+        if kind is not None and not issubclass(kind, Exception):
+            return False  # KeyboardInterrupt and the like: not ours to agree on
+        failure = self.comm._verdict(error, self.values, self.what)
+        if failure is None or failure is error:
+            return False  # nothing failed, or every rank raises its own error as it is
+        raise failure from error
+
+
+class _Collective:
+    """The run block of :meth:`Comm.collective` (a context manager)."""
+
+    def __init__(self, comm, what):
+        self.comm, self.what = comm, what
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, kind, error, tb):
+        if kind is None or not issubclass(kind, Exception) or self.comm.size == 1 \
+                or getattr(error, AGREED, False):
+            return False
+        self.comm.abort(error, self.what)
+        return False

@@ -22,12 +22,24 @@ the operators noted in the context's record), ``direction``, the fields
 The counters are taken once before the barrier, once at the end of every
 iteration and once after the run: ``gunpy dist bench`` splits the BFS's wall
 time into levels by those calls.
+
+Errors: building an enactor communicates nothing, so a primitive builds it and
+checks its arguments inside one :meth:`~gunpy.dist.Comm.agreement` (every rank
+then raises the same error, or none does), and :meth:`DistEnactor.enact` runs
+inside :meth:`~gunpy.dist.Comm.collective`: an error in the run on one rank ends
+the job (``MPI_Abort``) rather than leave the other ranks in a collective::
+
+    with agreement(dgraph, "gunpy.dist.bfs") as agree:
+        run = DistBFSEnactor(dgraph, backend=backend)
+        source = run.source_id(source)
+        agree.same(source)
+    return run.enact(source)
 """
 
 import time
 
 from gunpy import operators as ops
-from gunpy.dist._common import check_source, finish_stats, host_view
+from gunpy.dist._common import check_graph, check_source, finish_stats, host_view, source_id
 from gunpy.dist.comm import ensure_device, get_comm
 from gunpy.result import Stats
 
@@ -68,6 +80,8 @@ class DistEnactor:
 
     def __init__(self, dgraph, *, backend="cpu", load_balance="auto", direction="push",
                  debug=False):
+        # no communication here: primitives build their enactor inside their agreement
+        check_graph(dgraph, f"gunpy.dist.{self.name}")
         self.dg = dgraph
         self.comm = get_comm(dgraph.comm, debug=debug)
         ensure_device(self.comm, backend)  # one GPU per rank on a node (once)
@@ -119,8 +133,13 @@ class DistEnactor:
     # -- helpers --------------------------------------------------------------------
     def check_source(self, source, *same):
         """``source`` as an int, or the same error on every rank (``same``: options that
-        must be equal on all ranks too)."""
+        must be equal on all ranks too). Collective: an agreement of its own."""
         return check_source(self.dg, self.comm, source, *same)
+
+    def source_id(self, source):
+        """``source`` as an int, or a TypeError / IndexError: this rank's check, for a
+        primitive's agreement block (no communication)."""
+        return source_id(self.dg, source)
 
     def host(self, values):
         """A host view of a vertex array (``values`` itself on the CPU backend)."""
@@ -133,7 +152,15 @@ class DistEnactor:
 
     # -- the loop -------------------------------------------------------------------
     def enact(self, *args):
-        """Run the primitive (collective); returns :attr:`Result` with the closed stats."""
+        """Run the primitive (collective); returns :attr:`Result` with the closed stats.
+
+        An error on one rank during the run ends the job (:meth:`Comm.collective
+        <gunpy.dist.Comm.collective>`): check arguments before, in an agreement.
+        """
+        with self.comm.collective(f"gunpy.dist.{self.name}"):
+            return self._enact(args)
+
+    def _enact(self, args):
         comm, ctx = self.comm, self.ctx
         self.setup()
         comm.take_counters()  # what came before (checks, set-up) is not the run's

@@ -25,6 +25,8 @@ vertices in the order of a result's arrays, and gathered results are in
 original order.
 """
 
+import operator
+
 import numpy as np
 
 from gunpy.graph import Graph
@@ -76,6 +78,18 @@ def _relabelling(relabel, n):
     return Relabel(n) if relabel == "hash" else None
 
 
+def _edge_ids(ids, name):
+    """``ids`` as a flat int64 array, or a TypeError: integer kinds only (no float truncated,
+    no string parsed)."""
+    a = np.asarray(ids)
+    if a.size and a.dtype.kind not in "iu":
+        raise TypeError(f"DistGraph.from_edges: {name} must hold integer vertex ids, "
+                        f"got dtype {a.dtype}")
+    if a.dtype.kind == "u" and a.size and a.max() > np.iinfo(np.int64).max:
+        raise ValueError(f"DistGraph.from_edges: {name} holds an id past int64")
+    return a.astype(np.int64).ravel()
+
+
 def block_starts(n, size):
     """Partition offsets: rank ``r`` owns ``starts[r]:starts[r + 1]`` of ``0..n-1``."""
     return (np.arange(size + 1, dtype=np.int64) * int(n)) // int(size)
@@ -110,6 +124,17 @@ class DistGraph:
                  relabel=None):
         # src, dst: internal global ids of edges that touch an owned vertex (each once);
         # relabel: the Relabel they were made with (None: internal ids are the original ones)
+        with comm.agreement("DistGraph"):  # this rank's part (memory): an error on every rank
+            self._build_part(comm, num_vertices, directed, src, dst, weights, relabel)
+        # whether any rank has weights, and the stored edges (each counted by its source's owner)
+        weighted, edges = comm.allreduce(np.array([int(weights is not None),
+                                                   int(self.out_degrees.sum())]))
+        self.weighted = bool(weighted)
+        self.num_edges = int(edges)
+        #: the host graph this was built from (from_graph), for gathered results' labels
+        self.graph = graph
+
+    def _build_part(self, comm, num_vertices, directed, src, dst, weights, relabel):
         self.comm = comm
         self.num_vertices = int(num_vertices)
         self.directed = bool(directed)
@@ -131,12 +156,8 @@ class DistGraph:
         self._ghost_bits = None
         self.local = Graph.from_edges(self.to_local(src), self.to_local(dst), weights,
                                       num_vertices=self.gid.shape[0], directed=True)
-        self.weighted = bool(comm.allreduce(int(weights is not None), op="max"))
         # out-edges of the owned vertices: each stored edge counted once, by its source's owner
         self.out_degrees = np.asarray(self.local.out_degrees()[:self.num_owned], dtype=np.int64)
-        self.num_edges = int(comm.allreduce(int(self.out_degrees.sum())))
-        #: the host graph this was built from (from_graph), for gathered results' labels
-        self.graph = graph
 
     # ------------------------------------------------------------------ ids
     @property
@@ -207,22 +228,29 @@ class DistGraph:
         Raises
         ------
         ValueError
-            The ranks passed graphs of different sizes.
+            (On every rank) the ranks passed graphs of different sizes, or an unknown
+            ``relabel``.
+        TypeError
+            (On every rank) ``G`` is not a :class:`gunpy.Graph` on some rank.
         """
         c = get_comm(comm)
-        c.same_on_all((G.num_vertices, G.num_edges, bool(G.directed), relabel),
-                      "the graph or relabel")
-        n = G.num_vertices
-        r = _relabelling(relabel, n)
-        starts = block_starts(n, c.size)
-        lo, hi = int(starts[c.rank]), int(starts[c.rank + 1])
-        rows = np.asarray(G.row_offsets, dtype=np.int64)
-        src = np.repeat(np.arange(n, dtype=np.int64), np.diff(rows))
-        dst = np.asarray(G.column_indices, dtype=np.int64)
-        if r is not None:
-            src, dst = r.forward(src), r.forward(dst)
-        keep = ((src >= lo) & (src < hi)) | ((dst >= lo) & (dst < hi))
-        w = None if G.values is None else np.asarray(G.values)[keep]
+        with c.agreement("DistGraph.from_graph") as agree:  # no communication inside
+            if not isinstance(G, Graph):
+                raise TypeError(f"DistGraph.from_graph needs a gunpy.Graph, got "
+                                f"{type(G).__name__}")
+            n = G.num_vertices
+            r = _relabelling(relabel, n)
+            agree.same(G.num_vertices, G.num_edges, bool(G.directed), relabel,
+                       what="the graph or relabel")
+            starts = block_starts(n, c.size)
+            lo, hi = int(starts[c.rank]), int(starts[c.rank + 1])
+            rows = np.asarray(G.row_offsets, dtype=np.int64)
+            src = np.repeat(np.arange(n, dtype=np.int64), np.diff(rows))
+            dst = np.asarray(G.column_indices, dtype=np.int64)
+            if r is not None:
+                src, dst = r.forward(src), r.forward(dst)
+            keep = ((src >= lo) & (src < hi)) | ((dst >= lo) & (dst < hi))
+            w = None if G.values is None else np.asarray(G.values)[keep]
         return cls(c, n, G.directed, src[keep], dst[keep], w, graph=G, relabel=r)
 
     @classmethod
@@ -251,22 +279,30 @@ class DistGraph:
         ------
         ValueError
             (On every rank) an id out of range, mismatched lengths, or
-            ``num_vertices`` / ``directed`` differing between ranks.
+            ``num_vertices`` / ``directed`` differing between ranks; a rank's own
+            findings name that rank.
+        TypeError
+            (On every rank) ids that are not integers.
         """
         c = get_comm(comm)
-        c.same_on_all((int(num_vertices), bool(directed), weights is None, relabel),
-                      "num_vertices, directed, relabel or the presence of weights")
-        n = int(num_vertices)
-        src = np.asarray(src, dtype=np.int64).ravel()
-        dst = np.asarray(dst, dtype=np.int64).ravel()
-        w = None if weights is None else np.asarray(weights, dtype=np.float64).ravel()
-        bad = src.shape != dst.shape or (w is not None and w.shape != src.shape)
-        if not bad and src.size:
-            bad = bool(min(src.min(), dst.min()) < 0 or max(src.max(), dst.max()) >= n)
-        if c.allreduce(int(bad), op="max"):
-            raise ValueError(f"DistGraph.from_edges: on some rank the edge arrays have "
-                             f"different lengths or an id outside 0..{n - 1}")
-        r = _relabelling(relabel, n)
+        with c.agreement("DistGraph.from_edges") as agree:  # no communication inside
+            n = operator.index(num_vertices)
+            if n < 0:
+                raise ValueError(f"DistGraph.from_edges: num_vertices must be >= 0, got {n}")
+            agree.same(n, bool(directed), weights is None, relabel,
+                       what="num_vertices, directed, relabel or the presence of weights")
+            src, dst = _edge_ids(src, "src"), _edge_ids(dst, "dst")
+            w = None if weights is None else np.asarray(weights, dtype=np.float64).ravel()
+            if src.shape != dst.shape or (w is not None and w.shape != src.shape):
+                raise ValueError(f"DistGraph.from_edges: src, dst and weights have lengths "
+                                 f"{src.shape[0]}, {dst.shape[0]} and "
+                                 f"{'-' if w is None else w.shape[0]}")
+            for name, ids in (("src", src), ("dst", dst)):
+                out = np.flatnonzero((ids < 0) | (ids >= n))
+                if out.size:
+                    raise ValueError(f"DistGraph.from_edges: {name}[{int(out[0])}] = "
+                                     f"{int(ids[out[0]])} is outside 0..{n - 1}")
+            r = _relabelling(relabel, n)
         if r is not None:
             src, dst = r.forward(src), r.forward(dst)
         if not directed:

@@ -20,7 +20,7 @@ uniformly, stop when the L1 change is below ``n * tol``.
 import numpy as np
 
 from gunpy import operators as ops
-from gunpy.dist._common import DistResult, Holders
+from gunpy.dist._common import DistResult, Holders, agreement, check_weights
 from gunpy.dist.enactor import DistEnactor
 from gunpy.primitives.pagerank import (DIRECTIONS, Contribute, OutWeight, PRData, Pull, Push,
                                        Update)
@@ -72,7 +72,8 @@ def pagerank(dgraph, *, alpha=0.85, tol=1e-6, max_iter=100, direction="pull",
     ------
     ValueError
         (On every rank) ``alpha`` outside [0, 1], a negative ``tol`` or
-        ``max_iter``, or options that differ between ranks.
+        ``max_iter``, a negative, NaN or infinite weight (naming the edge), or
+        options that differ between ranks.
 
     See Also
     --------
@@ -89,20 +90,23 @@ def pagerank(dgraph, *, alpha=0.85, tol=1e-6, max_iter=100, direction="pull",
         if r is not None:
             print(r.rank)       # [0.333 0.333 0.333]
     """
-    if not 0.0 <= alpha <= 1.0:
-        raise ValueError(f"alpha must be in [0, 1], got {alpha!r}")
-    if not (tol >= 0.0):
-        raise ValueError(f"tol must be >= 0, got {tol!r}")
-    if int(max_iter) != max_iter or max_iter < 0:
-        raise ValueError(f"max_iter must be a non-negative integer, got {max_iter!r}")
-    if direction not in DIRECTIONS:
-        raise ValueError(f"unknown PageRank direction {direction!r}; valid: "
-                         f"{', '.join(map(repr, DIRECTIONS))}")
-    run = DistPageRankEnactor(dgraph, backend=backend, load_balance=load_balance,
-                              direction=direction, debug=debug)
-    run.comm.same_on_all((float(alpha), float(tol), int(max_iter), direction, load_balance),
-                         "alpha, tol, max_iter, direction or load_balance")
-    return run.enact(float(alpha), float(tol), int(max_iter))
+    with agreement(dgraph, "gunpy.dist.pagerank") as agree:  # no communication inside
+        if not 0.0 <= alpha <= 1.0:
+            raise ValueError(f"alpha must be in [0, 1], got {alpha!r}")
+        if not (tol >= 0.0):
+            raise ValueError(f"tol must be >= 0, got {tol!r}")
+        if int(max_iter) != max_iter or max_iter < 0:
+            raise ValueError(f"max_iter must be a non-negative integer, got {max_iter!r}")
+        if direction not in DIRECTIONS:
+            raise ValueError(f"unknown PageRank direction {direction!r}; valid: "
+                             f"{', '.join(map(repr, DIRECTIONS))}")
+        run = DistPageRankEnactor(dgraph, backend=backend, load_balance=load_balance,
+                                  direction=direction, debug=debug)
+        check_weights(run.dg, "PageRank")  # a NaN weight would turn every rank NaN
+        options = (float(alpha), float(tol), int(max_iter))
+        agree.same(*options, direction, run.load_balance,
+                   what="alpha, tol, max_iter, direction or load_balance")
+    return run.enact(*options)
 
 
 class DistPageRankEnactor(DistEnactor):

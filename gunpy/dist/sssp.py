@@ -41,7 +41,7 @@ import numpy as np
 
 from gunpy import INVALID, Functor
 from gunpy import operators as ops
-from gunpy.dist._common import DistResult, Holders
+from gunpy.dist._common import DistResult, Holders, agreement, check_weights
 from gunpy.dist.enactor import DistEnactor
 from gunpy.operators.near_far.band import FAR, NEAR, band, raise_level
 from gunpy.primitives.sssp import METHODS, SSSPFunctor
@@ -116,7 +116,8 @@ def sssp(dgraph, source, *, delta=None, method="near_far", load_balance="auto", 
     Raises
     ------
     ValueError
-        (On every rank) a negative, NaN or infinite weight, a non-positive delta.
+        (On every rank) a negative, NaN or infinite weight (naming the edge), a
+        non-positive delta, an unknown method, or options that differ between ranks.
     IndexError
         (On every rank) ``source`` out of range.
 
@@ -136,18 +137,20 @@ def sssp(dgraph, source, *, delta=None, method="near_far", load_balance="auto", 
         if r is not None:
             print(r.distance)     # [0. 1. 2.]
     """
-    if method not in METHODS:
-        raise ValueError(f"unknown SSSP method {method!r}; valid: "
-                         f"{', '.join(map(repr, METHODS))}")
-    run = DistSSSPEnactor(dgraph, backend=backend, load_balance=load_balance, debug=debug)
-    _check_weights(run.dg, run.comm)
-    source = run.check_source(source, load_balance, method)
-    delta = _delta(run.dg, run.comm) if delta is None else delta
-    if not (isinstance(delta, (int, float, np.integer, np.floating)) and np.isfinite(delta)
-            and delta > 0):
-        raise ValueError(f"delta must be a positive number, got {delta!r}")
-    run.comm.same_on_all(float(delta), "delta")
-    run.delta, run.method = float(delta), method
+    with agreement(dgraph, "gunpy.dist.sssp") as agree:  # no communication inside
+        if method not in METHODS:
+            raise ValueError(f"unknown SSSP method {method!r}; valid: "
+                             f"{', '.join(map(repr, METHODS))}")
+        run = DistSSSPEnactor(dgraph, backend=backend, load_balance=load_balance, debug=debug)
+        check_weights(run.dg, "SSSP")
+        source = run.source_id(source)
+        if delta is not None and not (isinstance(delta, (int, float, np.integer, np.floating))
+                                      and np.isfinite(delta) and delta > 0):
+            raise ValueError(f"delta must be a positive number, got {delta!r}")
+        agree.same(source, run.load_balance, method, None if delta is None else float(delta),
+                   what="the source, load_balance, method or delta")
+    run.delta = _delta(run.dg, run.comm) if delta is None else float(delta)
+    run.method = method
     return run.enact(source)
 
 
@@ -156,14 +159,6 @@ def _owned_weights(dg):
     if L.values is None:
         return None
     return np.asarray(L.values)[:int(L.row_offsets[dg.num_owned])]
-
-
-def _check_weights(dg, comm):
-    w = _owned_weights(dg)
-    bad = 0 if w is None or w.size == 0 else int(np.count_nonzero(~np.isfinite(w) | (w < 0)))
-    if comm.allreduce(bad):
-        raise ValueError("SSSP needs non-negative finite weights; the graph has "
-                         f"{comm.allreduce(bad)} negative, NaN or infinite ones")
 
 
 def _delta(dg, comm):

@@ -7,6 +7,9 @@ verdicts are allreduced, so every rank passes or raises the same error.
 
 import numpy as np
 
+from gunpy.dist._common import agreement, check_graph, source_id
+from gunpy.dist.comm import agreed
+
 __all__ = ["check_bfs_tree"]
 
 
@@ -26,22 +29,39 @@ def check_bfs_tree(dgraph, source, depth, parent):
     ------
     AssertionError
         On every rank, naming the failed check (and the rank that saw it first).
+    IndexError, TypeError
+        (On every rank) ``source`` out of range or not an integer on some rank.
     """
-    dg = dgraph
+    with agreement(dgraph, "gunpy.dist.check_bfs_tree") as agree:  # no communication inside
+        check_graph(dgraph, "gunpy.dist.check_bfs_tree")
+        original = source_id(dgraph, source)
+        depth = np.asarray(depth)
+        parent = np.asarray(parent)
+        agree.same(original, what="the source")
+    with dgraph.comm.collective("gunpy.dist.check_bfs_tree"):
+        problems = _problems(dgraph, dgraph.internal(original), depth, parent)
+        verdicts = dgraph.comm.allgather(problems[0] if problems else None)
+    for r, msg in enumerate(verdicts):
+        if msg is not None:
+            raise agreed(AssertionError(f"BFS tree check failed on rank {r}: {msg}"))
+
+
+def _problems(dg, source, depth, parent):
+    """What this rank finds wrong (collective: the depths of parents and ghosts are fetched)."""
     comm = dg.comm
     n_own = dg.num_owned
-    depth = np.asarray(depth, dtype=np.int64)
+    problems = []
+    if depth.shape != (n_own,) or parent.shape != (n_own,) or depth.dtype.kind not in "iu" \
+            or parent.dtype.kind not in "iu":
+        problems.append("result arrays have the wrong length or are not integers")
+        depth = np.full(n_own, -1, np.int64)
+        parent = np.full(n_own, -1, np.int64)
+    depth = depth.astype(np.int64)
     # the checks run on internal ids (the partition's); results hold original ones
-    parent = np.asarray(parent, dtype=np.int64)
+    parent = parent.astype(np.int64)
     if dg.relabel is not None:
         ok = (parent >= 0) & (parent < dg.num_vertices)
         parent = np.where(ok, dg.internal(np.where(ok, parent, 0)), parent)
-    source = dg.internal(int(source))
-    problems = []
-    if depth.shape != (n_own,) or parent.shape != (n_own,):
-        problems.append("result arrays have the wrong length")
-        depth = np.full(n_own, -1, np.int64)
-        parent = np.full(n_own, -1, np.int64)
     if dg.owns(source):
         s = source - dg.lo
         if parent[s] != source or depth[s] != 0:
@@ -91,7 +111,4 @@ def check_bfs_tree(dgraph, source, depth, parent):
     if wrong.any():
         k = int(np.flatnonzero(wrong)[0])
         problems.append(f"edge {gid[u[k]]}->{dg.gid[v[k]]} joins depths {du[k]} and {dv[k]}")
-    verdicts = comm.allgather(problems[0] if problems else None)
-    for r, msg in enumerate(verdicts):
-        if msg is not None:
-            raise AssertionError(f"BFS tree check failed on rank {r}: {msg}")
+    return problems
