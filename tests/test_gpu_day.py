@@ -107,7 +107,9 @@ def _bundle_ok(out, day):
 
 
 def test_dry_run_on_the_cpu_backend_runs_every_phase(tmp_path, day, capsys):
-    p, took, out = _day(tmp_path, "--dry-run", "cpu", "--budget", "240", timeout=300)
+    # the budget leaves room for a cold kernel cache on a loaded machine (a phase's limit is
+    # tripled in a dry run); limits and budget are tested in test_a_phase_limit_and_the_budget_cap
+    p, took, out = _day(tmp_path, "--dry-run", "cpu", "--budget", "600", timeout=700)
     with capsys.disabled():
         print(f"\n[gpu-day --dry-run cpu: {took:.1f} s]", end=" ")
     assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-3000:]
@@ -125,7 +127,7 @@ def test_dry_run_on_the_cpu_backend_runs_every_phase(tmp_path, day, capsys):
     for title, (_, secs, limit) in phases.items():
         if secs:
             assert float(secs) <= float(limit) + 3, (title, secs, limit)
-    assert took < 240 + 15
+    assert took < 600 + 15
     # the report's header and each phase's summary
     for key in ("| date |", "| commit |", "| device |", "| driver |", "| numba-cuda |",
                 "| cuda-core |", "| kernel cache |", "| RMAT-10 | 1,024 vertices"):
@@ -217,7 +219,7 @@ def test_dry_run_under_the_simulator(tmp_path, day, capsys):
     if not os.environ.get("NUMBA_ENABLE_CUDASIM"):
         pytest.skip("the simulator's dry run runs in --cuda-mode=sim")
     p, took, out = _day(tmp_path, "--dry-run", "sim", "--only", "census,smoke-numba,gteps",
-                        "--budget", "110")
+                        "--budget", "200")
     with capsys.disabled():
         print(f"\n[gpu-day --dry-run sim: {took:.1f} s]", end=" ")
     report = (out / day.REPORT_NAME).read_text()
