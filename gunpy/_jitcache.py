@@ -17,51 +17,89 @@ of what it is made of, computed without pickling:
 * gunpy's version and a hash of its source files (those that can build or
   reach a kernel: the command line, the benchmarks and other :data:`TOOLING`
   are left out, so editing them keeps the cache), numba's and numba-cuda's
-  versions, ``NUMBA_OPT``, the Python version, and the target (numba's
-  ``magic_tuple``: the CPU name and features, or the CUDA runtime and compute
-  capability).
+  versions, ``NUMBA_OPT`` and the other code-generation settings, Python's
+  minor version and bytecode magic number (the patch release changes neither
+  the bytecode the fingerprint hashes nor the C API compiled CPU code calls);
+* the target: on the CPU, numba's ``magic_tuple`` (the CPU name and
+  features); on CUDA, the device's compute capability and the CUDA major
+  version (a cubin for one architecture made by any CUDA 13 toolkit loads on
+  every CUDA 13 driver: minor-version compatibility, see
+  :mod:`gunpy.backends.toolchain`). numba-cuda 0.30 compiles with its own copy
+  of numba's pipeline but types with numba's own types and lowers gunpy's
+  atomics through numba's extension API, so numba's version stays in CUDA keys.
 
 Editing a functor, a helper it calls, or gunpy itself therefore never reuses a
 stale kernel. An object the fingerprint cannot describe by value (one whose
 only stable name would be its address) makes the kernel uncacheable: it is
 compiled as before, never reused by mistake.
 
+**Integrity.** Every entry is signed: an HMAC-SHA256, under a per-user secret
+key, of its key and its bytes, checked before anything in it is unpickled. The
+secret lives outside the cache (:func:`key_file`: ``$GUNPY_CACHE_KEY_FILE``,
+else ``$XDG_CONFIG_HOME/gunpy/cache.key``, else ``~/.config/gunpy/cache.key``),
+is made on first use (64 hex digits, mode 0600, created under a temporary name
+and hard-linked into place, so processes that start together agree on one
+key), and is refused when another user owns it or others may read or write
+it. An entry that fails (a flipped bit, a truncated file, another key's entry
+under this key's name, a file someone else wrote) is deleted, logged
+(``rejected.log`` in the cache folder), counted (``counters["rejected"]``)
+and compiled again: neither corrupt machine code nor a crafted pickle ever
+reaches numba's loader. Only the key's owner can make entries this process
+accepts; ``gunpy cache import`` re-signs entries carried from another machine,
+the user's explicit act of trust.
+
 Where it lives: ``$GUNPY_CACHE_DIR``, else ``$NUMBA_CACHE_DIR/gunpy``, else
 ``~/.cache/gunpy/kernels`` (``$XDG_CACHE_HOME`` respected), in a sub-folder
-per environment (:func:`environment_folder`). One file per compiled kernel, named by a hash of its key and written to a temporary name
-then renamed, so processes running at once (pytest-xdist workers, MPI ranks)
-share it safely: two writers of one key write equivalent files, and a reader
-sees a whole file or none. A file that cannot be read or unpickled, or whose
-stored key differs from the one asked for, is a miss: the kernel is compiled
-again and the file rewritten. ``GUNPY_KERNEL_CACHE=0`` switches the cache off.
+per environment (:func:`environment_folder`). One file per compiled kernel,
+named by a hash of its key and written to a temporary name then renamed, so
+processes running at once (pytest-xdist workers, MPI ranks) share it safely:
+two writers of one key write equivalent files, and a reader sees a whole file
+or none. A file that cannot be read is a miss (compiled again, rewritten); a
+cache that cannot be written (a read-only folder, ``GUNPY_CACHE_DIR`` naming a
+file, no usable key) warns once and compiles as if there were none
+(:func:`problem` says why). ``GUNPY_KERNEL_CACHE=0`` switches the cache off.
 
 Use :func:`cpu_jit` and :func:`cuda_jit` instead of ``numba.njit`` /
 ``cuda.jit``; ``gunpy cache info`` and ``gunpy cache clear`` show and empty
-the cache (:func:`info`, :func:`clear`).
+the cache (:func:`info`, :func:`clear`); ``gunpy cache export`` / ``import``
+carry it to another machine (:mod:`gunpy.warmup`).
 """
 
+
 import hashlib
+import hmac
+import importlib.util
+import json
 import os
 import pickle
+import re
+import stat
 import sys
+import tempfile
 import threading
+import time
 import types as pytypes
 import uuid
+import warnings
 import weakref
+from collections import namedtuple
 
 import numpy as np
 
-__all__ = ["cpu_jit", "cuda_jit", "cache_dir", "environment_folder", "enabled", "fingerprint",
-           "info", "clear",
-           "counters", "reset_counters"]
+__all__ = ["cpu_jit", "cuda_jit", "cache_dir", "key_file", "environment", "environment_folder",
+           "enabled", "fingerprint", "problem", "info", "clear", "CacheError", "counters",
+           "reset_counters"]
 
 _SUFFIX = ".gpk"
 _lock = threading.Lock()
 
-#: per-process counts: ``hits`` (loaded from disk), ``misses`` (compiled),
-#: ``saved``, ``errors`` (unreadable entries or failed writes), ``uncacheable``
-#: (kernels whose fingerprint could not be taken)
-counters = {"hits": 0, "misses": 0, "saved": 0, "errors": 0, "uncacheable": 0}
+#: per-process counts: ``hits`` (loaded from disk), ``misses`` (compiled), ``saved``,
+#: ``errors`` (entries that authenticated but could not be read back, or could not be read
+#: at all), ``uncacheable`` (kernels whose fingerprint could not be taken), ``rejected``
+#: (entries that failed authentication: deleted and compiled again), ``unsaved`` (compiled
+#: kernels that could not be written: a read-only or unusable cache)
+counters = {"hits": 0, "misses": 0, "saved": 0, "errors": 0, "uncacheable": 0, "rejected": 0,
+            "unsaved": 0}
 
 
 #: the kernel sources compiled (not loaded) in this process, in order
@@ -72,6 +110,11 @@ def reset_counters():
     for k in counters:
         counters[k] = 0
     compiled.clear()
+
+
+def _count(name, n=1):
+    with _lock:
+        counters[name] += n
 
 
 def enabled():
@@ -90,6 +133,243 @@ def cache_dir():
         return os.path.join(os.path.abspath(os.path.expanduser(d)), "gunpy")
     base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
     return os.path.join(base, "gunpy", "kernels")
+
+
+class CacheError(RuntimeError):
+    """The kernel cache cannot be used (its folder or its key); the message says why."""
+
+
+# ----------------------------------------------------------------------------- the key
+def key_file():
+    """Where the secret that signs cache entries lives: ``$GUNPY_CACHE_KEY_FILE``, else
+    ``$XDG_CONFIG_HOME/gunpy/cache.key``, else ``~/.config/gunpy/cache.key`` (outside the
+    cache, so that whoever can write the cache cannot read the key)."""
+    p = os.environ.get("GUNPY_CACHE_KEY_FILE")
+    if p:
+        return os.path.abspath(os.path.expanduser(p))
+    base = os.environ.get("XDG_CONFIG_HOME") or os.path.join(os.path.expanduser("~"), ".config")
+    return os.path.join(os.path.abspath(os.path.expanduser(base)), "gunpy", "cache.key")
+
+
+_KEY_TEXT = re.compile(rb"([0-9a-f]{64})\n?")
+_key_lock = threading.Lock()
+_secrets = {}        # key file -> the secret (bytes)
+_warned = set()      # problems already warned about in this process
+
+
+class _PartialKey(Exception):
+    """A key file another process is still writing (only where hard links are missing)."""
+
+
+def _read_key(path):
+    """The secret in ``path``; None when there is no such file.
+
+    Raises :class:`CacheError` when the file is not a key only its owner can use:
+    not a regular file, another user's, readable or writable by group or others.
+    """
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        raise CacheError(f"cannot read the cache key {path}: {exc.strerror or exc}") from None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise CacheError(f"the cache key {path} is not a regular file")
+        if hasattr(os, "geteuid") and st.st_uid != os.geteuid():
+            raise CacheError(f"the cache key {path} belongs to another user (uid {st.st_uid})")
+        if st.st_mode & 0o077:
+            raise CacheError(f"the cache key {path} may be read or written by others (mode "
+                             f"{stat.S_IMODE(st.st_mode):o}): chmod 600 it, or remove it and "
+                             f"clear the cache")
+        text = os.read(fd, 200)
+    finally:
+        os.close(fd)
+    m = _KEY_TEXT.fullmatch(text)
+    if m is None:
+        if len(text) < 64 and _KEY_TEXT.fullmatch(text + b"0" * (64 - len(text))):
+            raise _PartialKey(path)
+        raise CacheError(f"the cache key {path} is not a gunpy cache key (64 hex digits)")
+    return bytes.fromhex(m.group(1).decode())
+
+
+def _create_key(path):
+    """Write a new secret to ``path`` unless one is there; the first process to finish wins.
+
+    The secret is written whole to a temporary file, then hard-linked to ``path``:
+    the link fails if another process linked its own first, and then both read the
+    one that is there. Where hard links are not supported, ``path`` is created with
+    ``O_EXCL`` and a reader that finds it half-written waits (:class:`_PartialKey`).
+    """
+    folder = os.path.dirname(path)
+    os.makedirs(folder, mode=0o700, exist_ok=True)
+    text = os.urandom(32).hex().encode() + b"\n"
+    tmp = f"{path}.tmp.{uuid.uuid4().hex[:12]}"
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    try:
+        os.write(fd, text)
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    try:
+        os.link(tmp, path)
+    except FileExistsError:
+        pass
+    except OSError:  # no hard links on this file system
+        try:
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        except FileExistsError:
+            pass
+        else:
+            try:
+                os.write(fd, text)
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+    finally:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+
+
+def secret():
+    """This user's secret key (bytes), made on first use; raises :class:`CacheError`."""
+    path = key_file()
+    found = _secrets.get(path)
+    if found is not None:
+        return found
+    with _key_lock:
+        for _ in range(100):
+            try:
+                found = _read_key(path)
+            except _PartialKey:
+                time.sleep(0.02)
+                continue
+            if found is not None:
+                _secrets[path] = found
+                return found
+            try:
+                _create_key(path)
+            except OSError as exc:
+                raise CacheError(f"cannot create the cache key {path}: {exc.strerror or exc} "
+                                 f"(GUNPY_CACHE_KEY_FILE names another place)") from None
+        raise CacheError(f"the cache key {path} stays incomplete")
+
+
+# ----------------------------------------------------------------------------- entries
+# An entry file: MAGIC, the MAC (32 bytes), the key's length (4 bytes, big-endian), the key
+# (UTF-8), then the pickled payload. The MAC is HMAC-SHA256 under the secret of everything
+# but itself, so the key an entry answers is authenticated with its bytes: an entry moved
+# under another key's name fails like a flipped bit does.
+_MAGIC = b"GUNPYKC1"
+_MAC = 32
+_HEAD = len(_MAGIC) + _MAC + 4
+
+
+def _mac(key_secret, key_bytes, body):
+    h = hmac.new(key_secret, digestmod=hashlib.sha256)
+    h.update(_MAGIC)
+    h.update(len(key_bytes).to_bytes(4, "big"))
+    h.update(key_bytes)
+    h.update(body)
+    return h.digest()
+
+
+def pack_entry(key_secret, key, body):
+    """An entry's bytes: ``body`` (the pickled payload) under ``key``, signed with ``key_secret``."""
+    kb = key.encode() if isinstance(key, str) else bytes(key)
+    return b"".join((_MAGIC, _mac(key_secret, kb, body), len(kb).to_bytes(4, "big"), kb, body))
+
+
+def entry_key(data):
+    """``(key bytes, body)`` of an entry's bytes, unauthenticated; None if it is not one."""
+    if len(data) < _HEAD or data[:len(_MAGIC)] != _MAGIC:
+        return None
+    n = int.from_bytes(data[len(_MAGIC) + _MAC:_HEAD], "big")
+    if n > len(data) - _HEAD:
+        return None
+    view = memoryview(data)
+    return bytes(view[_HEAD:_HEAD + n]), view[_HEAD + n:]
+
+
+def verify_entry(key_secret, data, key=None):
+    """The body (a memoryview, still pickled) of an entry whose MAC checks under
+    ``key_secret`` and whose key is ``key`` (any key when None); None otherwise."""
+    parsed = entry_key(data)
+    if parsed is None:
+        return None
+    kb, body = parsed
+    if key is not None and kb != key.encode():
+        return None
+    mac = bytes(memoryview(data)[len(_MAGIC):len(_MAGIC) + _MAC])
+    if not hmac.compare_digest(mac, _mac(key_secret, kb, body)):
+        return None
+    return body
+
+
+def entry_name(key):
+    """The file name of the entry for ``key``."""
+    kb = key.encode() if isinstance(key, str) else bytes(key)
+    return hashlib.sha256(kb).hexdigest()[:32] + _SUFFIX
+
+
+def write_entry(path, data):
+    """Write ``data`` to ``path`` through a temporary file and a rename (readers see all or none)."""
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    tmp = f"{path}.tmp.{uuid.uuid4().hex[:12]}"
+    try:
+        with open(tmp, "wb") as f:
+            f.write(data)
+        os.replace(tmp, path)
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+
+
+_LOG = "rejected.log"
+_LOG_LIMIT = 1 << 20
+
+
+def _reject(path, st, reason):
+    """An entry failed authentication: count it, delete it (unless it was replaced since it
+    was read), log it, and warn once."""
+    _count("rejected")
+    try:
+        now = os.stat(path)
+        if (now.st_ino, now.st_mtime_ns, now.st_size) == (st.st_ino, st.st_mtime_ns, st.st_size):
+            os.unlink(path)
+    except OSError:
+        pass
+    try:
+        log = os.path.join(cache_dir(), _LOG)
+        if _size(log) < _LOG_LIMIT:
+            rel = os.path.relpath(path, cache_dir())
+            with open(log, "a") as f:
+                f.write(json.dumps({"time": time.strftime("%Y-%m-%d %H:%M:%S"), "pid": os.getpid(),
+                                    "entry": rel, "reason": reason}) + "\n")
+    except OSError:
+        pass
+    _warn_once("rejected", "gunpy: a kernel cache entry failed authentication (corrupt, altered, "
+                           "or signed with another key): deleted and compiled again "
+                           "(gunpy cache info)")
+
+
+def _warn_once(what, message):
+    if what not in _warned:
+        _warned.add(what)
+        warnings.warn(message, RuntimeWarning, stacklevel=3)
+
+
+#: why the cache could not be used in this process (a sentence), or None
+last_problem = None
+
+
+def _note_problem(reason):
+    global last_problem
+    last_problem = reason
+    _warn_once(reason, f"gunpy: kernels are compiled without the cache: {reason}")
 
 
 # ----------------------------------------------------------------------------- fingerprint
@@ -232,9 +512,6 @@ def fingerprint(pyfunc):
     return _function_fp(pyfunc, set())
 
 
-_env_key = None
-
-
 #: gunpy modules that build no kernel and that no kernel reaches: editing them (the command
 #: line, the benchmarks, the networkx backend...) keeps every cached kernel
 TOOLING = frozenset({"cli.py", "bench/", "warmup.py", "nx_backend/", "registry.py",
@@ -272,10 +549,15 @@ def _source_hash(roots=None):
     return h.hexdigest()
 
 
-def environment_key():
-    """What every key shares: versions, gunpy's source hash, numba settings."""
-    global _env_key
-    if _env_key is None:
+_env = None
+
+
+def environment():
+    """What every key shares, by name: gunpy's version and source hash, numba's and
+    numba-cuda's versions, Python's minor version and bytecode magic number, and numba's
+    code-generation settings (a dict; :func:`environment_folder` is its hash)."""
+    global _env
+    if _env is None:
         import numba
         from numba.core import config
         from gunpy._version import __version__
@@ -284,10 +566,18 @@ def environment_key():
             cuda_version = version("numba-cuda")
         except Exception:  # not installed
             cuda_version = "none"
-        _env_key = repr((__version__, _source_hash(), numba.__version__, cuda_version,
-                         sys.version_info[:3], config.OPT, config.BOUNDSCHECK,
-                         config.DEBUGINFO_DEFAULT, getattr(config, "FASTMATH", None)))
-    return _env_key
+        _env = {"gunpy": __version__, "source": _source_hash(), "numba": numba.__version__,
+                "numba-cuda": cuda_version, "python": "%d.%d" % sys.version_info[:2],
+                "bytecode": int.from_bytes(importlib.util.MAGIC_NUMBER[:2], "little"),
+                "NUMBA_OPT": config.OPT, "NUMBA_BOUNDSCHECK": config.BOUNDSCHECK,
+                "NUMBA_DEBUGINFO": config.DEBUGINFO_DEFAULT,
+                "NUMBA_FASTMATH": getattr(config, "FASTMATH", None)}
+    return dict(_env)
+
+
+def environment_key():
+    """:func:`environment` as one string (part of every key)."""
+    return repr(tuple(environment().items()))
 
 
 def _type_key(sig):
@@ -307,6 +597,26 @@ def _type_key(sig):
         if isinstance(t, types.Type):
             walk(t)
     return "|".join(parts)
+
+
+_cuda_major = None
+
+
+def _cuda_target():
+    """A CUDA entry's target: the current device's compute capability and the CUDA major
+    version (numba's own ``magic_tuple`` holds the runtime's minor version too, which
+    changes nothing a cubin needs to load)."""
+    global _cuda_major
+    from numba.cuda.cudadrv import devices
+    cc = tuple(devices.get_context().device.compute_capability)[:2]
+    if _cuda_major is None:
+        try:
+            from numba.cuda.cudadrv import runtime
+            _cuda_major = int(runtime.get_version()[0])
+        except Exception:  # no runtime library found: the driver's CUDA version
+            from numba.cuda.cudadrv.driver import driver
+            _cuda_major = int(driver.get_version()[0])
+    return ("sm", cc, "CUDA", _cuda_major)
 
 
 # ----------------------------------------------------------------------------- the cache
@@ -349,19 +659,20 @@ class _KernelCache:
                 fp = fingerprint(self._py_func)
             except Uncacheable:
                 self._enabled = False
-                with _lock:
-                    counters["uncacheable"] += 1
+                _count("uncacheable")
                 raise
             self._base = repr((environment_key(), self._target, fp,
                                sorted(self._options.items())))
         return self._base
 
     def _key(self, sig, codegen):
-        return repr((self._base_key(), _type_key(sig), codegen.magic_tuple()))
+        target = _cuda_target() if self._target == "cuda" else codegen.magic_tuple()
+        # "cuda:env-...:" first, so that an entry's target and environment read without parsing
+        return (f"{self._target}:{environment_folder()}:"
+                + repr((self._base_key(), _type_key(sig), target)))
 
     def _path(self, key):
-        name = hashlib.sha256(key.encode()).hexdigest()[:32] + _SUFFIX
-        return os.path.join(self.cache_path, name)
+        return os.path.join(self.cache_path, entry_name(key))
 
     def load_overload(self, sig, target_context):
         if not self._enabled:
@@ -378,30 +689,43 @@ class _KernelCache:
                     return self._load(sig, target_context)
             target_context.refresh()
             return self._load(sig, target_context)
-        except Exception:  # an unreadable, truncated or foreign entry: compile again
-            with _lock:
-                counters["errors"] += 1
+        except Exception:  # an authenticated entry numba cannot rebuild: compile again
+            _count("errors")
             return None
+
+    def _miss(self):
+        with _lock:
+            counters["misses"] += 1
+            compiled.append(self._folder)
 
     def _load(self, sig, target_context):
         key = self._key(sig, target_context.codegen())
         path = self._path(key)
         try:
+            key_secret = secret()
+        except CacheError as exc:
+            _note_problem(str(exc))
+            self._miss()
+            return None
+        try:
             with open(path, "rb") as f:
-                stored_key, payload = pickle.load(f)
+                data = f.read()
+                st = os.fstat(f.fileno())
         except FileNotFoundError:
-            with _lock:
-                counters["misses"] += 1
-                compiled.append(self._folder)
+            self._miss()
             return None
-        if stored_key != key:  # a hash collision or a foreign file
-            with _lock:
-                counters["misses"] += 1
-                compiled.append(self._folder)
+        except OSError:  # unreadable (permissions, I/O): compile, as for a missing file
+            _count("errors")
+            self._miss()
             return None
+        body = verify_entry(key_secret, data, key)
+        if body is None:  # nothing of it is unpickled: it is deleted and compiled again
+            _reject(path, st, "failed authentication")
+            self._miss()
+            return None
+        payload = pickle.loads(body)
         data = self._impl.rebuild(target_context, payload)
-        with _lock:
-            counters["hits"] += 1
+        _count("hits")
         return data
 
     def save_overload(self, sig, data):
@@ -413,30 +737,24 @@ class _KernelCache:
                     return
                 codegen = data.codegen
             else:
-                codegen = data.target_context.codegen() if hasattr(data, "target_context") \
-                    else _cuda_codegen()
+                codegen = None
             key = self._key(sig, codegen)
-            payload = self._impl.reduce(data)
-            path = self._path(key)
-            os.makedirs(os.path.dirname(path), exist_ok=True)
-            tmp = f"{path}.tmp.{uuid.uuid4().hex[:12]}"
-            try:
-                with open(tmp, "wb") as f:
-                    pickle.dump((key, payload), f, protocol=-1)
-                os.replace(tmp, path)
-            finally:
-                if os.path.exists(tmp):
-                    os.unlink(tmp)
-            with _lock:
-                counters["saved"] += 1
-        except Exception:  # a read-only or full disk never stops a run
-            with _lock:
-                counters["errors"] += 1
+            body = pickle.dumps(self._impl.reduce(data), protocol=-1)
+            write_entry(self._path(key), pack_entry(secret(), key, body))
+            _count("saved")
+        except CacheError as exc:
+            _count("unsaved")
+            _note_problem(str(exc))
+        except OSError as exc:  # a read-only or full disk never stops a run
+            _count("unsaved")
+            _note_problem(_unwritable(cache_dir(), exc))
+        except Exception:  # a kernel numba cannot serialise: compiled, never cached
+            _count("uncacheable")
 
 
-def _cuda_codegen():
-    from numba.cuda.descriptor import cuda_target
-    return cuda_target.target_context.codegen()
+def _unwritable(root, exc):
+    """Why nothing can be written under ``root`` (a sentence)."""
+    return _probe_dir(root) or f"cannot write to {root}: {exc.strerror or exc}"
 
 
 def _attach(disp, pyfunc, target, options):
@@ -504,16 +822,85 @@ def _size(path):
         return 0
 
 
-def info():
+def _probe_dir(path):
+    """None when files can be made in folder ``path`` (or in the nearest folder above it that
+    exists, where ``path`` would be made); otherwise why not (a sentence). Tries a write, so
+    permissions that do not bind (root) are not taken for a read-only folder."""
+    p = path
+    while not os.path.lexists(p):
+        parent = os.path.dirname(p)
+        if parent == p:
+            break
+        p = parent
+    if not os.path.isdir(p):
+        if p == path:
+            return f"{path} is a file, not a folder"
+        return f"{p} is a file, so the folder {path} cannot be made"
+    try:
+        fd, tmp = tempfile.mkstemp(dir=p, prefix=".gunpy-probe-")
+        os.close(fd)
+        os.unlink(tmp)
+    except OSError as exc:
+        return f"{p} is not writable ({exc.strerror or exc})"
+    return None
+
+
+def problem():
+    """None when the cache can be used (read and written); otherwise why not (a sentence):
+    switched off, a folder that is a file or is not writable, a key file that is missing and
+    cannot be made, or that others may read."""
+    if not enabled():
+        return "the kernel cache is switched off (GUNPY_KERNEL_CACHE=0)"
+    why = _probe_dir(cache_dir())
+    if why:
+        return why
+    path = key_file()
+    try:
+        if _read_key(path) is None:
+            why = _probe_dir(os.path.dirname(path))
+            if why:
+                return f"no cache key {path}, and it cannot be made: {why}"
+    except _PartialKey:
+        pass
+    except CacheError as exc:
+        return str(exc)
+    return None
+
+
+def _rejections(root):
+    """``(count, last record)`` of the entries logged as rejected under ``root``."""
+    try:
+        with open(os.path.join(root, _LOG)) as f:
+            lines = [line for line in f.read().splitlines() if line.strip()]
+    except OSError:
+        return 0, None
+    try:
+        last = json.loads(lines[-1]) if lines else None
+    except ValueError:
+        last = None
+    return len(lines), last
+
+
+def info(*, verify=True):
     """What the cache folder holds for this environment, and for others (``stale_*``).
 
-    Returns ``{"path", "environment", "enabled", "kernels" ({kernel source: entries}),
-    "files", "bytes", "stale_files", "stale_bytes"}``.
+    Returns ``{"path", "environment", "enabled", "problem" (None, or why the cache cannot
+    be used), "key_file", "kernels" ({kernel source: entries}), "files", "bytes",
+    "stale_files", "stale_bytes", "unverified" (this environment's entries that fail
+    authentication now: they would be deleted and compiled again; None when not
+    ``verify``), "rejected" (entries logged as rejected so far), "last_rejected"}``.
     """
     root = cache_dir()
     here = environment_folder()
-    out = {"path": root, "environment": here, "enabled": enabled(), "kernels": {}, "files": 0,
-           "bytes": 0, "stale_files": 0, "stale_bytes": 0}
+    out = {"path": root, "environment": here, "enabled": enabled(), "problem": problem(),
+           "key_file": key_file(), "kernels": {}, "files": 0, "bytes": 0, "stale_files": 0,
+           "stale_bytes": 0, "unverified": 0 if verify else None}
+    key_secret = None
+    if verify:
+        try:
+            key_secret = _read_key(key_file())
+        except (CacheError, _PartialKey):
+            pass
     for env, sub, files in _walk(root):
         entries = [f for f in files if f.endswith(_SUFFIX)]
         nbytes = sum(_size(os.path.join(sub, f)) for f in entries)
@@ -522,17 +909,38 @@ def info():
                 out["kernels"][os.path.basename(sub)] = len(entries)
             out["files"] += len(entries)
             out["bytes"] += nbytes
+            if verify:
+                for f in entries:
+                    try:
+                        with open(os.path.join(sub, f), "rb") as fh:
+                            data = fh.read()
+                    except OSError:
+                        data = b""
+                    body = None if key_secret is None else verify_entry(key_secret, data)
+                    named = body is not None and entry_name(entry_key(data)[0]) == f
+                    out["unverified"] += not named
         else:
             out["stale_files"] += len(entries)
             out["stale_bytes"] += nbytes
+    out["rejected"], out["last_rejected"] = _rejections(root)
     return out
 
 
+#: what :func:`clear` did: entries removed, entries it could not remove, and the first reason
+Cleared = namedtuple("Cleared", "removed failed error")
+
+
 def clear(*, stale_only=False):
-    """Delete cached kernels (``stale_only``: only other environments'); returns how many."""
+    """Delete cached kernels (``stale_only``: only other environments'); a :class:`Cleared`.
+
+    Raises :class:`CacheError` when the cache folder is a file.
+    """
     root = cache_dir()
+    if os.path.lexists(root) and not os.path.isdir(root):
+        raise CacheError(f"{root} is a file, not a folder: nothing to clear")
     here = environment_folder()
-    removed = 0
+    removed = failed = 0
+    error = None
     for env, sub, files in list(_walk(root)):
         if stale_only and env == here:
             continue
@@ -540,11 +948,19 @@ def clear(*, stale_only=False):
             try:
                 os.unlink(os.path.join(sub, f))
                 removed += f.endswith(_SUFFIX)
-            except OSError:
+            except FileNotFoundError:
                 pass
+            except OSError as exc:
+                failed += f.endswith(_SUFFIX)
+                error = error or f"{sub}: {exc.strerror or exc}"
         for d in (sub, os.path.dirname(sub)):
             try:
                 os.rmdir(d)
             except OSError:  # not empty (another process wrote meanwhile), or gone
                 pass
-    return removed
+    if not stale_only:
+        try:
+            os.unlink(os.path.join(root, _LOG))
+        except OSError:
+            pass
+    return Cleared(removed, failed, error)

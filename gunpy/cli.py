@@ -183,31 +183,94 @@ def _print_toolchain():
 def cmd_warmup(args):
     from gunpy import _jitcache
     from gunpy.warmup import warmup
+    # nothing to warm where nothing can be saved: say why and stop
+    problem = _jitcache.problem()
+    if problem:
+        print(f"gunpy: warning: nothing compiled, the kernel cache cannot be used: {problem}",
+              file=sys.stderr)
+        return 1
     t0 = time.perf_counter()
 
     def report(name, seconds):
         if not args.quiet:
             print(f"{name:9s} {seconds:7.2f} s")
 
-    warmup(args.backend, args.primitives, progress=report)
+    arch = getattr(args, "arch", None)
+    warmup("cuda" if arch and args.backend == "auto" else args.backend, args.primitives,
+           progress=report, arch=arch)
     c = _jitcache.counters
-    print(f"warm-up done in {time.perf_counter() - t0:.1f} s: {c['misses']} kernels compiled, "
-          f"{c['hits']} loaded from the cache ({_jitcache.cache_dir()})")
+    built = f" for {arch} (no GPU: compiled and linked, nothing run)" if arch else ""
+    print(f"warm-up done in {time.perf_counter() - t0:.1f} s{built}: {c['misses']} kernels "
+          f"compiled, {c['saved']} saved, {c['hits']} loaded from the cache "
+          f"({_jitcache.cache_dir()})")
+    if c["unsaved"]:
+        print(f"gunpy: warning: {c['unsaved']} compiled kernels were not saved: "
+              f"{_jitcache.last_problem}", file=sys.stderr)
+        return 1
     return 0
 
 
 def cmd_cache(args):
     from gunpy import _jitcache
+    from gunpy import warmup as carry
+    files = getattr(args, "files", None) or []
+    if args.action in ("info", "clear") and files:
+        raise CliError(f"gunpy cache {args.action} takes no file")
+    if args.action == "export":
+        if len(files) != 1:
+            raise CliError("gunpy cache export takes one FILE (the archive to write)")
+        r = carry.export_cache(files[0], target=args.target)
+        print(f"exported {r['entries']} kernels of environment {r['environment']} "
+              f"({carry.describe(r['versions'])}; {', '.join(r['targets'])}) to {r['path']}: "
+              f"{r['bytes'] / 2**20:.1f} MiB, {r['compressed'] / 2**20:.2f} MiB compressed")
+        if r["skipped"]:
+            print(f"gunpy: warning: {r['skipped']} entries failed authentication and were left "
+                  f"out", file=sys.stderr)
+        return 0
+    if args.action == "import":
+        if not files:
+            raise CliError("gunpy cache import takes the archives to import (FILE ...)")
+        for path in files:
+            r = carry.import_cache(path)
+            print(f"imported {r['entries']} kernels from {path} into {_jitcache.cache_dir()}: "
+                  f"environment {r['environment']} ({carry.describe(r['versions'])}; "
+                  f"{', '.join(r['targets'])})")
+            if r["differences"]:
+                why = "; ".join(f"{what} {theirs} there, {mine} here"
+                                for what, theirs, mine in r["differences"])
+                print(f"gunpy: warning: these kernels are for another environment than this "
+                      f"one ({r['here']}), so they will not be used here: {why}", file=sys.stderr)
+            else:
+                print(f"this environment ({r['here']}) will load them")
+        return 0
     if args.action == "clear":
-        n = _jitcache.clear(stale_only=args.stale)
+        try:
+            r = _jitcache.clear(stale_only=args.stale)
+        except _jitcache.CacheError as exc:
+            print(f"gunpy: warning: {exc}", file=sys.stderr)
+            return 1
         what = "kernels of other environments" if args.stale else "cached kernels"
-        print(f"removed {n} {what} from {_jitcache.cache_dir()}")
+        print(f"removed {r.removed} {what} from {_jitcache.cache_dir()}")
+        if r.failed:
+            print(f"gunpy: warning: {r.failed} cached kernels could not be removed ({r.error})",
+                  file=sys.stderr)
+            return 1
         return 0
     st = _jitcache.info()
     print(f"kernel cache: {st['path']}")
     print(f"enabled: {'yes' if st['enabled'] else 'no (GUNPY_KERNEL_CACHE=0)'}")
+    if st["problem"] and st["enabled"]:
+        print(f"usable: no: {st['problem']} (kernels are compiled in every process)")
+    print(f"key: {st['key_file']}")
     print(f"{st['files']} compiled kernels of {len(st['kernels'])} kernel sources for this "
           f"environment ({st['environment']}), {st['bytes'] / 2**20:.1f} MiB")
+    if st["unverified"]:
+        print(f"{st['unverified']} of them fail authentication (altered, damaged, or signed with "
+              f"another key): each is deleted and compiled again when used")
+    if st["rejected"]:
+        last = st["last_rejected"] or {}
+        print(f"{st['rejected']} entries rejected so far (failed authentication, compiled "
+              f"again); the last: {last.get('entry', '?')} at {last.get('time', '?')}")
     print(f"{st['stale_files']} kernels of other gunpy / numba versions or sources, "
           f"{st['stale_bytes'] / 2**20:.1f} MiB (gunpy cache clear --stale removes them)")
     if args.verbose:
@@ -367,17 +430,29 @@ def build_parser():
     w.add_argument("--backend", default="auto", choices=("auto",) + backends.names())
     w.add_argument("--primitives", nargs="+", choices=registry.names(), metavar="NAME",
                    help=f"some of {', '.join(registry.names())} (default: all)")
+    w.add_argument("--arch", metavar="sm_XY",
+                   help="build the CUDA kernels for a GPU of this architecture (e.g. sm_90) "
+                        "on a machine without one: compiled and linked, nothing run")
     w.add_argument("-q", "--quiet", action="store_true")
     w.set_defaults(func=cmd_warmup)
 
-    c = sub.add_parser("cache", help="show or empty the persistent kernel cache",
+    c = sub.add_parser("cache", help="show, empty, export or import the persistent kernel cache",
                        description="The kernel cache lives in $GUNPY_CACHE_DIR, else "
-                                   "$NUMBA_CACHE_DIR/gunpy, else ~/.cache/gunpy/kernels.")
-    c.add_argument("action", choices=("info", "clear"))
+                                   "$NUMBA_CACHE_DIR/gunpy, else ~/.cache/gunpy/kernels; its "
+                                   "entries are signed with a key in ~/.config/gunpy/cache.key "
+                                   "($GUNPY_CACHE_KEY_FILE). export FILE writes this "
+                                   "environment's kernels to a tar.xz archive; import FILE ... "
+                                   "checks such archives and signs their kernels with this "
+                                   "machine's key (import only archives you trust).")
+    c.add_argument("action", choices=("info", "clear", "export", "import"))
+    c.add_argument("files", nargs="*", metavar="FILE", help="export: the archive to write; "
+                                                            "import: the archives to read")
     c.add_argument("-v", "--verbose", action="store_true", help="list the kernel sources")
     c.add_argument("--stale", action="store_true",
                    help="clear: only the kernels of other environments (older gunpy or numba "
                         "versions, other gunpy sources)")
+    c.add_argument("--target", choices=("cuda", "cpu"),
+                   help="export: only the CUDA (or CPU) kernels")
     c.set_defaults(func=cmd_cache)
 
     sub.add_parser("bench", help="benchmark suite with peers side by side (gunpy bench --help; "

@@ -12,7 +12,10 @@ import textwrap
 
 import pytest
 
-ENV_KEYS = ("GUNPY_CACHE_DIR", "NUMBA_CACHE_DIR", "XDG_CACHE_HOME", "GUNPY_KERNEL_CACHE")
+ENV_KEYS = ("GUNPY_CACHE_DIR", "NUMBA_CACHE_DIR", "XDG_CACHE_HOME", "GUNPY_KERNEL_CACHE",
+            "GUNPY_CACHE_KEY_FILE", "XDG_CONFIG_HOME")
+ZERO = {"hits": 0, "misses": 0, "saved": 0, "errors": 0, "uncacheable": 0, "rejected": 0,
+        "unsaved": 0}
 
 # a functor in a user module, run through BFS's machinery; prints the result and counters
 FUNCTOR_MODULE = """
@@ -61,8 +64,10 @@ print(json.dumps({{"hops": p.hops.tolist(), "counters": _jitcache.counters,
 
 
 def _env(cache, **extra):
+    """A private cache folder, and a private key beside it (never the user's own)."""
     env = {k: v for k, v in os.environ.items() if k not in ENV_KEYS}
     env["GUNPY_CACHE_DIR"] = str(cache)
+    env["GUNPY_CACHE_KEY_FILE"] = os.path.join(os.path.dirname(str(cache)), "secret", "cache.key")
     env.update(extra)
     return env
 
@@ -102,8 +107,11 @@ def test_second_process_loads_every_kernel(tmp_path):
     second = _run(BFS, _env(cache))
     assert first["counters"]["misses"] > 0 and first["counters"]["hits"] == 0
     assert first["counters"]["saved"] == first["counters"]["misses"]
-    assert second["counters"] == {"hits": first["counters"]["misses"], "misses": 0, "saved": 0,
-                                  "errors": 0, "uncacheable": 0}
+    # a kernel compiled only as another's callee (a helper dispatcher) is not looked up when
+    # its caller loads: at most as many hits as the first process compiled
+    hits = second["counters"]["hits"]
+    assert 0 < hits <= first["counters"]["misses"]
+    assert second["counters"] == {**ZERO, "hits": hits}
     assert second["depth"] == first["depth"]
 
 
@@ -154,6 +162,13 @@ def test_functors_defined_in_main_are_cached(tmp_path):
     assert c["hops"] == [0, 3, 6, 9, 12] and c["counters"]["misses"] > 0
 
 
+@pytest.fixture(autouse=True)
+def _private_key(tmp_path_factory, monkeypatch):
+    """In-process tests sign with a key of their own, outside the folders they count."""
+    monkeypatch.setenv("GUNPY_CACHE_KEY_FILE",
+                       str(tmp_path_factory.mktemp("key") / "cache.key"))
+
+
 def test_parallel_and_serial_builds_do_not_collide(tmp_path, monkeypatch):
     monkeypatch.setenv("GUNPY_CACHE_DIR", str(tmp_path))
     import numpy as np
@@ -175,18 +190,6 @@ def test_parallel_and_serial_builds_do_not_collide(tmp_path, monkeypatch):
     assert parallel.parallel_diagnostics is not None  # the parallel build really is one
 
 
-def test_corrupt_entries_are_recompiled(tmp_path):
-    cache = tmp_path / "kernels"
-    first = _run(BFS, _env(cache))
-    for dirpath, _, files in os.walk(cache):
-        for f in files:
-            with open(os.path.join(dirpath, f), "r+b") as fh:
-                fh.truncate(40)
-    second = _run(BFS, _env(cache))
-    assert second["depth"] == first["depth"]
-    assert second["counters"]["errors"] == first["counters"]["misses"]
-    third = _run(BFS, _env(cache))
-    assert third["counters"]["misses"] == 0 and third["counters"]["errors"] == 0
 
 
 def test_concurrent_processes_share_one_cache(tmp_path):
@@ -220,7 +223,7 @@ def test_cache_location_order(tmp_path, monkeypatch):
 def test_switched_off(tmp_path):
     cache = tmp_path / "kernels"
     r = _run(BFS, _env(cache, GUNPY_KERNEL_CACHE="0"))
-    assert r["counters"] == {"hits": 0, "misses": 0, "saved": 0, "errors": 0, "uncacheable": 0}
+    assert r["counters"] == ZERO
     assert not cache.exists()
 
 
@@ -273,7 +276,7 @@ def test_cli_cache_info_and_clear(tmp_path):
     info = subprocess.run(gunpy_cli + ["cache", "info", "-v"], env=_env(cache),
                           capture_output=True, text=True, timeout=120)
     assert info.returncode == 0, info.stderr
-    assert str(cache) in info.stdout and "thread_mapped" in info.stdout
+    assert str(cache) in info.stdout and "  gunpy.operators." in info.stdout
     clear = subprocess.run(gunpy_cli + ["cache", "clear"], env=_env(cache), capture_output=True,
                            text=True, timeout=120)
     assert clear.returncode == 0 and "removed" in clear.stdout
@@ -376,3 +379,249 @@ def test_source_hash_covers_kernel_modules_not_tooling(tmp_path):
     with open(prims / "bfs.py", "a") as f:
         f.write("\n# edited\n")
     assert _jitcache._source_hash(roots) != before
+
+
+# ----------------------------------------------------------------------------- integrity
+# BFS and CC, every entry the process looks up recorded (the ones a later process reads)
+TRACED = """
+import json, gunpy
+from gunpy import _jitcache
+looked_up = []
+_load = _jitcache._KernelCache._load
+def _traced(self, sig, tc):
+    looked_up.append(self._path(self._key(sig, tc.codegen())))
+    return _load(self, sig, tc)
+_jitcache._KernelCache._load = _traced
+G = gunpy.generators.rmat(8, seed=3)
+depth = gunpy.bfs(G, 1, backend="cpu").depth.tolist()
+labels = gunpy.cc(G, backend="cpu").labels.tolist()
+print(json.dumps({"depth": depth, "labels": labels, "counters": _jitcache.counters,
+                  "compiled": _jitcache.compiled, "looked_up": looked_up}))
+"""
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory):
+    """A BFS cache filled once: ``(folder holding kernels/ and secret/, the first run, the
+    entries a process looks up)``; tests copy it."""
+    root = tmp_path_factory.mktemp("built")
+    first = _run(TRACED, _env(root / "kernels"))
+    again = _run(TRACED, _env(root / "kernels"))
+    assert again["counters"]["misses"] == 0 and again["counters"]["hits"] >= 7
+    return root, first, sorted(set(again["looked_up"]))
+
+
+def _copy(built, tmp_path):
+    import shutil
+    root, first, looked_up = built
+    shutil.copytree(root, tmp_path / "c")
+    return tmp_path / "c" / "kernels", first, [p.replace(str(root), str(tmp_path / "c"))
+                                               for p in looked_up]
+
+
+class _Marker:
+    """Unpickling it creates a file: proof that the bytes reached ``pickle.loads``."""
+
+    def __init__(self, path):
+        self.path = path
+
+    def __reduce__(self):
+        return (open, (self.path, "w"))
+
+
+def test_tampered_entries_are_rejected_never_loaded_and_recompiled(built, tmp_path,
+                                                                   monkeypatch):
+    import pickle
+    import random
+
+    from gunpy import _jitcache
+    cache, first, paths = _copy(built, tmp_path)
+    marker = tmp_path / "MARKER"
+    rng = random.Random(7)
+    # 1-2: random bits flipped in the payload (machine code, IR, anything: key and file intact)
+    for p in paths[:2]:
+        data = bytearray(open(p, "rb").read())
+        for _ in range(3):
+            i = rng.randrange(_jitcache._HEAD, len(data))
+            data[i] ^= 1 << rng.randrange(8)
+        open(p, "wb").write(bytes(data))
+    # 3: truncated
+    with open(paths[2], "r+b") as f:
+        f.truncate(os.path.getsize(paths[2]) // 2)
+    # 4-5: two valid entries swapped (each is another key's)
+    a, b = open(paths[3], "rb").read(), open(paths[4], "rb").read()
+    open(paths[3], "wb").write(b)
+    open(paths[4], "wb").write(a)
+    # 6: a bare pickle whose loading runs code (an entry of an older gunpy's format)
+    open(paths[5], "wb").write(pickle.dumps(("key", _Marker(str(marker)))))
+    # 7: the same in this format, under this entry's own key, with a made-up MAC
+    key = _jitcache.entry_key(open(paths[6], "rb").read())[0]
+    open(paths[6], "wb").write(_jitcache.pack_entry(b"not the key" * 3, key,
+                                                     pickle.dumps(_Marker(str(marker)))))
+    env = _env(cache)
+    for k in ENV_KEYS:
+        monkeypatch.delenv(k, raising=False)
+    monkeypatch.setenv("GUNPY_CACHE_DIR", env["GUNPY_CACHE_DIR"])
+    monkeypatch.setenv("GUNPY_CACHE_KEY_FILE", env["GUNPY_CACHE_KEY_FILE"])
+    assert _jitcache.info()["unverified"] == 7  # gunpy cache info sees them before any use
+
+    second = _run(TRACED, env)
+    assert not marker.exists()  # nothing of a failing entry was unpickled
+    assert second["depth"] == first["depth"] and second["labels"] == first["labels"]
+    c = second["counters"]
+    assert c["rejected"] == 7 and c["misses"] == 7 and c["saved"] == 7, c
+    # (a recompiled kernel may look up its callees too: they hit)
+    assert c["hits"] >= len(paths) - 7 and c["errors"] == 0
+    st = _jitcache.info()
+    assert st["unverified"] == 0 and st["rejected"] == 7  # rewritten; the log says what happened
+    third = _run(TRACED, env)
+    assert third["counters"]["hits"] == len(paths) and third["counters"]["rejected"] == 0
+
+    # another key (a new user, a lost key file): every entry fails and is compiled again
+    other = _run(TRACED, _env(cache, GUNPY_CACHE_KEY_FILE=str(tmp_path / "other.key")))
+    assert other["counters"]["rejected"] >= len(paths) and other["counters"]["hits"] == 0
+    assert other["depth"] == first["depth"] and other["labels"] == first["labels"]
+    assert not marker.exists()
+
+
+# a copy of _jitcache on its own (no gunpy import): fast enough to race
+KEY_RACE = """
+import importlib.util, sys, time
+spec = importlib.util.spec_from_file_location("jc", {path!r})
+jc = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(jc)
+while time.time() < {start}:
+    pass
+print(jc.secret().hex())
+"""
+
+
+def test_processes_creating_the_key_at_once_agree(tmp_path):
+    import stat
+    import time
+
+    from gunpy import _jitcache
+    env = _env(tmp_path / "kernels")
+    code = KEY_RACE.format(path=_jitcache.__file__, start=time.time() + 1.5)
+    procs = [subprocess.Popen([sys.executable, "-c", code], env=env, stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True) for _ in range(6)]
+    keys = set()
+    for p in procs:
+        out, err = p.communicate(timeout=120)
+        assert p.returncode == 0, err
+        keys.add(out.strip())
+    key_file = env["GUNPY_CACHE_KEY_FILE"]
+    assert len(keys) == 1 and len(keys.pop()) == 64
+    assert stat.S_IMODE(os.stat(key_file).st_mode) == 0o600
+    assert stat.S_IMODE(os.stat(os.path.dirname(key_file)).st_mode) == 0o700
+    assert os.listdir(os.path.dirname(key_file)) == ["cache.key"]  # no temporary left
+
+
+def test_a_key_others_can_read_is_refused(tmp_path, monkeypatch):
+    from gunpy import _jitcache
+    key = tmp_path / "cache.key"
+    monkeypatch.setenv("GUNPY_CACHE_KEY_FILE", str(key))
+    monkeypatch.setenv("GUNPY_CACHE_DIR", str(tmp_path / "kernels"))
+    assert len(_jitcache.secret()) == 32
+    _jitcache._secrets.clear()
+    os.chmod(key, 0o644)
+    with pytest.raises(_jitcache.CacheError, match="chmod 600"):
+        _jitcache.secret()
+    assert "chmod 600" in _jitcache.problem()
+    key.write_text("not a key\n")
+    os.chmod(key, 0o600)
+    with pytest.raises(_jitcache.CacheError, match="64 hex digits"):
+        _jitcache.secret()
+    if hasattr(os, "geteuid") and os.geteuid() == 0:  # root can give it away
+        key.write_text("ab" * 32 + "\n")
+        os.chown(key, 65534, -1)
+        with pytest.raises(_jitcache.CacheError, match="another user"):
+            _jitcache.secret()
+
+
+def _tiny_kernel():
+    from gunpy import _jitcache
+
+    def add_seven(x):
+        return x + 7
+
+    return _jitcache.cpu_jit(add_seven)
+
+
+def test_unwritable_cache_compiles_warns_and_counts(tmp_path, monkeypatch):
+    """The environment's folder cannot be made (a file is in its place): the kernel runs, the
+    failure is counted and said once."""
+    from gunpy import _jitcache
+    cache = tmp_path / "kernels"
+    monkeypatch.setenv("GUNPY_CACHE_DIR", str(cache))
+    monkeypatch.setenv("GUNPY_CACHE_KEY_FILE", str(tmp_path / "cache.key"))
+    cache.mkdir()
+    (cache / _jitcache.environment_folder()).write_text("in the way")
+    _jitcache.reset_counters()
+    with pytest.warns(RuntimeWarning, match="without the cache"):
+        assert _tiny_kernel()(1) == 8
+    assert _jitcache.counters["unsaved"] == 1 and _jitcache.counters["saved"] == 0
+    assert _jitcache.last_problem
+
+
+def _cli(argv, capsys):
+    from gunpy import cli
+    code = cli.main(argv)
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+def test_cache_commands_say_when_the_folder_is_a_file(tmp_path, monkeypatch, capsys):
+    not_a_folder = tmp_path / "kernels"
+    not_a_folder.write_text("a file")
+    monkeypatch.setenv("GUNPY_CACHE_DIR", str(not_a_folder))
+    monkeypatch.setenv("GUNPY_CACHE_KEY_FILE", str(tmp_path / "cache.key"))
+    code, out, err = _cli(["warmup", "--backend", "cpu", "--primitives", "bfs"], capsys)
+    assert code == 1 and "is a file" in err and "nothing compiled" in err
+    code, out, err = _cli(["cache", "clear"], capsys)
+    assert code == 1 and "is a file" in err and "removed" not in out
+    code, out, err = _cli(["cache", "info"], capsys)
+    assert code == 0 and f"usable: no: {not_a_folder} is a file" in out
+    assert not_a_folder.read_text() == "a file"
+
+
+def test_warmup_says_when_nothing_was_saved(tmp_path, monkeypatch, capsys):
+    from gunpy import _jitcache
+    cache = tmp_path / "kernels"
+    cache.mkdir()
+    (cache / _jitcache.environment_folder()).write_text("in the way")
+    monkeypatch.setenv("GUNPY_CACHE_DIR", str(cache))
+    monkeypatch.setenv("GUNPY_CACHE_KEY_FILE", str(tmp_path / "cache.key"))
+    import gunpy.warmup
+    monkeypatch.setattr(gunpy.warmup, "warmup", lambda *a, **k: _tiny_kernel()(1))
+    _jitcache.reset_counters()
+    with pytest.warns(RuntimeWarning):
+        code, out, err = _cli(["warmup", "--backend", "cpu"], capsys)
+    assert code == 1 and "1 compiled kernels were not saved" in err
+    monkeypatch.setenv("GUNPY_KERNEL_CACHE", "0")
+    code, out, err = _cli(["warmup", "--backend", "cpu"], capsys)
+    assert code == 1 and "switched off" in err
+
+
+@pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() == 0,
+                    reason="root writes through permission bits: the file case covers it")
+def test_cache_commands_say_when_the_folder_is_read_only(tmp_path, monkeypatch, capsys):
+    from gunpy import _jitcache
+    cache = tmp_path / "kernels"
+    sub = cache / _jitcache.environment_folder() / "gunpy.k"
+    sub.mkdir(parents=True)
+    (sub / ("0" * 32 + ".gpk")).write_bytes(b"x")
+    monkeypatch.setenv("GUNPY_CACHE_DIR", str(cache))
+    monkeypatch.setenv("GUNPY_CACHE_KEY_FILE", str(tmp_path / "cache.key"))
+    os.chmod(sub, 0o555)
+    os.chmod(cache, 0o555)
+    try:
+        code, out, err = _cli(["cache", "clear"], capsys)
+        assert code == 1 and "could not be removed" in err and "removed 0" in out
+        code, out, err = _cli(["warmup", "--backend", "cpu"], capsys)
+        assert code == 1 and "not writable" in err
+        code, out, err = _cli(["cache", "info"], capsys)
+        assert "usable: no" in out and "not writable" in out
+    finally:
+        os.chmod(cache, 0o755)
+        os.chmod(sub, 0o755)
