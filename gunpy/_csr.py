@@ -390,8 +390,17 @@ def build_csr(src, dst, weights, n, *, remove_self_loops=True, remove_duplicates
             src, dst, weights = _mirrored(src, dst, weights)
         return _build_csr_numpy(src, dst, weights, n, **kw)
     if _impl == "numba":
-        return _build_csr_numba(src, dst, weights, n, mirror=mirror, **kw)
+        with _parallel_region():
+            return _build_csr_numba(src, dst, weights, n, mirror=mirror, **kw)
     raise ValueError(f"unknown CSR implementation {_impl!r}")
+
+
+def _parallel_region():
+    """:func:`gunpy.backends.threads.region`: under numba's workqueue layer, which aborts
+    on overlapping parallel regions, threads building graphs take turns with gunpy's
+    operators."""
+    from gunpy.backends import threads  # stdlib only, loaded with gunpy: no cycle, no cost
+    return threads.region()
 
 
 def _mirrored(src, dst, w):
@@ -599,10 +608,11 @@ def transpose_csr(row_offsets, column_indices, n, *, _impl=None):
         return (np.zeros(n + 1, dtype=np.int64), np.zeros(0, dtype=column_indices.dtype),
                 np.zeros(0, dtype=np.int64))
     row_offsets = np.ascontiguousarray(row_offsets, dtype=np.int64)
-    row_bounds, in_offsets, cursor = _column_cursors(row_offsets, column_indices, n)
-    in_idx = np.empty(m, dtype=column_indices.dtype)
-    in_eid = np.empty(m, dtype=np.int64)
-    _scatter_columns(row_bounds, row_offsets, column_indices, cursor, in_idx, in_eid, True)
+    with _parallel_region():
+        row_bounds, in_offsets, cursor = _column_cursors(row_offsets, column_indices, n)
+        in_idx = np.empty(m, dtype=column_indices.dtype)
+        in_eid = np.empty(m, dtype=np.int64)
+        _scatter_columns(row_bounds, row_offsets, column_indices, cursor, in_idx, in_eid, True)
     return in_offsets, in_idx, in_eid
 
 
@@ -639,15 +649,16 @@ def reverse_edge_ids(row_offsets, column_indices, n, *, _impl=None):
         return rev
     if _impl != "numba":
         raise ValueError(f"unknown CSR implementation {_impl!r}")
-    row_bounds, in_offsets, cursor = _column_cursors(row_offsets, column_indices, n)
-    _check_degrees(in_offsets, row_offsets)
-    rev = np.empty(m, dtype=np.int64)
-    _scatter_columns(row_bounds, row_offsets, column_indices, cursor,
-                     np.empty(0, dtype=column_indices.dtype), rev, False)
-    del cursor
-    _check_twins(_align_and_check(
-        _row_bounds(row_offsets, _ROW_CHUNKS_PER_THREAD * _threads()),
-        row_offsets, column_indices, rev))
+    with _parallel_region():
+        row_bounds, in_offsets, cursor = _column_cursors(row_offsets, column_indices, n)
+        _check_degrees(in_offsets, row_offsets)
+        rev = np.empty(m, dtype=np.int64)
+        _scatter_columns(row_bounds, row_offsets, column_indices, cursor,
+                         np.empty(0, dtype=column_indices.dtype), rev, False)
+        del cursor
+        bad = _align_and_check(_row_bounds(row_offsets, _ROW_CHUNKS_PER_THREAD * _threads()),
+                               row_offsets, column_indices, rev)
+    _check_twins(bad)
     return rev
 
 

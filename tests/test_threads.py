@@ -1,7 +1,8 @@
 """Python threads calling gunpy at once, on each of numba's threading layers.
 
 numba's ``workqueue`` layer aborts the process when two parallel regions overlap;
-gunpy's CPU operators take turns there (gunpy.backends.threads.region). Each case
+gunpy's CPU operators and graph builders take turns there
+(gunpy.backends.threads.region). Each case
 runs in a child process: the layer is chosen once per process, and a failure is a
 SIGABRT, which must not take pytest down.
 """
@@ -25,8 +26,11 @@ CHILD = textwrap.dedent("""
     from gunpy.backends import threads
     from gunpy.backends.cpu import CpuBackend
 
-    # tiny graphs through the chunked parallel kernels: every level is a parallel region
+    # tiny graphs through the chunked parallel kernels: every level is a parallel region,
+    # and so is building a graph (the numba CSR builders, past NumPy's range in real use)
     CpuBackend.serial_below, CpuBackend.force_min_chunk = 0, 1
+    from gunpy import _csr
+    _csr.NUMPY_MAX_EDGES = _csr.NUMPY_MAX_WEIGHTED_EDGES = _csr.NUMPY_MAX_LEXSORT_EDGES = 0
     rng = np.random.default_rng(7)
     n = 300
     src, dst = rng.integers(0, n, 1500), rng.integers(0, n, 1500)
@@ -49,6 +53,9 @@ CHILD = textwrap.dedent("""
                 if not np.array_equal(gunpy.bfs(G, s, backend="cpu").depth, ref[s]):
                     bad.append((k, i))
                 gunpy.cc(G, backend="cpu")
+                H = gunpy.Graph.from_edges(src, dst, num_vertices=n, directed=False)
+                if not np.array_equal(H.column_indices, G.column_indices):
+                    bad.append((k, i, "graph"))
         except Exception as exc:
             errors.append(repr(exc))
 
@@ -98,7 +105,8 @@ def _cpu_mode_only(mode):
 
 def test_threads_take_turns_under_workqueue_instead_of_aborting():
     # without the turns numba kills the process (SIGABRT: "Concurrent access has been
-    # detected"); with them the four threads' BFS depths equal scipy's
+    # detected"); with them the four threads' BFS depths equal scipy's and their graphs
+    # are the same
     p = _child("workqueue", "fork" if hasattr(os, "fork") else "")
     out = p.stdout + p.stderr
     assert p.returncode == 0 and "THREADS-OK workqueue False" in p.stdout, out[-3000:]
