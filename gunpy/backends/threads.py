@@ -34,8 +34,8 @@ asked to (``NUMBA_THREADING_LAYER=workqueue``) or finds neither TBB nor the GNU
 OpenMP runtime (``libgomp``; slim container images lack it). There, the CPU
 backend's operators run one at a time: each holds :func:`region`'s process-wide
 lock (re-entrant, renewed in a forked child), so threads wait for each other
-instead of crashing. Other code with parallel regions (graph building, generators)
-does the same with :func:`region`. To run threads side by side, install TBB
+instead of crashing; so do the parallel CSR builders (:mod:`gunpy._csr`), and any
+other parallel code run inside :func:`region`. To run threads side by side, install TBB
 (``pip install tbb``) or OpenMP (``libgomp1``), or set
 ``NUMBA_THREADING_LAYER=omp``.
 
