@@ -13,7 +13,8 @@ process (``--run``), which reports its wall time and its peak resident memory
 
 * ``gunpy-edgelist``: ``gunpy.read_edgelist(graph.txt, one_based=True)``, a
   directed :class:`gunpy.Graph` (CSR);
-* ``gunpy-mtx``: ``gunpy.read_mtx(graph.mtx)``, the same graph;
+* ``gunpy-undirected``: the same with ``directed=False`` (each edge stored both ways);
+* ``gunpy-mtx``: ``gunpy.read_mtx(graph.mtx)``, the directed graph again;
 * ``scipy``: ``scipy.io.mmread(graph.mtx)``, a COO matrix (parse only: no CSR);
 * ``pandas``: ``pandas.read_csv(graph.txt, sep=" ", header=None)``, a frame of
   two int64 columns (parse only).
@@ -36,7 +37,7 @@ import time
 
 import numpy as np
 
-READERS = ("gunpy-edgelist", "gunpy-mtx", "scipy", "pandas")
+READERS = ("gunpy-edgelist", "gunpy-undirected", "gunpy-mtx", "scipy", "pandas")
 
 
 # ----------------------------------------------------------------------------- the file
@@ -116,8 +117,9 @@ def run_one(reader, path, vertices):
     base = _rss_mb()
     t0 = time.perf_counter()
     c0 = _cpu_s()
-    if reader in ("gunpy-edgelist", "gunpy-gz"):
-        G = gunpy.read_edgelist(path, one_based=True, num_vertices=vertices)
+    if reader in ("gunpy-edgelist", "gunpy-gz", "gunpy-undirected"):
+        G = gunpy.read_edgelist(path, one_based=True, num_vertices=vertices,
+                                directed=reader != "gunpy-undirected")
         edges, nbytes = G.num_edges, G.nbytes()
     elif reader == "gunpy-mtx":
         G = gunpy.read_mtx(path)
@@ -171,8 +173,8 @@ def main(argv=None):
         size = os.path.getsize(paths["txt"])
         print(f"# {size / 1e6:,.0f} MB edge list, {m:,} edges, {n:,} vertices "
               f"(written in {time.perf_counter() - t0:.0f} s)", flush=True)
-        where = {"gunpy-edgelist": "txt", "gunpy-mtx": "mtx", "scipy": "mtx", "pandas": "txt",
-                 "gunpy-gz": "gz"}
+        where = {"gunpy-edgelist": "txt", "gunpy-undirected": "txt", "gunpy-mtx": "mtx",
+                 "scipy": "mtx", "pandas": "txt", "gunpy-gz": "gz"}
         print("| reader | s | CPU s | MB/s | peak MB | peak B / input B | peak B / input edge | "
               "result MB |\n|---|---|---|---|---|---|---|---|")
         for r in readers:
