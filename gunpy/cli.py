@@ -489,10 +489,15 @@ def main(argv=None):
         print("gunpy: interrupted", file=sys.stderr)
         return 130
     except (CliError, ValueError, IndexError, TypeError, FileNotFoundError, MemoryError,
-            RuntimeError, OSError) as exc:
+            RuntimeError, OSError, EOFError, OverflowError) as exc:
         if args.debug:
             raise
+        # one short line: the first line of the message, cut at 300 characters
         msg = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        if isinstance(exc, MemoryError):
+            msg = f"out of memory ({msg})"
+        if len(msg) > 300:
+            msg = msg[:300] + "..."
         print(f"gunpy: error: {msg}", file=sys.stderr)
         return 2
 
