@@ -525,11 +525,12 @@ def check_one_rank_errors(c, graphs):
     got = c.comm.allgather(raised(lambda: gd.bfs(DG, n)))
     c.expect(len(set(got)) == 1 and got[0].startswith("IndexError: source") and
              "rank" not in got[0], f"bfs source bad everywhere: {got}")
-    # and the ranks are still in step: a run after all that is right
+    # and the ranks are still in step: a run after all that is right (the warm-up's run:
+    # no kernel to compile under the watchdog)
     faulthandler.dump_traceback_later(WATCHDOG, exit=True)
-    full = gd.bfs(DG, 3).gather(root=0)
+    full = gd.bfs(DG, 0).gather(root=0)
     if c.rank == 0:
-        c.expect(np.array_equal(full.depth, reference_depths(G, 3)), "bfs after the errors")
+        c.expect(np.array_equal(full.depth, reference_depths(G, 0)), "bfs after the errors")
     faulthandler.cancel_dump_traceback_later()
 
 
