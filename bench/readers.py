@@ -20,8 +20,10 @@ process (``--run``), which reports its wall time and its peak resident memory
   two int64 columns (parse only).
 
 The report gives seconds (wall and CPU), MB/s of text (wall), peak memory in
-MB, per input byte and per input edge (line), and the final object's size (the graph's CSR arrays, the COO
-arrays, the frame). The files are removed at the end unless ``--keep``.
+MB, per input byte and per input edge (line), and the final object's size
+(the graph's CSR arrays, the COO arrays, the frame). The files are removed at
+the end unless ``--keep``; ``--dir D --keep`` then ``--dir D --reuse`` reads
+them again (another build, another reader).
 """
 
 import argparse
@@ -191,9 +193,10 @@ def main(argv=None):
                     best = res
             if best is None:
                 continue
-            print(f"| {r} | {best['seconds']:.1f} | {best['cpu']:.1f} | {size / 1e6 / best['seconds']:.0f} | "
-                  f"{best['peak_mb']:,.0f} | {best['peak_mb'] * 1e6 / size:.2f} | "
-                  f"{best['peak_mb'] * 1e6 / m:.1f} | {best['result_mb']:,.0f} |",
+            print(f"| {r} | {best['seconds']:.1f} | {best['cpu']:.1f} | "
+                  f"{size / 1e6 / best['seconds']:.0f} | {best['peak_mb']:,.0f} | "
+                  f"{best['peak_mb'] * 1e6 / size:.2f} | {best['peak_mb'] * 1e6 / m:.1f} | "
+                  f"{best['result_mb']:,.0f} |",
                   flush=True)
     finally:
         if not args.keep and not args.dir:

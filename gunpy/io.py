@@ -1,15 +1,17 @@
 """Reading graphs: Matrix Market, edge lists (SNAP, CSV) and METIS, streamed.
 
-Every reader takes the file in blocks of whole lines (4 MiB; gzip, bzip2 and
-xz decompressed as they are read), works on each block in bulk with NumPy
-(separators, newlines and comment lines classified at once, tokens counted
-per line with one ``bincount``, ids parsed as 64-bit integers by one C call,
-weights as floats), and keeps only the edges it read, in two id arrays
-(int32 while the ids fit) grown in place. The CSR is then built from them by
-:func:`gunpy._csr.build_csr`'s counting sort, which writes the final arrays
-directly (an undirected graph's reversed edges included, never materialised),
-so memory follows the edges kept, not the size of the text: about twice the
-final graph for an undirected graph, plus a fixed buffer for one block.
+Every reader takes the file in blocks of whole lines (:data:`BLOCK`, 1 MiB;
+gzip, bzip2 and xz decompressed as they are read), works on each block in
+bulk with NumPy (newlines, token starts and comment lines found at once,
+tokens counted per line by one ``searchsorted``, ids parsed as 64-bit
+integers by one C call, weights as floats), and keeps only the edges it
+read, in two id arrays (int32 while the ids fit) grown in place. The CSR is
+then built from them by :func:`gunpy._csr.build_csr`'s counting sort, which
+writes the final arrays directly (an undirected graph's reversed edges
+included, never materialised), so memory follows the edges kept, not the
+size of the text: about twice the final graph for an undirected graph,
+three times for a directed one (whose CSR keeps only the targets), plus a
+fixed ~25 MB for one block.
 
 What the file holds is checked before it is trusted:
 
@@ -45,7 +47,8 @@ import numpy as np
 from gunpy.errors import GraphFormatError, quote
 from gunpy.graph import Graph, _index_dtype
 
-__all__ = ["read_mtx", "read_edgelist", "read_metis", "MAX_LINE", "METIS_MAX_LINE"]
+__all__ = ["read_mtx", "read_edgelist", "read_metis", "detect_format", "MAX_LINE",
+           "METIS_MAX_LINE"]
 
 #: Bytes read (after decompression) per block (the fixed buffer: ~25 MB of arrays per block).
 BLOCK = 1 << 20
@@ -71,10 +74,6 @@ _CLASS = np.zeros(256, dtype=np.uint8)
 _CLASS[128:] = 1
 _CLASS[:32] = 2
 _CLASS[[9, 10, 13]] = 0
-# bytes that separate tokens: space, tab, CR, LF
-_WS = np.zeros(256, dtype=bool)
-_WS[[32, 9, 13, 10]] = True
-
 _INT_RE = re.compile(rb"[+-]?[0-9]+\Z")
 _FLOAT_RE = re.compile(rb"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?\Z"
                        rb"|[+-]?(?:nan|inf|infinity)\Z", re.IGNORECASE)
@@ -472,6 +471,8 @@ class _Edges:
         from gunpy._csr import build_csr
         self._trim()
         src, dst, w = self.src, self.dst, (self.w if weighted else None)
+        if weighted and w is None:                  # no edges at all
+            w = np.zeros(0, dtype=np.float64)
         self.src = self.dst = self.w = None
         ro, ci, vals = build_csr(src, dst, w, n, remove_self_loops=remove_self_loops,
                                  remove_duplicates=remove_duplicates,
@@ -580,10 +581,11 @@ def read_mtx(path, *, directed=None, remove_self_loops=True, remove_duplicates=T
                                f"found {found:,}", path=path, line=last_line)
     if directed is None:
         directed = symmetry != "symmetric"
+    weighted = width == 3 if width is not None else bool(banner) and field != "pattern"
     return edges.graph(size[0], directed=directed,
                        mirror=symmetry == "symmetric" or not directed,
                        remove_self_loops=remove_self_loops,
-                       remove_duplicates=remove_duplicates, weighted=width == 3)
+                       remove_duplicates=remove_duplicates, weighted=weighted)
 
 
 def _mtx_banner(blk, stop):
@@ -721,11 +723,7 @@ def read_edgelist(path, *, directed=None, one_based=False, weighted=None, commen
     comment_chars = "".join(dict.fromkeys((comments or "") + "%"))
     done = [0]
     blocks = _blocks(path, MAX_LINE, done)
-    head = [b for b in (next(blocks, None),) if b is not None]
-    if head:        # a second block says whether the first is the whole file
-        done[0] = head[0].count(b"\n")
-        head += [b for b in (next(blocks, None),) if b is not None]
-        done[0] = 0
+    head = _head(blocks, done)
     auto = format is None
     if auto:
         format = _sniff(path, head[0] if head else None, len(head) < 2, delimiter,
@@ -802,6 +800,39 @@ def read_edgelist(path, *, directed=None, one_based=False, weighted=None, commen
 
 
 # ----------------------------------------------------------------------------- sniffing
+def detect_format(path, *, comments="#"):
+    """What a graph file holds, judged by its content: "mtx", "metis" or "edgelist".
+
+    The rules :func:`read_edgelist` follows (a Matrix Market banner; a ``.graph``
+    or ``.metis`` name, or a METIS header followed by exactly its adjacency
+    lines; otherwise an edge list), for callers that pick a reader themselves.
+
+    Examples
+    --------
+    >>> import gunpy, os
+    >>> gunpy.io.detect_format(os.path.join(gunpy.datasets.data_dir(), "karate.mtx"))
+    'mtx'
+    """
+    path = os.fspath(path)
+    comment_chars = "".join(dict.fromkeys((comments or "") + "%"))
+    done = [0]
+    blocks = _blocks(path, MAX_LINE, done)
+    head = _head(blocks, done)
+    blocks.close()
+    return _sniff(path, head[0] if head else None, len(head) < 2, None, comment_chars)
+
+
+def _head(blocks, done):
+    """The first block of a stream, and the second when there is one (then the first is
+    not the whole file)."""
+    head = [b for b in (next(blocks, None),) if b is not None]
+    if head:
+        done[0] = head[0].count(b"\n")
+        head += [b for b in (next(blocks, None),) if b is not None]
+        done[0] = 0
+    return head
+
+
 def _sniff(path, first, complete, delimiter, comment_chars="%"):
     """"mtx", "metis" or "edgelist": what the first block (bytes) shows (``complete``:
     the block is the whole file)."""

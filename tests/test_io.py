@@ -345,3 +345,13 @@ def test_metis_content_recognised_or_refused(tmp_path, monkeypatch):
         gunpy.read_edgelist(write(tmp_path, "sq3.txt", square))
     # an edge list whose first line merely looks like a header is an edge list
     assert gunpy.read_edgelist(write(tmp_path, "e.txt", "3 3\n0 1\n1 2\n")).num_edges == 2
+
+
+def test_detect_format_by_content(tmp_path):
+    cases = {"a.txt": ("  %%MatrixMarket matrix coordinate pattern general\n2 2 1\n1 2\n", "mtx"),
+             "b.txt": ("4 4\n2 4\n1 3\n2 4\n1 3\n", "metis"),
+             "c.graph": ("2 1\n2\n1\n", "metis"),
+             "d.mtx": ("0 1\n1 2\n", "edgelist"),
+             "e.txt": ("", "edgelist")}
+    for name, (text, fmt) in cases.items():
+        assert gunpy.io.detect_format(write(tmp_path, name, text)) == fmt, name
