@@ -31,6 +31,7 @@ import numpy as np
 
 from gunpy import Enactor, Functor, Problem, atomics
 from gunpy import operators as ops
+from gunpy.primitives._weights import check_weights
 from gunpy.registry import Option, Primitive, register_primitive, top_vertices
 from gunpy.result import Result
 
@@ -349,6 +350,7 @@ class PageRankEnactor(Enactor):
             raise ValueError(f"tol must be >= 0, got {tol!r}")
         if int(max_iter) != max_iter or max_iter < 0:
             raise ValueError(f"max_iter must be a non-negative integer, got {max_iter!r}")
+        check_weights(problem.graph, "PageRank")  # a NaN would turn every rank NaN
         # the push variant advances over every vertex: a push traversal for the base class
         super().__init__(problem, load_balance=load_balance, direction="push", **kw)
         self.pagerank_direction = direction
@@ -528,6 +530,13 @@ def pagerank(G, *, alpha=0.85, personalization=None, tol=1e-6, max_iter=100, dan
     PageRankResult
         ``rank``, ``iterations``, ``converged`` (never raises for non-convergence)
         and ``stats`` (per-iteration times in ``stats.per_iteration``).
+
+    Raises
+    ------
+    ValueError
+        A negative, NaN or infinite edge weight (as :func:`~gunpy.sssp`); an ``alpha``
+        outside [0, 1], a negative ``tol``, a bad ``personalization`` / ``dangling`` /
+        ``nstart`` vector, an unknown option.
 
     Notes
     -----

@@ -27,6 +27,7 @@ from collections import namedtuple
 import numpy as np
 
 from gunpy import INVALID, Enactor, Functor, Problem, atomics
+from gunpy.primitives._weights import check_weights
 from gunpy.problem import weight_summary
 from gunpy.registry import Option, Primitive, register_primitive
 from gunpy.result import Result
@@ -157,12 +158,7 @@ class SSSPEnactor(Enactor):
             raise ValueError(f"unknown SSSP method {method!r}; valid: "
                              f"{', '.join(map(repr, METHODS))}")
         G = problem.graph
-        w = weight_summary(G)  # once per weights array, not three passes per call
-        if w is not None and not w.valid:
-            e = w.first_bad
-            u = int(np.searchsorted(G.row_offsets, e, side="right") - 1)
-            raise ValueError(f"SSSP needs non-negative finite weights; edge {u}->"
-                             f"{int(G.column_indices[e])} has weight {G.values[e]!r}")
+        w = check_weights(G, "SSSP")  # once per weights array, not three passes per call
         super().__init__(problem, load_balance=load_balance, **kw)
         self.method = method
         self.fuse = bool(fuse)
