@@ -2,15 +2,20 @@
 
 Two implementations with identical results:
 
-* **numba** (compiled once into gunpy's kernel cache), parallel on every core:
-  a counting sort by row (each chunk of the edge list counts its rows, a prefix
-  sum turns the counts into one cursor per chunk and row, and each chunk
-  scatters its edges in input order), then each row sorted by column (in place;
-  insertion sort for short rows, skipped for rows already sorted), deduplicated
-  and packed to the left of its own slot, then one left shift of every chunk of
-  rows and a ``resize`` of the arrays (no second copy of the graph). The
-  counting sort is stable and the row sort keeps input order among equal
-  columns, so the arrays do not depend on the number of threads.
+* **numba** (compiled once into gunpy's kernel cache), parallel on every core and
+  cache-friendly: a two-level counting sort. Rows are grouped in blocks of
+  ``2**shift`` rows holding about 64 K edges each. (1) Each chunk of the edge list
+  counts its edges per block; a prefix sum gives every chunk a write head in every
+  block. (2) Each chunk scatters its edges, in input order, to its heads (a few
+  hundred write streams, not one random write per edge over the whole graph), with
+  each edge's row within its block. (3) Each block, by then a cache-sized slice,
+  is sorted on its own: least-significant-digit counting passes over the column,
+  then one over the row (stable, so equal edges keep input order), and is
+  deduplicated and packed left; a block already in order is only packed. (4) One
+  left shift per group of blocks and a ``resize`` of the arrays (no second copy
+  of the graph). The arrays do not depend on the number of threads or chunks.
+  The transpose is the same with columns as the key, and needs no sort within a
+  column: the CSR order is the order.
 * **NumPy** for small graphs (:data:`NUMPY_MAX_EDGES`): every edge becomes one
   int64 key ``src * n + dst`` (with the edge's position packed into the low bits
   when weights must follow it), and one ``np.sort`` of that key orders the edges
@@ -23,8 +28,8 @@ the sequential ``if w < kept: kept = w`` of the numba kernel. ``mirror=True``
 stores each edge both ways (a self-loop once) without building the mirrored
 list: the edge list is read as if its reversed copy followed it.
 
-Every edge position is an int64 (row offsets, cursors, edge ids), so graphs past
-``2**31`` stored edges index correctly; per-chunk counts are int64 too.
+Every edge position is an int64 (row offsets, block starts, write heads, edge
+ids), so graphs past ``2**31`` stored edges index correctly.
 """
 
 import numba
@@ -37,31 +42,25 @@ __all__ = ["build_csr", "transpose_csr", "reverse_edge_ids", "degrees_from_offse
 
 #: Largest edge count (after mirroring) that :func:`build_csr` (unweighted) and
 #: :func:`transpose_csr` handle with NumPy by default; larger graphs use the
-#: parallel numba kernels (on 2 cores about 4x NumPy's speed from ~1 M edges on;
-#: below this NumPy finishes before the kernels are loaded from the cache).
+#: parallel numba kernels (below this NumPy finishes before the kernels are loaded
+#: from the cache).
 NUMPY_MAX_EDGES = 200_000
 #: The same for weighted graphs.
 NUMPY_MAX_WEIGHTED_EDGES = 200_000
 #: When the packed key does not fit in 62 bits NumPy falls back to
 #: ``np.lexsort``, worth it only for small edge counts.
 NUMPY_MAX_LEXSORT_EDGES = 200_000
-#: Rows up to this length are sorted by insertion (in place, stable).
-_INSERTION_MAX = 32
-#: Chunks per thread in the per-row passes (rows differ wildly in length).
-_ROW_CHUNKS_PER_THREAD = 8
+#: Edges a block of rows should hold: its columns, rows and weights sort in the cache.
+_BLOCK_EDGES = 1 << 16
+#: Groups of blocks per thread in the sort pass (blocks differ in size: hubs).
+_GROUPS_PER_THREAD = 8
+#: Widest digit of the counting passes (2**11 counters: 16 KiB).
+_DIGIT_BITS = 11
 
 
 # ----------------------------------------------------------------------------- chunking
 def _threads():
     return max(1, int(numba.get_num_threads()))
-
-
-def _scatter_chunks(total, n):
-    """How many chunks count and scatter the edge list: one per thread, fewer when the
-    per-chunk cursors (``chunks * n`` int64) would outgrow half the scattered columns
-    (int32) or 32 MiB, whichever is larger. The arrays do not depend on it."""
-    budget = max(2 * total, 1 << 25)
-    return int(max(1, min(_threads(), budget // (8 * max(n, 1)))))
 
 
 def _even_bounds(total, chunks):
@@ -80,48 +79,209 @@ def _row_bounds(offsets, chunks):
     return np.maximum.accumulate(np.minimum(b, n))
 
 
+def _block_shift(total, n):
+    """log2 of the rows a block holds: about :data:`_BLOCK_EDGES` edges a block, at most
+    2**16 rows (a row's place in its block is a uint16)."""
+    per_row = max(total // max(n, 1), 1)
+    rows = max(_BLOCK_EDGES // per_row, 1)
+    return min(16, max(0, rows.bit_length() - 1))
+
+
+def _block_heads(hist):
+    """From per-(chunk, block) counts: the blocks' starts (``blocks + 1``, int64) and each
+    chunk's first write position in each block (``hist``'s shape, int64): chunk ``c``
+    writes block ``b`` from the block's start plus the counts of the chunks before it."""
+    hist = np.asarray(hist, dtype=np.int64)
+    starts = np.zeros(hist.shape[1] + 1, dtype=np.int64)
+    np.cumsum(hist.sum(axis=0), out=starts[1:])
+    heads = np.cumsum(hist, axis=0)
+    heads -= hist
+    heads += starts[:-1]
+    return starts, heads
+
+
+def _block_groups(starts, chunks):
+    """Blocks split into ``chunks`` contiguous runs holding about equal numbers of edges."""
+    return _row_bounds(starts, chunks)
+
+
 # ----------------------------------------------------------------------------- kernels
 @cpu_jit(parallel=True)
-def _count_rows(src, dst, mirror, drop_loops, bounds, counts):
-    # 1. each chunk of the (virtual, mirrored) edge list counts the edges of each row
+def _block_count(src, dst, mirror, drop_loops, bounds, shift, hist):
+    # 1. each chunk of the (virtual, mirrored) edge list counts its edges per block
     m = src.shape[0]
     for c in prange(bounds.shape[0] - 1):
-        cnt = counts[c]
+        h = hist[c]
         lo = bounds[c]
         hi = bounds[c + 1]
         for k in range(lo, min(hi, m)):
             u = src[k]
             if drop_loops and u == dst[k]:
                 continue
-            cnt[u] += 1
+            h[u >> shift] += 1
         if mirror:
             for k in range(max(lo, m), hi):  # the reversed copy: a self-loop is stored once
                 u = dst[k - m]
                 if u == src[k - m]:
                     continue
-                cnt[u] += 1
+                h[u >> shift] += 1
 
 
 @cpu_jit(parallel=True)
-def _cursors(counts, offsets, blocks, start):
-    # 2. per row: the chunks' counts become their start positions within the row and
-    #    offsets[v + 1] the row's size (prefix-summed in between); then (start) the row's
-    #    offset is added. Positions are int64: a row may pass 2**31 edges.
-    nchunks = counts.shape[0]
-    for b in prange(blocks.shape[0] - 1):
-        if start:
-            for c in range(nchunks):
-                cnt = counts[c]
-                for v in range(blocks[b], blocks[b + 1]):
-                    cnt[v] += offsets[v]
+def _block_scatter(src, dst, w, mirror, drop_loops, bounds, shift, heads, col, row, val,
+                   weighted):
+    # 2. each chunk writes its edges at its heads in their blocks, in input order, with
+    #    each edge's row within its block
+    m = src.shape[0]
+    mask = (1 << shift) - 1
+    for c in prange(bounds.shape[0] - 1):
+        head = heads[c]
+        lo = bounds[c]
+        hi = bounds[c + 1]
+        for k in range(lo, min(hi, m)):
+            u = src[k]
+            v = dst[k]
+            if drop_loops and u == v:
+                continue
+            b = u >> shift
+            p = head[b]
+            head[b] = p + 1
+            col[p] = v
+            row[p] = u & mask
+            if weighted:
+                val[p] = w[k]
+        if mirror:
+            for k in range(max(lo, m), hi):
+                u = dst[k - m]
+                v = src[k - m]
+                if u == v:
+                    continue
+                b = u >> shift
+                p = head[b]
+                head[b] = p + 1
+                col[p] = v
+                row[p] = u & mask
+                if weighted:
+                    val[p] = w[k - m]
+
+
+@cpu_jit
+def _counting_pass(key_src, shift, mask, col_src, row_src, val_src, col_dst, row_dst,
+                   val_dst, weighted, count):
+    """One stable counting pass by ``(key_src >> shift) & mask``, moving all three arrays."""
+    d = col_src.shape[0]
+    count[:mask + 2] = 0
+    for j in range(d):
+        count[((np.int64(key_src[j]) >> shift) & mask) + 1] += 1
+    for k in range(mask + 1):
+        count[k + 1] += count[k]
+    for j in range(d):
+        k = (np.int64(key_src[j]) >> shift) & mask
+        p = count[k]
+        count[k] = p + 1
+        col_dst[p] = col_src[j]
+        row_dst[p] = row_src[j]
+        if weighted:
+            val_dst[p] = val_src[j]
+
+
+@cpu_jit(parallel=True)
+def _block_sort(groups, starts, shift, n, col, row, val, weighted, dedupe, new_counts):
+    # 3. each block sorted by (row, column), stably, then deduplicated (the minimum
+    #    weight: a later copy replaces the kept one only when strictly less) and packed
+    #    left to the end of the previous block of its group; each group's edges then lie
+    #    from starts[first block of the group] on
+    for g in prange(groups.shape[0] - 1):
+        b0 = groups[g]
+        b1 = groups[g + 1]
+        big = 0
+        for b in range(b0, b1):
+            big = max(big, starts[b + 1] - starts[b])
+        c1 = np.empty(big, dtype=col.dtype)
+        c2 = np.empty(big, dtype=col.dtype)
+        r1 = np.empty(big, dtype=row.dtype)
+        r2 = np.empty(big, dtype=row.dtype)
+        v1 = np.empty(big if weighted else 0, dtype=val.dtype)
+        v2 = np.empty(big if weighted else 0, dtype=val.dtype)
+        count = np.empty(max(1 << shift, 1 << _DIGIT_BITS) + 2, dtype=np.int64)
+        out = starts[b0]
+        for b in range(b0, b1):
+            bs = starts[b]
+            d = starts[b + 1] - bs
+            row0 = b << shift
+            for r in range(min(1 << shift, n - row0)):
+                new_counts[row0 + r] = 0
+            if d == 0:
+                continue
+            xc = col[bs:bs + d]
+            xr = row[bs:bs + d]
+            xv = val[bs:bs + d] if weighted else val[0:0]
+            # 3a. in order already (a sorted input)? then only packed
+            top = np.int64(xc[0])
+            ordered = True
+            for j in range(1, d):
+                if xc[j] > top:
+                    top = np.int64(xc[j])
+                if ordered and (xr[j] < xr[j - 1] or (xr[j] == xr[j - 1] and xc[j] < xc[j - 1])):
+                    ordered = False
+            if not ordered:
+                # 3b. counting passes: the column's digits, least significant first, then
+                #     the row; each reads one buffer and writes the other
+                bits = 0
+                while (top >> bits) > 0:
+                    bits += 1
+                passes = (bits + _DIGIT_BITS - 1) // _DIGIT_BITS
+                width = (bits + passes - 1) // passes if passes > 0 else 0
+                into_1 = True
+                sh = 0
+                for step in range(passes + 1):
+                    if into_1:
+                        yc, yr, yv = c1[:d], r1[:d], v1[:d] if weighted else v1[0:0]
+                    else:
+                        yc, yr, yv = c2[:d], r2[:d], v2[:d] if weighted else v2[0:0]
+                    if step < passes:
+                        _counting_pass(xc, sh, (np.int64(1) << width) - 1, xc, xr, xv,
+                                       yc, yr, yv, weighted, count)
+                        sh += width
+                    else:
+                        _counting_pass(xr, 0, (np.int64(1) << shift) - 1, xc, xr, xv,
+                                       yc, yr, yv, weighted, count)
+                    xc, xr, xv = yc, yr, yv
+                    into_1 = not into_1
+            # 3c. deduplicate and pack (the writes never pass the reads of this block)
+            last_r = -1
+            last_c = -1
+            for j in range(d):
+                r = np.int64(xr[j])
+                x = np.int64(xc[j])
+                if dedupe and r == last_r and x == last_c:
+                    if weighted and xv[j] < val[out - 1]:
+                        val[out - 1] = xv[j]
+                    continue
+                col[out] = xc[j]
+                if weighted:
+                    val[out] = xv[j]
+                out += 1
+                new_counts[row0 + r] += 1
+                last_r = r
+                last_c = x
+
+
+@cpu_jit
+def _shift_groups(firsts, new_firsts, col, val, weighted):
+    # 4. each group's packed edges moved left to their final place, group after group
+    #    (a group's target ends before the next group's edges begin)
+    for g in range(firsts.shape[0] - 1):
+        src = firsts[g]
+        dst = new_firsts[g]
+        k = new_firsts[g + 1] - dst
+        if src == dst:
             continue
-        for v in range(blocks[b], blocks[b + 1]):
-            acc = np.int64(0)
-            for c in range(nchunks):
-                t = counts[c, v]
-                counts[c, v] = acc
-                acc += t
-            offsets[v + 1] = acc
+        for j in range(k):
+            col[dst + j] = col[src + j]
+        if weighted:
+            for j in range(k):
+                val[dst + j] = val[src + j]
 
 
 @cpu_jit(parallel=True)
@@ -144,221 +304,113 @@ def _prefix_sum(x, blocks):
 
 
 @cpu_jit(parallel=True)
-def _scatter(src, dst, w, mirror, drop_loops, bounds, cursor, col, val, weighted):
-    # 3. each chunk writes its edges at its rows' cursors, in input order (a stable sort)
-    m = src.shape[0]
-    for c in prange(bounds.shape[0] - 1):
-        cur = cursor[c]
-        lo = bounds[c]
-        hi = bounds[c + 1]
-        for k in range(lo, min(hi, m)):
-            u = src[k]
-            v = dst[k]
-            if drop_loops and u == v:
-                continue
-            p = cur[u]
-            cur[u] = p + 1
-            col[p] = v
-            if weighted:
-                val[p] = w[k]
-        if mirror:
-            for k in range(max(lo, m), hi):
-                u = dst[k - m]
-                v = src[k - m]
-                if u == v:
-                    continue
-                p = cur[u]
-                cur[u] = p + 1
-                col[p] = v
-                if weighted:
-                    val[p] = w[k - m]
-
-
-@cpu_jit
-def _sort_row(col, val, lo, hi, weighted, tmp_col, tmp_val):
-    """Sort ``col[lo:hi]`` in place, stably (``val`` follows): insertion sort for short
-    rows, else a least-significant-digit radix sort (bytes) through the scratch arrays."""
-    ordered = True
-    top = col[lo] if hi > lo else 0
-    for j in range(lo + 1, hi):
-        if col[j] < col[j - 1]:
-            ordered = False
-        if col[j] > top:
-            top = col[j]
-    if ordered:
-        return
-    if hi - lo <= _INSERTION_MAX:
-        for j in range(lo + 1, hi):
-            x = col[j]
-            i = j - 1
-            if weighted:
-                y = val[j]
-                while i >= lo and col[i] > x:
-                    col[i + 1] = col[i]
-                    val[i + 1] = val[i]
-                    i -= 1
-                val[i + 1] = y
-            else:
-                while i >= lo and col[i] > x:
-                    col[i + 1] = col[i]
-                    i -= 1
-            col[i + 1] = x
-        return
-    d = hi - lo
-    # digit width: the fewest passes whose counting (2 * 2**width) and moving (2 * d)
-    # cost least, at most 11 bits a digit
-    bits = 0
-    while (np.int64(top) >> bits) > 0:
-        bits += 1
-    best = -1
-    width = bits
-    for passes in range(1, bits + 1):
-        w = (bits + passes - 1) // passes
-        if w > 11:
-            continue
-        cost = passes * ((2 << w) + 2 * d)
-        if best < 0 or cost < best:
-            best = cost
-            width = w
-    mask = (np.int64(1) << width) - 1
-    a_col = col[lo:hi]
-    a_val = val[lo:hi] if weighted else val[0:0]
-    b_col = tmp_col[:d]
-    b_val = tmp_val[:d] if weighted else tmp_val[0:0]
-    count = np.empty(mask + 2, dtype=np.int64)
-    in_tmp = False
-    shift = 0
-    while shift < bits:
-        count[:] = 0
-        for j in range(d):
-            count[((np.int64(a_col[j]) >> shift) & mask) + 1] += 1
-        for k in range(mask + 1):
-            count[k + 1] += count[k]
-        for j in range(d):
-            k = (np.int64(a_col[j]) >> shift) & mask
-            p = count[k]
-            count[k] = p + 1
-            b_col[p] = a_col[j]
-            if weighted:
-                b_val[p] = a_val[j]
-        a_col, b_col = b_col, a_col
-        a_val, b_val = b_val, a_val
-        in_tmp = not in_tmp
-        shift += width
-    if in_tmp:  # the sorted row is in the scratch arrays: copy it back
-        for j in range(d):
-            col[lo + j] = a_col[j]
-        if weighted:
-            for j in range(d):
-                val[lo + j] = a_val[j]
-
-
-@cpu_jit(parallel=True)
-def _sort_dedupe_pack(row_bounds, offsets, col, val, weighted, dedupe, new_counts):
-    # 4. each row sorted, deduplicated (the minimum weight: a later copy replaces the kept
-    #    one only when strictly less) and packed left, to the end of the previous row of
-    #    its chunk; each chunk's rows then lie from offsets[first row of the chunk] on
+def _column_count(row_bounds, offsets, col, shift, hist):
     for c in prange(row_bounds.shape[0] - 1):
-        longest = 0
-        for v in range(row_bounds[c], row_bounds[c + 1]):
-            longest = max(longest, offsets[v + 1] - offsets[v])
-        tmp_col = np.empty(longest if longest > _INSERTION_MAX else 0, dtype=col.dtype)
-        tmp_val = np.empty(tmp_col.shape[0] if weighted else 0, dtype=val.dtype)
-        out = offsets[row_bounds[c]]
-        for v in range(row_bounds[c], row_bounds[c + 1]):
-            lo = offsets[v]
-            hi = offsets[v + 1]
-            _sort_row(col, val, lo, hi, weighted, tmp_col, tmp_val)
-            k = 0
-            for j in range(lo, hi):  # out + k <= j: writes never pass the reads
-                x = col[j]
-                if dedupe and k > 0 and x == col[out + k - 1]:
-                    if weighted and val[j] < val[out + k - 1]:
-                        val[out + k - 1] = val[j]
-                    continue
-                col[out + k] = x
-                if weighted:
-                    val[out + k] = val[j]
-                k += 1
-            new_counts[v] = k
-            out += k
-
-
-@cpu_jit
-def _shift_chunks(row_bounds, offsets, new_offsets, col, val, weighted):
-    # 5. each chunk's packed rows moved left to their final place, chunk after chunk
-    #    (a chunk's target ends before the next chunk's data begins)
-    for c in range(row_bounds.shape[0] - 1):
-        src = offsets[row_bounds[c]]
-        dst = new_offsets[row_bounds[c]]
-        k = new_offsets[row_bounds[c + 1]] - dst
-        if src == dst:
-            continue
-        for j in range(k):
-            col[dst + j] = col[src + j]
-        if weighted:
-            for j in range(k):
-                val[dst + j] = val[src + j]
-
-
-@cpu_jit(parallel=True)
-def _count_columns(row_bounds, offsets, col, counts):
-    for c in prange(row_bounds.shape[0] - 1):
-        cnt = counts[c]
+        h = hist[c]
         for e in range(offsets[row_bounds[c]], offsets[row_bounds[c + 1]]):
-            cnt[col[e]] += 1
+            h[col[e] >> shift] += 1
 
 
 @cpu_jit(parallel=True)
-def _scatter_columns(row_bounds, offsets, col, cursor, in_idx, in_eid, write_idx):
-    # each chunk of rows (sources) writes its edges at its columns' cursors: within a
-    # column the edges are in CSR order, whatever the chunks
+def _column_scatter(row_bounds, offsets, col, shift, heads, in_idx, in_eid, key,
+                    write_idx):
+    # each chunk of rows (sources) writes its edges at its heads in their columns'
+    # blocks, in CSR order, with each edge's column within its block
+    mask = (1 << shift) - 1
     for c in prange(row_bounds.shape[0] - 1):
-        cur = cursor[c]
+        head = heads[c]
         for u in range(row_bounds[c], row_bounds[c + 1]):
             for e in range(offsets[u], offsets[u + 1]):
                 v = col[e]
-                p = cur[v]
-                cur[v] = p + 1
+                b = v >> shift
+                p = head[b]
+                head[b] = p + 1
                 if write_idx:
                     in_idx[p] = u
                 in_eid[p] = e
+                key[p] = v & mask
 
 
 @cpu_jit(parallel=True)
-def _align_and_check(row_bounds, offsets, col, eid):
-    # eid (column v's in-edges by source) realigned with row v's own order, then checked:
-    # the partner of the edge v -> u must be an edge of row u. Returns the first bad row
-    # (a graph called undirected whose adjacency is not symmetric), or -1.
-    nb = row_bounds.shape[0] - 1
-    bad = np.full(nb, -1, dtype=np.int64)
-    for c in prange(nb):
-        for v in range(row_bounds[c], row_bounds[c + 1]):
-            lo = offsets[v]
-            hi = offsets[v + 1]
+def _column_sort(groups, starts, shift, n, in_idx, in_eid, key, write_idx, in_offsets):
+    # each block: one stable counting pass by column (the CSR order within a column is
+    # kept), its columns' offsets written on the way
+    for g in prange(groups.shape[0] - 1):
+        b0 = groups[g]
+        b1 = groups[g + 1]
+        big = 0
+        for b in range(b0, b1):
+            big = max(big, starts[b + 1] - starts[b])
+        ti = np.empty(big if write_idx else 0, dtype=in_idx.dtype)
+        te = np.empty(big, dtype=in_eid.dtype)
+        count = np.empty((1 << shift) + 1, dtype=np.int64)
+        for b in range(b0, b1):
+            bs = starts[b]
+            d = starts[b + 1] - bs
+            row0 = b << shift
+            rows = min(1 << shift, n - row0)
+            count[:rows + 1] = 0
             ordered = True
-            for j in range(lo + 1, hi):
-                if col[j] < col[j - 1]:
+            for j in range(bs, bs + d):
+                count[key[j] + 1] += 1
+                if j > bs and key[j] < key[j - 1]:
                     ordered = False
-                    break
-            if not ordered:  # the k-th smallest column gets the k-th in-edge
-                order = np.argsort(col[lo:hi], kind="mergesort")
-                got = eid[lo:hi].copy()
-                for k in range(hi - lo):
-                    eid[lo + order[k]] = got[k]
-            for j in range(lo, hi):
-                u = col[j]
-                r = eid[j]
-                if r < offsets[u] or r >= offsets[u + 1]:
-                    if bad[c] < 0:
-                        bad[c] = v
-                    break
-    first = -1
-    for c in range(nb):
-        if bad[c] >= 0:
-            first = bad[c]
-            break
-    return first
+            for r in range(rows):
+                count[r + 1] += count[r]
+                in_offsets[row0 + r] = bs + count[r]
+            if ordered:
+                continue
+            for j in range(bs, bs + d):
+                r = key[j]
+                p = count[r]
+                count[r] = p + 1
+                if write_idx:
+                    ti[p] = in_idx[j]
+                te[p] = in_eid[j]
+            for j in range(d):
+                in_eid[bs + j] = te[j]
+            if write_idx:
+                for j in range(d):
+                    in_idx[bs + j] = ti[j]
+
+
+_MIX1 = np.uint64(0xBF58476D1CE4E5B9)
+_MIX2 = np.uint64(0x94D049BB133111EB)
+_PAIR_KEY = np.uint64(0x2545F4914F6CDD1D)
+
+
+@cpu_jit(inline="always")
+def _mix(z):
+    """SplitMix64's finaliser: a bijection of uint64 that mixes every bit into every bit."""
+    z = (z ^ (z >> np.uint64(30))) * _MIX1
+    z = (z ^ (z >> np.uint64(27))) * _MIX2
+    return z ^ (z >> np.uint64(31))
+
+
+@cpu_jit(parallel=True)
+def _symmetry(row_bounds, offsets, col, sums, unsorted):
+    # one sequential pass: the sum of hash(u, v) - hash(v, u) over the edges u -> v is 0
+    # when the edges are their reverses as a multiset (else 0 by chance, with probability
+    # about 2**-64); and whether a row is out of order
+    for c in prange(row_bounds.shape[0] - 1):
+        s = np.uint64(0)
+        out_of_order = False
+        for v in range(row_bounds[c], row_bounds[c + 1]):
+            hv = _mix(np.uint64(v) ^ _PAIR_KEY)
+            for j in range(offsets[v], offsets[v + 1]):
+                u = np.uint64(col[j])
+                s += _mix(hv + u) - _mix(_mix(u ^ _PAIR_KEY) + np.uint64(v))
+                if j > offsets[v] and col[j] < col[j - 1]:
+                    out_of_order = True
+        sums[c] = s
+        unsorted[c] = out_of_order
+
+
+def _realign(row_offsets, column_indices, rev):
+    """Rows out of order: the k-th smallest column of a row gets its k-th in-edge."""
+    n = row_offsets.shape[0] - 1
+    rows = np.repeat(np.arange(n, dtype=np.int64), np.diff(row_offsets))
+    rev[np.lexsort((column_indices, rows))] = rev.copy()
 
 
 # ----------------------------------------------------------------------------- build
@@ -398,8 +450,12 @@ def build_csr(src, dst, weights, n, *, remove_self_loops=True, remove_duplicates
 def _parallel_region():
     """:func:`gunpy.backends.threads.region`: under numba's workqueue layer, which aborts
     on overlapping parallel regions, threads building graphs take turns with gunpy's
-    operators."""
+    operators. Graphs are often built before any backend exists, so this is also where
+    :func:`gunpy.backends.threads.configure` may run first: OpenMP threads that sleep
+    between regions (a spinning team made each region of a small build cost ~20 ms on
+    the loaded 2-core machine, against ~0.1 ms)."""
     from gunpy.backends import threads  # stdlib only, loaded with gunpy: no cycle, no cost
+    threads.configure()
     return threads.region()
 
 
@@ -518,10 +574,6 @@ def _segment_min(ws, first, starts):
     return val
 
 
-def _vertex_blocks(n):
-    return _even_bounds(n, min(max(n, 1), 4 * _threads()))
-
-
 #: prefix sums longer than this run in parallel (shorter: one NumPy cumsum)
 _PARALLEL_SCAN_MIN = 1 << 22
 
@@ -534,17 +586,6 @@ def _scan(x):
         np.cumsum(x, out=x)
 
 
-def _offsets_and_cursors(counts, n):
-    """Row offsets (int64, ``n + 1``) from per-chunk counts, which become each chunk's
-    absolute write position per row."""
-    offsets = np.zeros(n + 1, dtype=np.int64)
-    blocks = _vertex_blocks(n)
-    _cursors(counts, offsets, blocks, False)
-    _scan(offsets)
-    _cursors(counts, offsets, blocks, True)
-    return offsets
-
-
 def _build_csr_numba(src, dst, weights, n, *, remove_self_loops, remove_duplicates,
                      index_dtype, mirror=False):
     weighted = weights is not None
@@ -552,42 +593,63 @@ def _build_csr_numba(src, dst, weights, n, *, remove_self_loops, remove_duplicat
     if n == 0 or total == 0:
         return (np.zeros(n + 1, dtype=np.int64), np.zeros(0, dtype=index_dtype),
                 np.zeros(0, dtype=np.float64) if weighted else None)
-    chunks = _scatter_chunks(total, n)
-    bounds = _even_bounds(total, chunks)
-    counts = np.zeros((chunks, n), dtype=np.int64)
-    _count_rows(src, dst, mirror, remove_self_loops, bounds, counts)
-    offsets = _offsets_and_cursors(counts, n)
-    m = int(offsets[-1])
+    threads = _threads()
+    shift = _block_shift(total, n)
+    blocks = ((n - 1) >> shift) + 1
+    bounds = _even_bounds(total, threads)
+    hist = np.zeros((threads, blocks), dtype=np.int64)
+    _block_count(src, dst, mirror, remove_self_loops, bounds, shift, hist)
+    starts, heads = _block_heads(hist)
+    del hist
+    m = int(starts[-1])
     col = np.empty(m, dtype=index_dtype)
+    row = np.empty(m, dtype=np.uint16)
     val = np.empty(m if weighted else 0, dtype=np.float64)
     w = weights if weighted else np.empty(0, dtype=np.float64)
-    _scatter(src, dst, w, mirror, remove_self_loops, bounds, counts, col, val, weighted)
-    del counts
-    row_bounds = _row_bounds(offsets, _ROW_CHUNKS_PER_THREAD * _threads())
-    new_counts = np.empty(n + 1, dtype=np.int64)
-    new_counts[0] = 0
-    _sort_dedupe_pack(row_bounds, offsets, col, val, weighted, remove_duplicates,
-                      new_counts[1:])
-    _scan(new_counts)
-    kept = int(new_counts[-1])
+    _block_scatter(src, dst, w, mirror, remove_self_loops, bounds, shift, heads, col, row,
+                   val, weighted)
+    del heads
+    groups = _block_groups(starts, _GROUPS_PER_THREAD * threads)
+    offsets = np.empty(n + 1, dtype=np.int64)
+    offsets[0] = 0
+    _block_sort(groups, starts, shift, n, col, row, val, weighted, remove_duplicates,
+                offsets[1:])
+    del row
+    _scan(offsets)
+    kept = int(offsets[-1])
     if kept != m:
-        _shift_chunks(row_bounds, offsets, new_counts, col, val, weighted)
+        firsts = starts[groups]
+        new_firsts = offsets[np.minimum(groups << shift, n)]
+        _shift_groups(firsts, new_firsts, col, val, weighted)
         col.resize(kept, refcheck=False)  # realloc: shrinks in place, no second copy
         if weighted:
             val.resize(kept, refcheck=False)
-    return new_counts, col, (val if weighted else None)
+    return offsets, col, (val if weighted else None)
 
 
 # ----------------------------------------------------------------------------- transpose
-def _column_cursors(row_offsets, column_indices, n):
-    """Row chunks, in-offsets and per-chunk cursors for a counting sort by column."""
+def _by_column(row_offsets, column_indices, n, write_idx):
+    """The counting sort by column: ``(in_offsets, in_indices or None, in_edge_ids)``."""
     m = column_indices.shape[0]
-    chunks = _scatter_chunks(m, n)
-    row_bounds = _row_bounds(row_offsets, chunks)
-    counts = np.zeros((chunks, n), dtype=np.int64)
-    _count_columns(row_bounds, row_offsets, column_indices, counts)
-    in_offsets = _offsets_and_cursors(counts, n)
-    return row_bounds, in_offsets, counts
+    threads = _threads()
+    shift = _block_shift(m, n)
+    blocks = ((n - 1) >> shift) + 1
+    row_bounds = _row_bounds(row_offsets, threads)
+    hist = np.zeros((threads, blocks), dtype=np.int64)
+    _column_count(row_bounds, row_offsets, column_indices, shift, hist)
+    starts, heads = _block_heads(hist)
+    del hist
+    in_idx = np.empty(m if write_idx else 0, dtype=column_indices.dtype)
+    in_eid = np.empty(m, dtype=np.int64)
+    key = np.empty(m, dtype=np.uint16)
+    _column_scatter(row_bounds, row_offsets, column_indices, shift, heads, in_idx, in_eid,
+                    key, write_idx)
+    del heads
+    in_offsets = np.empty(n + 1, dtype=np.int64)
+    in_offsets[n] = m
+    _column_sort(_block_groups(starts, _GROUPS_PER_THREAD * threads), starts, shift, n,
+                 in_idx, in_eid, key, write_idx, in_offsets)
+    return in_offsets, (in_idx if write_idx else None), in_eid
 
 
 def transpose_csr(row_offsets, column_indices, n, *, _impl=None):
@@ -609,11 +671,7 @@ def transpose_csr(row_offsets, column_indices, n, *, _impl=None):
                 np.zeros(0, dtype=np.int64))
     row_offsets = np.ascontiguousarray(row_offsets, dtype=np.int64)
     with _parallel_region():
-        row_bounds, in_offsets, cursor = _column_cursors(row_offsets, column_indices, n)
-        in_idx = np.empty(m, dtype=column_indices.dtype)
-        in_eid = np.empty(m, dtype=np.int64)
-        _scatter_columns(row_bounds, row_offsets, column_indices, cursor, in_idx, in_eid, True)
-    return in_offsets, in_idx, in_eid
+        return _by_column(row_offsets, column_indices, n, True)
 
 
 def reverse_edge_ids(row_offsets, column_indices, n, *, _impl=None):
@@ -641,8 +699,7 @@ def reverse_edge_ids(row_offsets, column_indices, n, *, _impl=None):
         _check_degrees(in_offsets, row_offsets)
         rows = np.repeat(np.arange(n, dtype=np.int64), np.diff(row_offsets))
         if np.any((column_indices[1:] < column_indices[:-1]) & (rows[1:] == rows[:-1])):
-            # the k-th smallest column of a row gets the row's k-th in-edge
-            rev[np.lexsort((column_indices, rows))] = rev.copy()
+            _realign(row_offsets, column_indices, rev)
         u = column_indices.astype(np.int64)
         bad = np.flatnonzero((rev < row_offsets[u]) | (rev >= row_offsets[u + 1]))
         _check_twins(int(rows[bad[0]]) if bad.size else -1)
@@ -650,15 +707,16 @@ def reverse_edge_ids(row_offsets, column_indices, n, *, _impl=None):
     if _impl != "numba":
         raise ValueError(f"unknown CSR implementation {_impl!r}")
     with _parallel_region():
-        row_bounds, in_offsets, cursor = _column_cursors(row_offsets, column_indices, n)
+        row_bounds = _row_bounds(row_offsets, _GROUPS_PER_THREAD * _threads())
+        sums = np.empty(row_bounds.shape[0] - 1, dtype=np.uint64)
+        unsorted = np.empty(row_bounds.shape[0] - 1, dtype=np.bool_)
+        _symmetry(row_bounds, row_offsets, column_indices, sums, unsorted)
+        if sums.sum(dtype=np.uint64) != 0:  # name a vertex: the NumPy check, slow but rare
+            return reverse_edge_ids(row_offsets, column_indices, n, _impl="numpy")
+        in_offsets, _, rev = _by_column(row_offsets, column_indices, n, False)
         _check_degrees(in_offsets, row_offsets)
-        rev = np.empty(m, dtype=np.int64)
-        _scatter_columns(row_bounds, row_offsets, column_indices, cursor,
-                         np.empty(0, dtype=column_indices.dtype), rev, False)
-        del cursor
-        bad = _align_and_check(_row_bounds(row_offsets, _ROW_CHUNKS_PER_THREAD * _threads()),
-                               row_offsets, column_indices, rev)
-    _check_twins(bad)
+    if unsorted.any():  # rare: a Graph built from CSR arrays with rows out of order
+        _realign(row_offsets, column_indices, rev)
     return rev
 
 

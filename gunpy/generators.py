@@ -234,8 +234,12 @@ def _kronecker(scale, edge_factor, seed, a, b, c, permute, dtype, first=0, count
     dst = np.empty(m, dtype=dtype)
     if _impl is None:
         _impl = "numpy" if m <= NUMPY_MAX_TUPLES else "numba"
-    fill = {"numpy": _kronecker_numpy, "numba": _kronecker_fill}[_impl]
-    fill(int(first), src, dst, scale, t_a, t_ab, t_abc, key, bool(permute), k0, k1, k2)
+    args = (int(first), src, dst, scale, t_a, t_ab, t_abc, key, bool(permute), k0, k1, k2)
+    if _impl == "numpy":
+        _kronecker_numpy(*args)
+    else:
+        with _csr._parallel_region():
+            _kronecker_fill(*args)
     return src, dst
 
 
@@ -263,7 +267,8 @@ def _stream_weights(seed, m, weighted, weight_range, first=0, _impl=None):
     if _impl is None:
         _impl = "numpy" if m <= NUMPY_MAX_TUPLES else "numba"
     if _impl == "numba":
-        _uniform_fill(int(first), out, key, float(lo), float(span))
+        with _csr._parallel_region():
+            _uniform_fill(int(first), out, key, float(lo), float(span))
         return out
     with np.errstate(over="ignore"):
         h = _mix_np(key + (np.arange(first, first + m, dtype=np.uint64) + np.uint64(1))

@@ -134,7 +134,9 @@ def _big_rows(rng, n, m):
 
 
 @pytest.mark.parametrize("mirror", [False, True])
-def test_builds_match_scipy(mirror):
+@pytest.mark.parametrize("block", [16, 1 << 16])
+def test_builds_match_scipy(monkeypatch, mirror, block):
+    monkeypatch.setattr(_csr, "_BLOCK_EDGES", block)  # many blocks of rows, or one
     rng = np.random.default_rng(5)
     lists = list(_edge_lists(41, 40)) + [(*_big_rows(rng, 700, 20_000), 800)]
     for src, dst, n in lists:
@@ -289,7 +291,9 @@ def test_from_edges_same_graph_either_way(monkeypatch, directed, weighted):
     assert all(_same(x, y) for x, y in zip(*graphs))
 
 
-def test_transpose_matches_scipy():
+@pytest.mark.parametrize("block", [16, 1 << 16])
+def test_transpose_matches_scipy(monkeypatch, block):
+    monkeypatch.setattr(_csr, "_BLOCK_EDGES", block)
     rng = np.random.default_rng(8)
     lists = list(_edge_lists(9, 30)) + [(*_big_rows(rng, 500, 8_000), 500)]
     for src, dst, n in lists:
@@ -349,9 +353,11 @@ def test_an_undirected_graph_is_its_own_reverse():
 
 @pytest.fixture
 def chunks(monkeypatch):
-    """Run the kernels as if on ``k`` threads (k chunks, whatever numba runs them on)."""
-    def use(k):
+    """Run the kernels as if on ``k`` threads (k chunks, whatever numba runs them on),
+    with blocks of about ``block`` edges."""
+    def use(k, block=1 << 16):
         monkeypatch.setattr(_csr, "_threads", lambda: k)
+        monkeypatch.setattr(_csr, "_BLOCK_EDGES", block)
     return use
 
 
@@ -364,9 +370,9 @@ def test_same_arrays_on_any_number_of_threads(chunks, weighted):
     before = numba.get_num_threads()
     results = []
     try:
-        for t, k in itertools.product(threads, [1, 2, 3, 16]):
+        for t, k, block in itertools.product(threads, [1, 2, 3, 16], [64, 1 << 16]):
             numba.set_num_threads(t)
-            chunks(k)
+            chunks(k, block)
             out = []
             for mirror in (False, True):
                 ro, ci, vals = build_csr(src, dst, w, 3_000, mirror=mirror, _impl="numba")
@@ -394,22 +400,29 @@ def test_chunk_bounds_past_2_31():
     assert rb.tolist() == [0, 4, 4, 5]
 
 
-def test_offsets_and_cursors_past_2_31():
-    # three chunks' counts of four rows, rows and chunks holding more than 2**31 edges
+def test_block_heads_past_2_31():
+    # three chunks' counts in four blocks, blocks and chunks holding more than 2**31 edges
     counts = [[2**31 - 1, 5, 0, 2**31],
               [2**31, 7, 1, 3],
               [1, 2**32, 0, 2**31 + 9]]
-    got_counts = np.array(counts, dtype=np.int64)
-    offsets = _csr._offsets_and_cursors(got_counts, 4)
-    rows = [sum(c[v] for c in counts) for v in range(4)]
+    starts, heads = _csr._block_heads(np.array(counts, dtype=np.int64))
+    sizes = [sum(c[b] for c in counts) for b in range(4)]
     want = [0]
-    for r in rows:
-        want.append(want[-1] + r)
-    assert offsets.dtype == np.int64 and offsets.tolist() == want
-    # each chunk writes a row from where the chunks before it stop
+    for x in sizes:
+        want.append(want[-1] + x)
+    assert starts.dtype == heads.dtype == np.int64 and starts.tolist() == want
+    # each chunk writes a block from where the chunks before it stop
     for k in range(3):
-        for v in range(4):
-            assert got_counts[k, v] == want[v] + sum(counts[j][v] for j in range(k))
+        for b in range(4):
+            assert heads[k, b] == want[b] + sum(counts[j][b] for j in range(k))
+
+
+def test_block_shape():
+    # about 2**16 edges a block, at most 2**16 rows (a uint16 row), at least one row
+    assert _csr._block_shift(32 * 2**20, 2**20) == 11
+    assert _csr._block_shift(10, 2**30) == 16
+    assert _csr._block_shift(2**40, 2**10) == 0
+    assert _csr._block_shift(3 * 2**31, 2**26) == 9  # 96 edges a row: 682 -> 512 rows
 
 
 def test_parallel_scan_past_2_32():
