@@ -7,114 +7,20 @@ of its arrays per backend object so repeated runs pay the host-to-device copy
 once. The arrays are read-only; rebinding one drops every cached copy.
 """
 
-import operator
 from collections import namedtuple
 
 import numpy as np
 import scipy.sparse as sp
 
 from gunpy._csr import build_csr, reverse_edge_ids, transpose_csr
+from gunpy._inputs import (_as_column_indices, _as_count, _as_id_array, _as_row_offsets,
+                           _as_weights, _check_offsets, _index_dtype, _nx_weights)
 
 __all__ = ["Graph", "CSC", "DeviceCache"]
-
-_INT32_MAX = np.iinfo(np.int32).max
 
 #: Reverse (in-edge) view: ``in_offsets[v]..in_offsets[v+1]`` index
 #: ``in_indices`` (the sources of v's in-edges) and ``in_edge_ids`` (their CSR ids).
 CSC = namedtuple("CSC", "in_offsets in_indices in_edge_ids")
-
-
-def _index_dtype(n):
-    return np.int32 if n <= _INT32_MAX else np.int64
-
-
-_INT64_MAX = np.iinfo(np.int64).max
-#: Largest integer weight float64 holds exactly (and every integer below it).
-_EXACT_FLOAT = 2 ** 53
-_KINDS = {"b": "booleans", "f": "floats", "c": "complex numbers", "U": "strings",
-          "S": "bytes", "O": "Python objects", "M": "datetimes", "m": "timedeltas",
-          "V": "records"}
-
-
-def _refuse_kind(name, arr, what):
-    """Raise unless ``arr`` holds integers (an empty array of any numeric kind passes).
-
-    Checked before any conversion: ``astype`` would truncate floats, parse
-    strings and wrap large integers without a word.
-    """
-    kind = arr.dtype.kind
-    if kind in "iu" or (arr.size == 0 and kind in "fb"):
-        return
-    hint = ""
-    if kind == "f":
-        hint = "; convert whole numbers with .astype(np.int64) first"
-    elif kind == "O":
-        hint = " (integers past int64, or mixed types?)"
-    raise ValueError(f"{name} must hold integer {what}, got {_KINDS.get(kind, kind)} "
-                     f"(dtype {arr.dtype}){hint}")
-
-
-def _refuse_past_int64(name, arr):
-    if arr.dtype.kind == "u" and arr.dtype.itemsize == 8 and arr.size and arr.max() > _INT64_MAX:
-        i = int(np.argmax(arr > _INT64_MAX))
-        raise ValueError(f"{name}[{i}] = {arr[i]} overflows int64")
-
-
-def _one_dim(name, arr):
-    if arr.ndim != 1:
-        raise ValueError(f"{name} must be one-dimensional, got shape {arr.shape}")
-
-
-def _as_id_array(name, a):
-    """Validate a user id array (integers, none negative) as int32 or int64.
-
-    The caller's array itself is returned when it already is one of those
-    (contiguous): it is only read from then on, never kept or written.
-    """
-    arr = np.asarray(a)
-    _one_dim(name, arr)
-    if arr.size == 0:
-        return np.zeros(0, dtype=np.int64)
-    _refuse_kind(name, arr, "vertex ids")
-    _refuse_past_int64(name, arr)
-    if arr.dtype.kind == "i" and arr.min() < 0:
-        bad = int(np.argmax(arr < 0))
-        raise ValueError(f"{name}[{bad}] = {arr[bad]} is negative; vertex ids are 0..n-1")
-    if arr.dtype in (np.int32, np.int64):
-        return np.ascontiguousarray(arr)
-    return arr.astype(np.int64)
-
-
-def _as_count(name, value):
-    """A non-negative Python int from an integer argument (no floats, strings or booleans)."""
-    if isinstance(value, (bool, np.bool_)):
-        raise ValueError(f"{name} must be an integer, got {value!r}")
-    try:
-        n = operator.index(value)
-    except TypeError:
-        raise ValueError(f"{name} must be an integer, got {value!r}") from None
-    if n < 0:
-        raise ValueError(f"{name} must be >= 0, got {n}")
-    return n
-
-
-def _as_weights(weights, m):
-    """Validate edge weights (one real number per edge) and return a float64 copy."""
-    w = np.asarray(weights)
-    if w.ndim != 1 or w.shape[0] != m:
-        raise ValueError(f"weights must be a 1-D array of length {m} (one per edge), "
-                         f"got shape {w.shape}")
-    if w.size and w.dtype.kind not in "iufb":
-        raise ValueError(f"weights must be real numbers, got {_KINDS.get(w.dtype.kind, '')} "
-                         f"(dtype {w.dtype})")
-    if w.size and w.dtype.kind in "iu" and w.dtype.itemsize == 8:
-        # float64 holds integers exactly only up to 2**53: refuse to round a weight
-        big = (w > _EXACT_FLOAT) if w.dtype.kind == "u" else (np.abs(w) > _EXACT_FLOAT)
-        if big.any():
-            i = int(np.argmax(big))
-            raise ValueError(f"weights[{i}] = {w[i]} is too large to be held exactly as a "
-                             f"float64 (integer weights must lie within +-2**53)")
-    return w.astype(np.float64, copy=True)
 
 
 def _frozen(arr):
@@ -122,47 +28,6 @@ def _frozen(arr):
     if arr is not None:
         arr.flags.writeable = False
     return arr
-
-
-def _as_row_offsets(a):
-    """Validate user row offsets (integers, 1-D, non-empty) and return an int64 copy."""
-    ro = np.asarray(a)
-    _one_dim("row_offsets", ro)
-    if ro.shape[0] < 1:
-        raise ValueError("row_offsets must have num_vertices + 1 entries, got none")
-    _refuse_kind("row_offsets", ro, "offsets")
-    _refuse_past_int64("row_offsets", ro)
-    return ro.astype(np.int64, copy=True)
-
-
-def _check_offsets(ro, m):
-    """``ro`` (int64) starts at 0, never decreases and ends at ``m``, the number of edges."""
-    if ro[0] != 0:
-        raise ValueError(f"row_offsets[0] = {ro[0]}; it must be 0")
-    down = ro[1:] < ro[:-1]
-    if down.any():
-        i = int(np.argmax(down)) + 1
-        raise ValueError(f"row_offsets decrease at {i} ({ro[i - 1]} then {ro[i]}); "
-                         "they must never decrease")
-    if ro[-1] != m:
-        raise ValueError(f"row_offsets[-1] = {ro[-1]} but there are {m} column indices")
-
-
-def _as_column_indices(a, n):
-    """Validate user column indices (integers in 0..n-1) and return a copy of the index type."""
-    ci = np.asarray(a)
-    _one_dim("column_indices", ci)
-    if ci.size == 0:
-        return np.zeros(0, dtype=_index_dtype(n))
-    _refuse_kind("column_indices", ci, "vertex ids")
-    # range first, in the caller's own type: a conversion could wrap an id into range
-    lo, hi = ci.min(), ci.max()
-    if lo < 0 or hi >= n:
-        bad = ci < 0 if lo < 0 else ci >= n
-        i = int(np.argmax(bad))
-        raise ValueError(f"column_indices[{i}] = {ci[i]} is out of range for {n} vertices "
-                         f"(ids 0..{n - 1})")
-    return ci.astype(_index_dtype(n), copy=True)
 
 
 class DeviceCache:
@@ -567,40 +432,6 @@ class Graph:
         kind = "directed" if self.directed else "undirected"
         w = ", weighted" if self.values is not None else ""
         return f"<gunpy.Graph {kind}{w}: {self.num_vertices} vertices, {self.num_edges} edges>"
-
-
-def _nx_weights(ws, edges):
-    """float64 weights from networkx edge attributes, refusing what a conversion would change."""
-    try:
-        w = np.asarray(ws)
-    except (ValueError, TypeError):      # sequences among the weights
-        w = np.empty(0, dtype=object)
-    if w.dtype.kind in "iu":
-        bad = np.flatnonzero(np.abs(w.astype(np.float64)) > _EXACT_FLOAT)
-    elif w.dtype.kind == "f":
-        # floats mixed with large ints convert to float64 silently rounded
-        bad = [i for i, x in enumerate(ws)
-               if isinstance(x, (int, np.integer)) and abs(int(x)) > _EXACT_FLOAT]
-    elif w.dtype.kind == "b":
-        bad = []
-    else:
-        bad = [i for i, x in enumerate(ws)
-               if not isinstance(x, (int, float, np.integer, np.floating, np.bool_))
-               or isinstance(x, (int, np.integer)) and abs(int(x)) > _EXACT_FLOAT]
-    if len(bad):
-        i = int(bad[0])
-        u, v, _ = edges[i]
-        x = ws[i]
-        why = ("is not an int or a float" if not isinstance(x, (int, float, np.number))
-               else "is too large to be held exactly as a float64 (integer weights must lie "
-                    "within +-2**53)")
-        raise ValueError(f"the weight of edge ({_short(u)}, {_short(v)}), {_short(x)}, {why}")
-    return np.array([float(x) for x in ws] if w.dtype.kind == "O" else w, dtype=np.float64)
-
-
-def _short(x, limit=60):
-    r = repr(x)
-    return r if len(r) <= limit else r[:limit] + "..."
 
 
 def _is_symmetric(A):

@@ -216,7 +216,7 @@ def test_blocks_split_anywhere_same_graph(tmp_path, monkeypatch, block, directed
     rng = np.random.default_rng(block)
     text, edges = _random_edge_text(rng, 400, 60, weighted=weighted)
     p = write(tmp_path, "g.txt", text)
-    monkeypatch.setattr(gunpy.io, "BLOCK", block)
+    monkeypatch.setattr(gunpy.io._text, "BLOCK", block)
     G = gunpy.read_edgelist(p, directed=directed)
     assert G.num_vertices == max(max(u, v) for u, v, _ in edges) + 1
     assert _as_dict(G) == _expected(edges, G.num_vertices, directed, weighted)
@@ -231,7 +231,7 @@ def test_blocks_split_anywhere_same_graph(tmp_path, monkeypatch, block, directed
 
 def test_a_line_split_by_a_block_is_numbered_right(tmp_path, monkeypatch):
     p = write(tmp_path, "g.txt", "0 1\n" * 50 + "1 2\n" * 50 + "2 x\n")
-    monkeypatch.setattr(gunpy.io, "BLOCK", 10)
+    monkeypatch.setattr(gunpy.io._text, "BLOCK", 10)
     with pytest.raises(GraphFormatError, match="line 101, column 3: not a number: 'x'"):
         gunpy.read_edgelist(p)
 
@@ -279,7 +279,7 @@ def test_ids_are_exact_past_2_53(tmp_path):
 
 
 def test_max_vertices_allows_many_isolated_vertices(tmp_path, monkeypatch):
-    monkeypatch.setattr(gunpy.io, "FREE_VERTICES", 1000)
+    monkeypatch.setattr(gunpy.io._text, "FREE_VERTICES", 1000)
     p = write(tmp_path, "h.mtx", "%%MatrixMarket matrix coordinate pattern general\n"
                                  "5000 5000 1\n1 2\n")
     with pytest.raises(GraphFormatError, match="max_vertices=5000"):
@@ -340,7 +340,7 @@ def test_metis_content_recognised_or_refused(tmp_path, monkeypatch):
     E = gunpy.read_edgelist(write(tmp_path, "sq2.txt", square), format="edgelist")
     assert E.directed and E.num_edges == 2                      # (4,4) dropped, 3 distinct
     # past the first block a METIS file with equal line lengths is refused, not misread
-    monkeypatch.setattr(gunpy.io, "BLOCK", 8)
+    monkeypatch.setattr(gunpy.io._text, "BLOCK", 8)
     with pytest.raises(GraphFormatError, match="reads as a METIS graph"):
         gunpy.read_edgelist(write(tmp_path, "sq3.txt", square))
     # an edge list whose first line merely looks like a header is an edge list
@@ -355,3 +355,13 @@ def test_detect_format_by_content(tmp_path):
              "e.txt": ("", "edgelist")}
     for name, (text, fmt) in cases.items():
         assert gunpy.io.detect_format(write(tmp_path, name, text)) == fmt, name
+
+
+@pytest.mark.parametrize("module", ["gunpy.io", "gunpy.io.mtx", "gunpy.io.edgelist",
+                                    "gunpy.io.metis"])
+def test_reader_docstring_examples(module):
+    """The readers' examples run (tests/test_docs.py collects gunpy.io's own)."""
+    import doctest
+    import importlib
+    result = doctest.testmod(importlib.import_module(module), optionflags=doctest.ELLIPSIS)
+    assert result.failed == 0 and result.attempted > 0
