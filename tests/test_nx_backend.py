@@ -316,8 +316,11 @@ def test_cores_dispatch_equal_graphs_and_decline_self_loops(monkeypatch):
         nx.core_number(loops, backend="gunpy")                     # itself refuses it
 
 
-def test_hits_dispatches_networkx_s_values_and_declines_what_it_lacks():
-    from gunpy.nx_backend import can_run
+def test_hits_dispatches_networkx_s_values_and_declines_what_it_lacks(monkeypatch):
+    from gunpy.nx_backend import can_run, dispatch
+    calls = []
+    real = gunpy.hits
+    monkeypatch.setattr(gunpy, "hits", lambda *a, **k: calls.append(1) or real(*a, **k))
     g = nx.gnp_random_graph(80, 0.06, directed=True, seed=5)
     for i, (u, v) in enumerate(g.edges):
         g[u][v]["weight"] = 1 + i % 3
@@ -325,8 +328,18 @@ def test_hits_dispatches_networkx_s_values_and_declines_what_it_lacks():
     want_h, want_a = nx.hits(g)
     assert list(hubs) == list(want_h) and list(auths) == list(want_a)
     assert max(abs(hubs[v] - want_h[v]) + abs(auths[v] - want_a[v]) for v in g) < 1e-6
-    with pytest.raises(nx.PowerIterationFailedConvergence):
+    # not converged: left to networkx's ARPACK, which converges faster (here it fails too)
+    with pytest.raises(NotImplementedError):
         nx.hits(nx.path_graph(50), max_iter=1, backend="gunpy")
+    monkeypatch.setitem(dispatch.MIN_EDGES, "other", (0, 0))  # gunpy asked on small graphs
+    with nx.config(backend_priority=["gunpy"]), pytest.raises(nx.PowerIterationFailedConvergence):
+        nx.hits(nx.path_graph(50), max_iter=1)
+    assert len(calls) == 3  # gunpy ran each time
+    bad = g.copy()
+    for x, why in ((-1, "negative"), (float("nan"), "NaN"), ("2", "non-numeric")):
+        bad[0][next(iter(bad[0]))]["weight"] = x
+        nx._clear_cache(bad)
+        assert why in can_run("hits", (bad,), {})  # networkx reads "weight", unasked
     assert "nstart" in can_run("hits", (g,), {"nstart": {0: 1}})
     assert "normalized" in can_run("hits", (g,), {"normalized": False})
     assert "without edges" in can_run("hits", (nx.empty_graph(3),), {})

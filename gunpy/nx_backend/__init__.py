@@ -29,9 +29,13 @@ where networkx defines one (BFS edges and layers follow networkx's queue order,
 which is rebuilt from gunpy's depths level by level in NumPy; Dijkstra's lengths and
 paths its heap's pop order and parents, rebuilt from gunpy's distances). Calls that use
 an option gunpy does not implement (``sort_neighbors``, a weight function,
-betweenness with ``endpoints=True``, a PageRank start vector, several sources, zero or negative weights,
-multigraphs where parallel edges change the answer) are declined by :func:`can_run`,
-and networkx runs them itself when fallback is enabled.
+betweenness with ``endpoints=True``, several sources, multigraphs where parallel edges change
+the answer) or weights gunpy's float64 would not answer exactly (zero or negative where
+Dijkstra is asked, NaN, infinite, non-numeric or NumPy scalars where networkx sums them,
+integers whose sums pass 2**53) are declined by :func:`can_run`; networkx then runs them
+itself where it chose gunpy (``nx.config.backend_priority``), and a call that said
+``backend="gunpy"`` raises networkx's ``NotImplementedError``. The audit of every function
+against these inputs is ``docs/networkx.md``'s "What gunpy declines".
 
 One module per family (``traversal``, ``paths``, ``components``, ``centrality``,
 ``cluster``, ``community``, ``tree``); ``dispatch`` holds ``can_run``, ``_functions`` the table

@@ -12,7 +12,8 @@ _FUNCTIONS = {
     "bfs_layers": "BFS layers in networkx's order",
     "single_source_shortest_path_length": "BFS depths (cutoff= supported)",
     "single_source_dijkstra_path_length": "SSSP distances with near/far delta-stepping, in "
-                                          "networkx's pop order (positive weights)",
+                                          "networkx's pop order (positive Python ints and "
+                                          "floats whose path sums float64 holds exactly)",
     "bfs_tree": "networkx's DiGraph of bfs_edges (reverse=, depth_limit= supported)",
     "bfs_predecessors": "bfs_edges' pairs reversed, in networkx's order (depth_limit= supported)",
     "bfs_successors": "bfs_edges grouped by parent, in networkx's order (depth_limit= supported)",
@@ -45,7 +46,7 @@ _FUNCTIONS = {
     "shortest_path_length": "with a source: BFS or SSSP lengths (a target too; no source left "
                             "to networkx)",
     "single_source_dijkstra": "SSSP distances, paths rebuilt in networkx's pop order (target=, "
-                              "cutoff= supported; positive weights)",
+                              "cutoff= supported; weights as for the lengths)",
     "single_source_dijkstra_path": "the same paths",
     "dijkstra_path": "the same path to the target",
     "dijkstra_path_length": "SSSP distance to the target",
@@ -98,7 +99,7 @@ _FUNCTIONS = {
                             "(multigraphs left to networkx)",
     "out_degree_centrality": "gunpy.spmv of ones, over n - 1 (multigraphs left to networkx)",
     "pagerank": "power iteration, push or pull; personalization=, dangling= and nstart= "
-                "supported",
+                "supported (negative, NaN or infinite weights left to networkx)",
     "triangles": "degree-ordered orientation + segmented intersection (nodes= supported)",
     "transitivity": "triangles over triads; directed graphs: networkx's successor-set count",
     "clustering": "gunpy.lcc (intersections + a normalising neighbour reduction); undirected, "
@@ -119,8 +120,9 @@ _FUNCTIONS = {
     "k_corona": "the same",
     "hits": "gunpy.hits (the power iteration, two neighbour reductions an iteration): networkx's "
             "values where the largest singular value is simple (ARPACK's vector is arbitrary "
-            "where it is repeated); nstart=, normalized=False, multigraphs and graphs without "
-            "edges are left to networkx",
+            "where it is repeated); nstart=, normalized=False, multigraphs, graphs without "
+            "edges, negative, NaN or infinite weights and runs that do not converge are left "
+            "to networkx",
     "minimum_spanning_edges": "gunpy.mst (Borůvka's rounds) given networkx's edge order for "
                               "ties: Kruskal's forest edge for edge, in its order; "
                               "algorithm='boruvka' where weights are distinct; prim, NaN "

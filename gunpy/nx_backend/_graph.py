@@ -204,15 +204,19 @@ class _AdjacencyCSR:
 class _Weights:
     """One attribute's values, read once: the facts can_run checks and the float array.
 
-    ``distinct``: the set of values (every parallel edge's), ``types`` their types;
+    ``distinct``: the set of values (every parallel edge's), ``types`` their types,
+    ``count`` how many there are;
     :meth:`array` the float64 weights in networkx's adjacency order (a multigraph's
     least parallel value), built on first use (it raises for non-numeric values).
     """
 
     def __init__(self, per_pair, values, multigraph):
         self._per_pair, self._multigraph = per_pair, multigraph
-        self.distinct = set(values)
         self.types = set(map(type, values))
+        # unhashable values (lists, dicts) are no numbers: the checks decline by their types
+        self.distinct = set(filter(_hashable, values)) if \
+            any(t.__hash__ is None for t in self.types) else set(values)
+        self.count = len(values)
         self._array = None
 
     def array(self):

@@ -13,7 +13,7 @@ import numpy as np
 
 import gunpy
 
-from ._graph import _device, _nx_order_csr, _reversed
+from ._graph import _device, _nx_order_csr, _reversed, convert_from_nx
 from .paths import single_source_dijkstra_path_length, single_source_shortest_path_length
 
 def betweenness_centrality(G, k=None, normalized=True, weight=None, endpoints=False,
@@ -180,13 +180,14 @@ def hits(G, max_iter=100, tol=1.0e-8, nstart=None, normalized=True):
         return {}, {}
     if max_iter <= 0:  # networkx's own test, before any iteration
         raise nx.PowerIterationFailedConvergence(max_iter)
-    weighted = getattr(G, "_weighted", None)  # the "weight" attribute (1 where missing)
-    if weighted is None:
-        weighted = G._weighted = gunpy.Graph.from_networkx(G.nxg, weight="weight",
-                                                           remove_self_loops=False)
-    r = gunpy.hits(weighted, max_iter=max_iter, tol=tol, backend=_device())
-    if not r.converged:
-        raise nx.PowerIterationFailedConvergence(max_iter)
+    # the "weight" attribute (1 where missing) as networkx's float64 matrix has it (networkx
+    # converts a call with it: preserve_edge_attrs)
+    if G.weight_attr != "weight":
+        G = convert_from_nx(G.nxg, edge_attrs={"weight": 1})
+    r = gunpy.hits(G.graph, max_iter=max_iter, tol=tol, backend=_device())
+    if not r.converged:  # networkx's ARPACK may converge where the power iteration does not
+        raise NotImplementedError(f"gunpy's power iteration did not converge in {max_iter} "
+                                  "iterations: left to networkx's ARPACK")
     return (dict(zip(G.nodes, r.hubs.tolist())), dict(zip(G.nodes, r.authorities.tolist())))
 
 

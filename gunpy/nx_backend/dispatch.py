@@ -9,6 +9,8 @@ when there is none.
 import functools
 import inspect
 import math
+import sys
+from typing import NamedTuple
 
 import networkx as nx
 import numpy as np
@@ -151,31 +153,81 @@ def _one_source_or_none(p):  # networkx's ValueError for no source at all
 
 
 def _positive_weights(p):
-    """Dijkstra's order is rebuilt for positive weights: the others are left to networkx
+    """Dijkstra's order is rebuilt for positive weights whose sums gunpy's float64 has
+    exactly as networkx has them (:func:`_path_sums`); the others are left to networkx
     (Bellman-Ford's weights are :func:`_fifo_order`'s)."""
     w, g = p.get("weight"), p["nxg"]
     if callable(w):
         return "weight functions are not supported"
     if p.get("method") == "bellman-ford":
         return None
-    if w is not None and g is not None and not _weight_facts(g, w)[0]:
-        return "zero, negative, NaN or non-numeric weights are left to networkx"
+    if w is not None and g is not None:
+        return _path_sums(g, w)
 
 
-def _weight_facts(g, w):
-    """``(every weight a positive number, every weight the same)``, from the one read of
-    the attribute that the conversion uses too (kept in networkx's cache of the graph,
-    cleared when the graph changes), so a call scans the edges once."""
-    cache = getattr(g, "__networkx_cache__", None) if nx.config.cache_converted_graphs else None
+class _Facts(NamedTuple):
+    """What the checks ask of one weight attribute's values (every parallel edge's, 1
+    where it is missing), from :func:`_facts`."""
+
+    count: int      #: how many values (edges; a multigraph's parallel edges each)
+    numeric: bool   #: every value a real number: Python's int / float / bool or NumPy's
+    python: bool    #: every value a Python int, float or bool (not NumPy's, not a subclass)
+    nan: bool       #: some value NaN
+    least: object   #: the least value, NaN aside (None where there is none)
+    most: object    #: the largest magnitude, NaN aside (0 where there is none)
+    int_most: int   #: the largest magnitude of an integer value, exactly (0 if none)
+
+
+def _facts(g, w):
+    """:class:`_Facts` of attribute ``w`` of ``g``, from the one read of the attribute that
+    the conversion uses too, kept in networkx's cache of the graph (cleared when the
+    graph changes), so a call scans the edges once. Types come from every value (a set
+    of values keeps one of ``1``, ``1.0``, ``True`` and ``np.float32(1)``)."""
+    cache = _cache_of(g)
     key = ("gunpy", "weight facts", w)
     if cache is not None and key in cache:
         return cache[key]
-    values = _adjacency(g).weights(w, 1).distinct
-    facts = (all(isinstance(x, int | float | np.integer | np.floating) and x > 0
-                 for x in values), len(values) <= 1)
+    weights = _adjacency(g).weights(w, 1)
+    types, values = weights.types, weights.distinct
+    numeric = all(issubclass(t, int | float | np.integer | np.floating) for t in types)
+    if not numeric:
+        facts = _Facts(weights.count, False, False, False, None, 0, 0)
+    else:
+        real = [x for x in values if x == x]
+        facts = _Facts(weights.count, True, types <= {int, float, bool}, len(real) < len(values),
+                       min(real, default=None), max(map(abs, real), default=0),
+                       max((abs(int(x)) for x in real if isinstance(x, int | np.integer)),
+                           default=0))
     if cache is not None:
         cache[key] = facts
     return facts
+
+
+def _path_sums(g, w):
+    """Why networkx's Dijkstra sums of ``w`` might not be gunpy's (None: they are the same).
+
+    gunpy.sssp sums float64s along the same paths in the same order, so the sums agree
+    where every weight is a positive finite Python int or float, the ints' sums exact in
+    float64 (``n`` times the largest at most 2**53: no simple path's partial sum, or one
+    edge more, rounds) and no sum overflows. networkx sums NumPy's scalars in their own
+    type and width (float32 rounds otherwise, int32 wraps), keeps edges of infinite weight
+    (their heads at distance inf), and sums strings, Decimals and Fractions as they are."""
+    f = _facts(g, w)
+    n = max(len(g), 1)
+    if not f.numeric:
+        return "non-numeric weights (strings, Decimal, Fraction, complex) are left to networkx"
+    if not f.python:
+        return ("NumPy scalar weights are left to networkx (it sums them in their own type "
+                "and width)")
+    if f.nan:
+        return "NaN weights are left to networkx"
+    if f.least is not None and f.least <= 0:
+        return "zero or negative weights are left to networkx"
+    if f.most > sys.float_info.max / n:
+        return ("infinite weights, or weights whose path sums may overflow float64, are left "
+                "to networkx (it keeps edges of infinite weight)")
+    if f.int_most * n > 2 ** 53:
+        return "integer weights whose path sums may pass 2**53 (float64 would round them)"
 
 
 def _fifo_order(p):
@@ -194,23 +246,27 @@ def _fifo_order(p):
 
 def _exact_sums(g, w):
     """Why networkx's Bellman-Ford might not reach the float64 fixpoint on ``g``'s weights
-    (None: it does), cached like :func:`_weight_facts`.
+    (None: it does), cached like :func:`_facts`.
 
     networkx's queue skips a vertex whose predecessor waits in it, and counts on the
     predecessor's next, smaller distance to requeue it: a rounded sum can come out equal
     instead, leaving the vertex's neighbours unreached. Sums are exact where every weight
-    is a multiple of one power of two and ``(n - 1) * max weight`` (any simple path's bound)
-    is at most 2**53 of them: integers, halves, ... (0.1 is not: left to networkx)."""
-    cache = getattr(g, "__networkx_cache__", None) if nx.config.cache_converted_graphs else None
+    is a multiple of one power of two and ``n * max weight`` (any simple path's bound, one
+    edge more for the tight-edge tests) is at most 2**53 of them: integers, halves, ...
+    (0.1 is not: left to networkx)."""
+    cache = _cache_of(g)
     key = ("gunpy", "bellman-ford weights", w)
     if cache is not None and key in cache:
         return cache[key]
-    values = _adjacency(g).weights(w, 1).distinct
-    # float64 sums, as gunpy's (NumPy's narrower types sum in their own width in networkx)
-    if not all(isinstance(x, int | float | np.int64) and not isinstance(x, bool) and
-               0 <= x < math.inf for x in values):
-        reason = ("negative, NaN, infinite or non-numeric weights (or NumPy's other than "
-                  "int64 / float64) are left to networkx")
+    weights = _adjacency(g).weights(w, 1)
+    values, f = weights.distinct, _facts(g, w)
+    # float64 sums, as gunpy's (networkx sums NumPy's scalars in their own type, bools as ints)
+    if not (f.numeric and weights.types <= {int, float}) or f.nan or \
+            (f.least is not None and f.least < 0) or f.most > sys.float_info.max:
+        reason = ("negative, NaN, infinite or non-numeric weights (or NumPy's scalars, or "
+                  "bools) are left to networkx")
+    elif f.most > sys.float_info.max / max(len(g), 1):
+        reason = "weights whose path sums may overflow float64 are left to networkx"
     elif len(values) <= 1 and all(isinstance(x, float) and x > 0 for x in values):
         reason = None  # BFS's queue: each distance one float64 sum, whatever the float
     else:
@@ -218,7 +274,7 @@ def _exact_sums(g, w):
                   for x in values]
         scale = max(d for _, d in ratios)
         most = max(k * (scale // d) for k, d in ratios)
-        reason = None if most * max(len(g) - 1, 1) <= 2 ** 53 else (
+        reason = None if most * max(len(g), 1) <= 2 ** 53 else (
             "weights whose path sums may round (not all multiples of one power of two, or "
             "too large): networkx's Bellman-Ford may stop short of the shortest distances")
     if cache is not None:
@@ -267,14 +323,28 @@ def _bc_weights(g, w):
     """Why networkx's Dijkstra might see other tight edges than gunpy's float64 distances
     (None: it sees the same): networkx sums Python ints exactly, floats as float64 (as gunpy
     does) and NumPy's narrower types in their own width."""
-    values = _adjacency(g).weights(w, 1).distinct
-    if not all(isinstance(x, int | float | np.int64) and not isinstance(x, bool) and
-               0 < x < math.inf for x in values):
+    f = _facts(g, w)
+    types = _adjacency(g).weights(w, 1).types
+    if not (f.numeric and types <= {int, float, np.int64, np.float64}) or f.nan or \
+            (f.least is not None and f.least <= 0) or \
+            f.most > sys.float_info.max / max(len(g), 1):
         return ("zero, negative, NaN, infinite or non-numeric weights (or NumPy's other than "
-                "int64 / float64) are left to networkx")
-    ints = [abs(int(x)) for x in values if not isinstance(x, float)]
-    if ints and max(ints) * max(len(g) - 1, 1) > 2 ** 53:
+                "int64 / float64, or bools) are left to networkx")
+    if f.int_most * max(len(g), 1) > 2 ** 53:
         return "integer weights whose path sums may pass 2**53 (float64 would round them)"
+
+
+def _real_weights(g, w, bound=sys.float_info.max):
+    """Why gunpy's float64 copy of ``w`` is not what networkx computes with (None: it is):
+    PageRank, HITS and Louvain take each weight as a non-negative finite float, and sum
+    them (``bound``: the most the sum of every weight may be)."""
+    f = _facts(g, w)
+    if not f.numeric:
+        return "non-numeric weights (strings, Decimal, Fraction, complex) are left to networkx"
+    if f.nan or (f.least is not None and f.least < 0) or f.most > sys.float_info.max:
+        return "negative, NaN or infinite weights are left to networkx"
+    if f.most > bound / max(f.count, 1):
+        return "weights whose sums may overflow float64 are left to networkx"
 
 
 def _multi(p):
@@ -301,8 +371,8 @@ def _louvain(p):
     if p["max_level"] is not None:
         return ("max_level is left to networkx: its tests compare each level with its own "
                 "louvain_partitions")
-    if g is not None and any(not d.get(w, 1) >= 0 for *_, d in g.edges(data=True)):
-        return "negative or NaN weights are not supported"
+    if g is not None:
+        return _real_weights(g, w)
 
 
 def _cores(p):
@@ -322,19 +392,23 @@ def _hits(p):
         return "multigraphs are not supported"
     if g is not None and len(g) and (len(g) < 2 or not g.number_of_edges()):
         return "graphs without edges or of one node: networkx's ARPACK call raises"
+    if g is not None:  # networkx's hits reads the "weight" attribute, unasked; an iteration
+        return _real_weights(g, "weight", math.sqrt(sys.float_info.max))  # multiplies two
 
 
 def _pagerank(p):
     for key in ("personalization", "dangling", "nstart"):
         values = p[key]
         if values is not None and not all(
-                isinstance(x, int | float | np.integer | np.floating) and x >= 0
-                for x in values.values()):
-            return f"{key} with negative or non-numeric values is not supported"
+                isinstance(x, int | float | np.integer | np.floating) and
+                0 <= x <= sys.float_info.max for x in values.values()):
+            return f"{key} with negative, NaN, infinite or non-numeric values is not supported"
         if key != "personalization" and values is not None and not sum(values.values()):
             return f"a {key} vector summing to 0 (networkx divides by it)"
     if _multi(p):
         return "parallel edges sum their weights: not supported"
+    if p["weight"] is not None and p["nxg"] is not None:
+        return _real_weights(p["nxg"], p["weight"])
 
 
 def _simple(p):

@@ -8,8 +8,10 @@ distance plus the edge's weight is the vertex's distance) as that neighbour's ``
 neighbour, so vertices at one distance pop in the order of (that neighbour's rank, pos),
 which :func:`_pop_order` settles distance by distance, and the same neighbour is the
 vertex's path parent (networkx's ``pred[v][0]``). Weights must be positive (zero weights
-let a tight neighbour pop after the vertex): :func:`~gunpy.nx_backend.can_run` leaves
-zero, negative and NaN weights, weight functions and several sources to networkx.
+let a tight neighbour pop after the vertex) and their sums gunpy's float64 sums (Python
+ints and floats, the ints' path sums under 2**53, nothing infinite):
+:func:`~gunpy.nx_backend.can_run` leaves the others, weight functions and several sources
+to networkx (``dispatch._path_sums``).
 Bellman-Ford (networkx's FIFO queue) is BFS's queue where every weight is the same, and
 otherwise gunpy.sssp's fixpoint with its unique tight-edge tree (see the section below).
 """

@@ -86,9 +86,12 @@ def _check(p):
     if g is None:
         return None
     values = _adjacency(g).weights(w, 1)
-    if not all(isinstance(x, int | float | np.integer | np.floating) and x == x
-               for x in values.distinct):
+    if not all(issubclass(t, int | float | np.integer | np.floating) for t in values.types) \
+            or not all(x == x for x in values.distinct):
         return "NaN or non-numeric weights are left to networkx (it raises or skips them)"
+    if any(abs(x) > 2 ** 53 for x in values.distinct if isinstance(x, int | np.integer)):
+        return ("integer weights above 2**53 are left to networkx (float64 would tie weights "
+                "that differ)")
     if algorithm != "kruskal" and len(values.distinct) < g.number_of_edges():
         return ("tied weights: networkx's Borůvka (it needs distinct weights) picks among "
                 "equal forests by its own order")
