@@ -322,7 +322,24 @@ def _primitive_parser(prims, spec):
     return r
 
 
-def build_parser():
+def _primitives_for(argv):
+    """The registry entries ``argv`` needs parsers for: ``gunpy run NAME ...`` loads
+    NAME alone, ``gunpy run --help`` every primitive, other commands none (so that
+    ``gunpy --help`` or ``gunpy info`` imports no primitive)."""
+    from gunpy import registry
+    if argv is None or argv[:1] != ["run"]:
+        return [] if argv is not None else registry.primitives()
+    name = next((a for a in argv[1:] if not a.startswith("-")), None)
+    if name is not None:
+        try:
+            return [registry.primitive(name)]
+        except ValueError:
+            pass  # argparse names the valid choices
+    return registry.primitives()
+
+
+def build_parser(argv=None):
+    """The parser; ``argv`` (optional) lets it build only the parts that command needs."""
     p = argparse.ArgumentParser(prog="gunpy", description=__doc__.split("\n\n")[0])
     p.add_argument("--debug", action="store_true", help="show tracebacks")
     sub = p.add_subparsers(dest="command", required=True)
@@ -332,7 +349,7 @@ def build_parser():
                                    "graph (gunpy run NAME --help: that primitive's options).")
     prims = r.add_subparsers(dest="primitive", required=True, metavar="PRIMITIVE")
     from gunpy import registry
-    for spec in registry.primitives():
+    for spec in _primitives_for(argv):
         _primitive_parser(prims, spec)
 
     i = sub.add_parser("info", help="backends, GPU and library versions")
@@ -349,8 +366,9 @@ def build_parser():
                                    "with their default options, so that later processes start "
                                    "from the persistent kernel cache (for containers and CI).")
     w.add_argument("--backend", default="auto", choices=("auto",) + backends.names())
-    w.add_argument("--primitives", nargs="+", choices=registry.names(), metavar="NAME",
-                   help=f"some of {', '.join(registry.names())} (default: all)")
+    names = registry.names() if argv is None or argv[:1] == ["warmup"] else registry.BUILTIN
+    w.add_argument("--primitives", nargs="+", choices=names, metavar="NAME",
+                   help=f"some of {', '.join(names)} (default: all)")
     w.add_argument("-q", "--quiet", action="store_true")
     w.set_defaults(func=cmd_warmup)
 
@@ -388,7 +406,7 @@ def main(argv=None):
             return 2
     if argv and argv[0] == "dist":
         return _dist_main(argv[1:])
-    parser = build_parser()
+    parser = build_parser(argv)
     args = parser.parse_args(argv)
     if getattr(args, "repeat", 1) < 1:
         parser.error("--repeat must be at least 1")

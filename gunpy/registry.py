@@ -25,11 +25,17 @@ that registers them as a ``gunpy.primitives`` entry point (``setup.cfg``)::
 """
 
 import dataclasses
+import importlib
 import numbers
 from typing import Callable
 
 __all__ = ["Option", "Primitive", "register_primitive", "unregister_primitive", "primitive",
-           "primitives", "names", "top_vertices"]
+           "primitives", "names", "top_vertices", "BUILTIN"]
+
+#: the built-in primitives, in listing order; ``gunpy.primitives.NAME`` registers each
+#: (imported only when first asked for: ``gunpy.bfs`` loads BFS alone)
+BUILTIN = ("bfs", "sssp", "bc", "cc", "pagerank", "triangles", "lcc", "cdlp", "louvain", "kcore",
+           "hits", "ppr", "spmv", "color", "scc", "mst", "geo")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -152,18 +158,24 @@ def unregister_primitive(name):
 
 def primitive(name):
     """The entry named ``name``; ValueError listing the registered names otherwise."""
-    _load_builtin()
-    try:
-        return _registry[name]
-    except KeyError:
-        raise ValueError(f"unknown primitive {name!r}; registered: {', '.join(_registry)}") \
-            from None
+    entry = _registry.get(name)
+    if entry is None and name in BUILTIN:
+        importlib.import_module(f"gunpy.primitives.{name}")  # registers itself
+        entry = _registry.get(name)
+    if entry is None:
+        _load_all()
+        entry = _registry.get(name)
+    if entry is None:
+        raise ValueError(f"unknown primitive {name!r}; registered: {', '.join(names())}")
+    return entry
 
 
 def primitives():
-    """Every entry, built-in ones first, in registration order."""
-    _load_builtin()
-    return list(_registry.values())
+    """Every entry, built-in ones first (in :data:`BUILTIN`'s order), then the others in
+    registration order."""
+    _load_all()
+    order = {name: i for i, name in enumerate(BUILTIN)}
+    return sorted(_registry.values(), key=lambda e: order.get(e.name, len(order)))
 
 
 def names():
@@ -174,11 +186,13 @@ def names():
 _plugins_loaded = False
 
 
-def _load_builtin():
+def _load_all():
     """The built-in primitives, then those of installed packages that declare a
     ``gunpy.primitives`` entry point (a module that registers its entries on import)."""
     global _plugins_loaded
-    import gunpy.primitives  # noqa: F401  (the built-in modules register themselves)
+    for name in BUILTIN:
+        if name not in _registry:
+            importlib.import_module(f"gunpy.primitives.{name}")
     if _plugins_loaded:
         return
     _plugins_loaded = True
