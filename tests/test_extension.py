@@ -317,3 +317,83 @@ def test_kernels_go_with_their_functor_class():
     del F, e
     gc.collect()
     assert ref() is None
+
+
+# -- declared hooks: a functor's mistakes are TypeErrors naming the class and the hook --
+def _compile(functor):
+    from gunpy.backends import get_backend
+    from gunpy.functor import compile_functor
+    return compile_functor(functor, get_backend("cpu"))
+
+
+def test_a_misspelt_hook_is_an_error_not_a_default():
+    class Reach(gunpy.Functor):
+        @staticmethod
+        def cond_edges(src, dst, edge, weight, data):
+            return True
+    with pytest.raises(TypeError, match=r"Reach\.cond_edges .*did you mean 'cond_edge'"):
+        _compile(Reach)
+
+    class Near(gunpy.Functor):
+        @staticmethod
+        def priorty(v, data):
+            return 0.0
+    with pytest.raises(TypeError, match=r"Near\.priorty .*did you mean 'priority'"):
+        _compile(Near)
+
+
+def test_a_helper_starting_with_underscore_is_allowed():
+    class Fine(gunpy.Functor):
+        @staticmethod
+        def _apply_twice(v, data):
+            pass
+
+        @staticmethod
+        def cond_vertex(v, data):
+            return v > 0
+    assert _compile(Fine).functor is Fine
+
+
+def test_a_cond_hook_without_return_is_an_error():
+    class Forgot(gunpy.Functor):
+        @staticmethod
+        def cond_edge(src, dst, edge, weight, data):
+            if dst > src:
+                return True
+    with pytest.raises(TypeError, match=r"Forgot\.cond_edge can end without returning True "
+                                        r"or False"):
+        _compile(Forgot)
+
+    class Bare(gunpy.Functor):
+        @staticmethod
+        def cond_vertex(v, data):
+            data.flag[v] = 1
+    with pytest.raises(TypeError, match=r"Bare\.cond_vertex"):
+        _compile(Bare)
+
+    class Both(gunpy.Functor):  # every path returns: fine
+        @staticmethod
+        def cond_vertex(v, data):
+            if v > 0:
+                return True
+            else:
+                return False
+    _compile(Both)
+
+
+def test_a_hook_with_the_wrong_arguments_is_an_error():
+    class Short(gunpy.Functor):
+        @staticmethod
+        def cond_edge(src, dst, data):
+            return True
+    with pytest.raises(TypeError, match=r"Short\.cond_edge takes 3 argument\(s\); the "
+                                        r"operators call it as cond_edge\(src, dst, edge, "
+                                        r"weight, data\)"):
+        _compile(Short)
+
+
+def test_the_hook_table_covers_every_hook_the_base_class_defines():
+    from gunpy.functor import HOOKS, Functor
+    defined = {n for n, a in vars(Functor).items() if isinstance(a, staticmethod)}
+    assert defined <= set(HOOKS)
+    assert {"score", "round_of"} <= set(HOOKS)
