@@ -10,7 +10,7 @@ empty), timing the run and logging every iteration.
 import time
 
 from gunpy.direction import DIRECTIONS, DirectionPolicy, PushPull, check_direction
-from gunpy.frontier import FrontierPool, FrontierStore
+from gunpy.frontier import Frontier, FrontierPool, FrontierStore
 from gunpy.functor import compile_functor
 from gunpy.operators import (advance as advance_op, compute as compute_op,
                              contract as contract_op, filter as filter_op, levels as levels_op,
@@ -130,6 +130,10 @@ class Enactor:
             before = self.backend.counts()
             t0 = time.perf_counter()
             frontier = self.loop(frontier)
+            if not isinstance(frontier, Frontier):
+                raise TypeError(f"{type(self).__name__}.loop returned {frontier!r}, not a "
+                                f"Frontier: return the next iteration's frontier (e.g. "
+                                f"return self.advance(frontier, F))")
             # the size read syncs with the device, so the time covers the iteration's kernels
             frontier.size
             record["ms"] = (time.perf_counter() - t0) * 1e3
@@ -379,7 +383,7 @@ class Enactor:
         return self.context.full_frontier(kind)
 
     def start_frontier(self):
-        """The first of the enactor's ping-pong frontiers, emptied (for a sub-loop)."""
+        """An empty frontier of the enactor's pool that no one holds (a sub-loop's first)."""
         return self._pool.first()
 
     def save_frontier(self, frontier):

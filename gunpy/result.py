@@ -109,27 +109,92 @@ class _FusedLevels:
 
 
 class Result:
-    """Base class of primitive results: named arrays, ``stats`` and the graph's labels.
+    """What a primitive returns: named per-vertex arrays, the run's ``stats`` and the graph.
 
-    Subclasses list their array fields in ``_fields`` and name the one that
-    :meth:`to_dict` returns by default in ``_main``; ``_unreached(name, arr)``
-    says which entries a dict leaves out.
+    Parameters
+    ----------
+    graph : gunpy.Graph
+        The graph the arrays describe (its ``node_labels`` key :meth:`to_dict`).
+    stats : gunpy.Stats, optional
+        The run's statistics (an enactor's :meth:`~gunpy.Enactor.enact` returns them).
+    fields : sequence of str, optional
+        The array fields, in order (default: the keyword arrays' names, in order).
+    main : str, optional
+        The field :meth:`to_dict` and :meth:`to_networkx` give by default (default:
+        the first field).
+    unreached : scalar or dict, optional
+        The value that marks a vertex the run did not reach (``-1`` for depths,
+        ``inf`` for distances, NaN works too), or ``{field: value}``: such entries are
+        left out of :meth:`to_dict` and :meth:`to_networkx`. Default: none left out.
+    **arrays
+        The fields' arrays (NumPy, one entry per vertex), as attributes.
+
+    A subclass may set ``fields``, ``main`` and ``unreached`` as class attributes instead
+    (the built-in results do) and override :meth:`is_unreached` for other rules.
+
+    Examples
+    --------
+    >>> import numpy as np, gunpy
+    >>> G = gunpy.generators.path(4)
+    >>> r = gunpy.Result(G, depth=np.array([0, 1, -1, -1]), unreached=-1)
+    >>> r.fields, r.main, r.to_dict()
+    (('depth',), 'depth', {0: 0, 1: 1})
+    >>> r
+    Result(depth=<int64[4]>, stats=backend=, iterations=0, edges_visited=0, time=0.000 ms)
     """
 
     _fields = ()
     _main = None
+    #: the value (or ``{field: value}``) that marks an unreached vertex; None: none
+    unreached = None
 
-    def __init__(self, graph, stats, **arrays):
+    def __init__(self, graph, stats=None, *, fields=None, main=None, unreached=None, **arrays):
         self.graph = graph
-        self.stats = stats
+        self.stats = Stats() if stats is None else stats
         for name, arr in arrays.items():
             setattr(self, name, arr)
+        if fields is not None or (arrays and not type(self)._fields):
+            self._fields = tuple(arrays if fields is None else fields)
+        missing = [f for f in self._fields if not hasattr(self, f)]
+        if missing:
+            raise TypeError(f"{type(self).__name__}: no array given for field(s) "
+                            f"{', '.join(missing)}")
+        if main is not None:
+            self._main = main
+        if self._main is None and self._fields:
+            self._main = self._fields[0]
+        if self._main is not None and self._main not in self._fields:
+            raise ValueError(f"main={self._main!r} is not one of the fields {self._fields}")
+        if unreached is not None:
+            self.unreached = unreached
 
-    def _unreached(self, name, arr):
-        return np.zeros(arr.shape[0], dtype=bool)
+    @property
+    def fields(self):
+        """The array fields, in order."""
+        return tuple(self._fields)
+
+    @property
+    def main(self):
+        """The field :meth:`to_dict` gives by default."""
+        return self._main
+
+    def is_unreached(self, name, arr):
+        """A boolean array: the entries of field ``name`` (``arr``) that :meth:`to_dict`
+        leaves out (by default those equal to :attr:`unreached`)."""
+        mark = self.unreached.get(name) if isinstance(self.unreached, dict) else self.unreached
+        arr = np.asarray(arr)
+        if mark is None:
+            return np.zeros(arr.shape[0], dtype=bool)
+        if isinstance(mark, float) and math.isnan(mark):
+            return np.isnan(arr)
+        return arr == mark
+
+    def _unreached(self, name, arr):  # the name subclasses overrode before is_unreached
+        return self.is_unreached(name, arr)
 
     def to_dict(self, field=None):
-        """``{node label: value}`` for the main field (unreachable vertices left out)."""
+        """``{node label: value}`` for ``field`` (default :attr:`main`), unreached
+        vertices left out (:meth:`is_unreached`)."""
         name = field or self._main
         arr = getattr(self, name)
         labels = self.graph.labels()

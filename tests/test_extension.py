@@ -397,3 +397,145 @@ def test_the_hook_table_covers_every_hook_the_base_class_defines():
     defined = {n for n, a in vars(Functor).items() if isinstance(a, staticmethod)}
     assert defined <= set(HOOKS)
     assert {"score", "round_of"} <= set(HOOKS)
+
+
+# -- frontier ownership: an operator never writes into a frontier the caller holds --
+# Luby's maximal independent set, written as a new user writes it: the loop keeps
+# ``frontier`` (the undecided vertices) and ``winners`` at once, and filters
+# ``frontier`` again after an advance from ``winners``.
+MISData = namedtuple("MISData", "state prio best")
+UNDECIDED, IN, OUT = 0, 1, 2
+
+
+class MISReset(Functor):
+    @staticmethod
+    def apply_vertex(v, data):
+        data.best[v] = -1
+
+
+class MISSpread(Functor):  # best[v] = the largest priority among v's undecided neighbours
+    @staticmethod
+    def cond_edge(src, dst, edge, weight, data):
+        if src != dst:
+            atomics.max(data.best, dst, data.prio[src])
+        return False
+
+
+class MISJoin(Functor):
+    @staticmethod
+    def cond_vertex(v, data):
+        return data.prio[v] > data.best[v]
+
+    @staticmethod
+    def apply_vertex(v, data):
+        data.state[v] = IN
+
+
+class MISRemove(Functor):
+    @staticmethod
+    def cond_edge(src, dst, edge, weight, data):
+        return src != dst
+
+    @staticmethod
+    def apply_edge(src, dst, edge, weight, data):
+        data.state[dst] = OUT
+
+
+class MISStillUndecided(Functor):
+    @staticmethod
+    def cond_vertex(v, data):
+        return data.state[v] == UNDECIDED
+
+
+class MISProblem(Problem):
+    Data = MISData
+
+    def init(self):
+        self.state = self.vertex_array(np.int8, UNDECIDED)
+        self.best = self.vertex_array(np.int64, -1)
+        perm = np.random.default_rng(7).permutation(self.num_vertices).astype(np.int64)
+        self.prio = self.backend.asarray(perm)
+
+    def extract(self):
+        return self.to_host(self.state) == IN
+
+
+class MISEnactor(Enactor):
+    def prepare_frontier(self, frontier):
+        frontier.push(np.arange(self.num_vertices))
+
+    def loop(self, frontier):
+        self.compute(frontier, MISReset)
+        self.advance(frontier, MISSpread, output="none")
+        winners = self.filter(frontier, MISJoin)
+        self.advance(winners, MISRemove, output="none")
+        return self.filter(frontier, MISStillUndecided)
+
+
+@pytest.mark.parametrize("name", ["path_undirected", "star_hub", "disconnected",
+                                  "preferential_hubs"])
+def test_luby_mis_keeps_its_frontier_while_it_holds_winners(name, backend):
+    G = GRAPHS[name]
+    if G.directed:
+        G = gunpy.Graph.from_scipy(G.to_scipy() + G.to_scipy().T, directed=False)
+    problem = MISProblem(G, backend=backend)
+    stats = MISEnactor(problem).enact()
+    chosen = set(np.flatnonzero(problem.extract()).tolist())
+    nxg = nx.Graph(to_nx(G))
+    nxg.remove_edges_from(list(nx.selfloop_edges(nxg)))
+    assert all(not (u in chosen and v in chosen) for u, v in nxg.edges)      # independent
+    assert all(v in chosen or any(u in chosen for u in nxg[v]) for v in nxg)  # maximal
+    assert stats.iterations >= 1
+
+
+def test_a_frontier_the_loop_holds_is_never_an_operators_output(backend):
+    G = gunpy.generators.path(6)
+    problem = KHopProblem(G, backend=backend)
+    problem.reset(0, 5)
+    enactor = KHopEnactor(problem)
+    first = enactor.start_frontier().push(0)
+    second = enactor.advance(first, KHopFunctor)
+    third = enactor.advance(second, KHopFunctor)
+    held = {id(first), id(second), id(third)}
+    assert len(held) == 3 and first.size == 1 and second.size == 1 and third.size == 1
+
+
+# -- Result: public, documented, the same conversions for every primitive --
+def test_a_user_result_converts_like_a_builtin_one(backend):
+    G = GRAPHS["disconnected"]
+    builtin = gunpy.bfs(G, 0, backend=backend)
+    mine = gunpy.Result(G, builtin.stats, depth=builtin.depth.copy(), parent=builtin.parent,
+                        unreached={"depth": -1, "parent": -1})
+    assert mine.fields == ("depth", "parent") and mine.main == "depth"
+    assert mine.to_dict() == builtin.to_dict()
+    assert mine.to_dict("parent") == builtin.to_dict("parent")
+    assert -1 in builtin.depth.tolist()  # the graph has unreached vertices to leave out
+    assert mine.to_dataframe()["depth"].tolist() == builtin.depth.tolist()
+
+
+def test_result_mistakes_are_clear():
+    G = gunpy.generators.path(3)
+    with pytest.raises(TypeError, match="no array given for field"):
+        gunpy.Result(G, fields=("depth",), hops=np.zeros(3))
+    with pytest.raises(ValueError, match="main='x' is not one of the fields"):
+        gunpy.Result(G, main="x", hops=np.zeros(3))
+    r = gunpy.Result(G, d=np.array([0.0, np.nan, 1.0]), unreached=float("nan"))
+    assert r.to_dict() == {0: 0.0, 2: 1.0}
+
+
+def test_problem_and_loop_mistakes_name_the_fix(backend):
+    class Broken(KHopProblem):
+        Data = namedtuple("BrokenData", "hops depth")
+    problem = Broken(gunpy.generators.path(3), backend=backend)
+    problem.reset(0, 1)
+    with pytest.raises(AttributeError, match=r"Broken.Data \(BrokenData\) names 'depth', but "
+                                             r"the problem has no such attribute"):
+        problem.data()
+
+    class Forgetful(KHopEnactor):
+        def loop(self, frontier):
+            self.advance(frontier, KHopFunctor)
+    problem = KHopProblem(gunpy.generators.path(3), backend=backend)
+    problem.reset(0, 1)
+    with pytest.raises(TypeError, match=r"Forgetful.loop returned None, not a Frontier"):
+        Forgetful(problem).enact()
