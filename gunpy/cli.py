@@ -63,9 +63,22 @@ def _load_graph(args):
 
 
 def _default_source(G):
+    """The vertex of largest out-degree (the smallest id among ties): a hub, so a
+    traversal from it shows something (vertex 0 of email-Enron has no edge at all)."""
     deg = G.out_degrees()
-    nz = np.flatnonzero(deg > 0)
-    return int(nz[0]) if nz.size else 0
+    return int(np.argmax(deg)) if deg.size else 0
+
+
+def _vertex_list(text):
+    """``--source 0,33``: vertex ids, 0-based, comma-separated."""
+    try:
+        ids = [int(x) for x in text.split(",") if x.strip()]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected vertex ids separated by commas, got "
+                                         f"{text[:100]!r}") from None
+    if not ids:
+        raise argparse.ArgumentTypeError("expected at least one vertex id")
+    return ids
 
 
 # ----------------------------------------------------------------------------- run
@@ -298,9 +311,13 @@ def _primitive_parser(prims, spec):
     r.add_argument("--one-based", action="store_true", help="edge list ids start at 1")
     r.add_argument("--relabel", action="store_true", help="renumber edge-list ids 0..k-1")
     if spec.source == "one":
-        r.add_argument("--source", type=int, help="source vertex (default: first with an edge)")
+        r.add_argument("--source", type=int,
+                       help="source vertex, 0-based, also for 1-based .mtx files (default: "
+                            "the vertex of largest out-degree)")
     elif spec.source == "many":
-        r.add_argument("--source", type=int, help="one source vertex (default: every vertex)")
+        r.add_argument("--source", type=_vertex_list, metavar="S[,S...]",
+                       help=f"source vertices, 0-based, comma-separated "
+                            f"(default: {spec.source_default})")
     else:  # accepted, as by every primitive before the registry: `gunpy run NAME --source S`
         r.add_argument("--source", type=int, help=f"ignored: {spec.name} takes no source")
     opts = r.add_argument_group(f"{spec.name} options")

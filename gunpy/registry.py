@@ -30,7 +30,7 @@ import numbers
 from typing import Callable
 
 __all__ = ["Option", "Primitive", "register_primitive", "unregister_primitive", "primitive",
-           "primitives", "names", "top_vertices", "BUILTIN"]
+           "primitives", "names", "top_vertices", "BUILTIN", "RESERVED_OPTIONS"]
 
 #: the built-in primitives, in listing order; ``gunpy.primitives.NAME`` registers each
 #: (imported only when first asked for: ``gunpy.bfs`` loads BFS alone)
@@ -90,6 +90,11 @@ class Primitive:
         networkx functions it answers (its twins, for the networkx backend and docs).
     dist : str, optional
         The distributed variant, as ``"module:function"`` (``"gunpy.dist:bfs"``).
+    source_default : str
+        What the function does with no source, for ``gunpy run``'s help (``"many"``:
+        default ``"every vertex"``).
+
+    Option names may not be one of :data:`RESERVED_OPTIONS` (``gunpy run``'s own flags).
     """
     name: str
     function: Callable
@@ -101,12 +106,21 @@ class Primitive:
     weighted: bool = False
     networkx: tuple = ()
     dist: str = None
+    source_default: str = "every vertex"
 
     def __post_init__(self):
         if self.source not in (None, "one", "many"):
             raise ValueError(f"source must be None, 'one' or 'many', got {self.source!r}")
         if not self.name.isidentifier():
             raise ValueError(f"a primitive's name must be an identifier, got {self.name!r}")
+        for o in self.options:
+            if o.name in RESERVED_OPTIONS:
+                hint = (" (gunpy run passes its --seed to a function that takes seed=: "
+                        "drop the Option)" if o.name == "seed" else "")
+                raise ValueError(
+                    f"primitive {self.name!r}: Option({o.name!r}) would collide with "
+                    f"gunpy run's own {o.flag}{hint}; the reserved names are "
+                    f"{', '.join(sorted(RESERVED_OPTIONS))}")
 
     def call(self, G, source=None, *, backend="auto", **options):
         """Run it with ``source`` where it takes one (``"many"``: an int becomes ``[int]``)."""
@@ -136,6 +150,14 @@ def top_vertices(values, k=5, fmt="{:.4g}"):
     top = np.argsort(-np.asarray(values), kind="stable")[:k]
     return "top vertices: " + ", ".join(f"{v} ({fmt.format(values[v])})" for v in top)
 
+
+#: the option names ``gunpy run`` takes for itself (``--seed``: the RMAT generator's, also
+#: passed to a primitive whose function takes ``seed=``): a primitive's :class:`Option`
+#: may not use one
+RESERVED_OPTIONS = frozenset((
+    "dataset", "graph", "rmat", "edge_factor", "seed", "directed", "undirected", "one_based",
+    "relabel", "source", "backend", "repeat", "no_warmup", "verbose", "quiet", "help", "debug",
+    "progress"))
 
 _registry = {}
 
