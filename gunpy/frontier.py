@@ -179,6 +179,7 @@ class Frontier:
         self._counted = False
 
     def clear(self):
+        """Empty the frontier (its capacity is kept)."""
         self.set_size(0)
 
     def reserve(self, n, *, keep=False):
