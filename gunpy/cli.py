@@ -91,8 +91,11 @@ def _run_primitive(args, G):
     elif spec.source == "many":
         source = args.source  # None: every vertex
     options = {o.name: getattr(args, o.name) for o in spec.options}
-    if "seed" in inspect.signature(spec.function).parameters:
+    params = inspect.signature(spec.function).parameters
+    if "seed" in params:
         options.setdefault("seed", args.seed)
+    if "progress" in params:  # a bar on a terminal, none with -q or in a pipe
+        options.setdefault("progress", False if args.quiet else None)
     r = spec.call(G, source, backend=args.backend, **options)
     return r, spec.lines(r, G, source)
 

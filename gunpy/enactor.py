@@ -21,6 +21,7 @@ from gunpy.operators import (advance as advance_op, compute as compute_op,
 from gunpy.operators.context import Context
 from gunpy.operators.fusion import FusionPolicy
 from gunpy.operators.near_far import NearFarQueue
+from gunpy.progress import bar
 from gunpy.result import Stats
 
 __all__ = ["Enactor", "DirectionPolicy", "DIRECTIONS"]
@@ -106,8 +107,16 @@ class Enactor:
         """Hook run once after the loop, inside the timed run (e.g. a last pass)."""
 
     # -- the loop -------------------------------------------------------------------
-    def enact(self):
-        """Run the primitive to convergence; returns :class:`gunpy.result.Stats`."""
+    def enact(self, *, progress=False):
+        """Run the primitive to convergence; returns :class:`gunpy.result.Stats`.
+
+        ``progress``: a bar of the iterations on standard error (``None``: only on a
+        terminal; see :mod:`gunpy.progress`)."""
+        with bar(self.max_iterations, type(self).__name__.replace("Enactor", "") or "run",
+                 unit="level", enabled=progress) as shown:
+            return self._enact(shown)
+
+    def _enact(self, shown):
         self.iteration = 0
         self.stats = Stats(backend=self.backend.name, load_balance=self.load_balance,
                            direction=self.direction)
@@ -138,6 +147,7 @@ class Enactor:
             frontier.size
             record["ms"] = (time.perf_counter() - t0) * 1e3
             self._log(record, before)
+            shown.update(self.iteration - shown.n)
         # statistics the kernels kept on the device (culled counts, neighbor_reduce's
         # edges) reach their records: one read for the whole run, none per level
         self.stats.edges_visited += ctx.flush().get("edges", 0)
