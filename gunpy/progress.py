@@ -19,7 +19,7 @@ benchmark suite) takes ``progress=``:
 
 import sys
 
-__all__ = ["bar", "wanted"]
+__all__ = ["bar", "status", "wanted"]
 
 
 def wanted(enabled):
@@ -62,3 +62,31 @@ def bar(total=None, desc="", *, unit="it", enabled=False, leave=False):
     from tqdm.auto import tqdm
     return tqdm(total=total, desc=desc, unit=unit, leave=leave, file=sys.stderr,
                 dynamic_ncols=True)
+
+
+class status:
+    """A one-line status for one long step: ``"text ..."`` when it starts, the same line
+    with its seconds when it ends (on standard error; nothing unless :func:`wanted`).
+
+    >>> from gunpy.progress import status
+    >>> with status("generating", enabled=False):
+    ...     pass
+    """
+
+    def __init__(self, text, *, enabled=None):
+        self.text, self.shown = text, wanted(enabled)
+
+    def __enter__(self):
+        import time
+        self.t0 = time.perf_counter()
+        if self.shown:
+            print(f"{self.text} ...", end="", file=sys.stderr, flush=True)
+        return self
+
+    def __exit__(self, kind, *rest):
+        import time
+        if self.shown:
+            took = time.perf_counter() - self.t0
+            end = f"{took:.1f} s" if kind is None else "failed"
+            print(f"\r{self.text} ... {end}", file=sys.stderr, flush=True)
+        return False
