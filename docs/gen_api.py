@@ -9,7 +9,8 @@ import os
 import sys
 
 import gunpy
-from gunpy import atomics, datasets, devmath, enactor, generators, registry
+from gunpy import atomics, datasets, devmath, enactor, generators, registry, testing
+from gunpy import functor as functor_module
 from gunpy import backends
 from gunpy.blas import structure as blas_structure
 from gunpy.backends import base as backends_base
@@ -47,11 +48,18 @@ SECTIONS = [
                     gunpy.triangle_count, gunpy.lcc, gunpy.cdlp, gunpy.louvain, gunpy.kcore,
                     gunpy.hits, gunpy.ppr, gunpy.spmv, gunpy.color, gunpy.scc,
                     gunpy.mst, gunpy.geo]),
-    ("Results", [gunpy.Result.to_dict, gunpy.Result.to_dataframe, gunpy.Result.to_networkx,
-                 gunpy.Stats]),
-    ("Writing primitives", [gunpy.Functor, gunpy.Problem, gunpy.Problem.data,
-                            gunpy.Problem.vertex_array, gunpy.Problem.edge_array,
-                            gunpy.Enactor, gunpy.Enactor.enact, gunpy.Enactor.advance,
+    ("Results", [gunpy.Result, gunpy.Result.is_unreached, gunpy.Result.to_dict,
+                 gunpy.Result.to_dataframe, gunpy.Result.to_networkx, gunpy.Stats,
+                 gunpy.Stats.mteps, gunpy.Stats.graph500_edges, gunpy.Stats.graph500_mteps]),
+    ("Writing primitives", [gunpy.Functor, functor_module.Hook, gunpy.Problem,
+                            gunpy.Problem.init, gunpy.Problem.reset, gunpy.Problem.extract,
+                            gunpy.Problem.data, gunpy.Problem.vertex_array,
+                            gunpy.Problem.edge_array, gunpy.Problem.check_source,
+                            gunpy.Problem.to_host, gunpy.Problem.take,
+                            gunpy.Enactor, gunpy.Enactor.prepare_frontier, gunpy.Enactor.loop,
+                            gunpy.Enactor.is_converged, gunpy.Enactor.finalize,
+                            gunpy.Enactor.start_frontier, gunpy.Enactor.mark_visited,
+                            gunpy.Enactor.enact, gunpy.Enactor.advance,
                             gunpy.Enactor.filter, gunpy.Enactor.compute,
                             gunpy.Enactor.neighbor_reduce, gunpy.Enactor.neighbor_mode,
                             gunpy.Enactor.neighbor_best, gunpy.Enactor.neighbor_mex,
@@ -62,12 +70,25 @@ SECTIONS = [
                             gunpy.Enactor.advance_filter, gunpy.Enactor.advance_near_far,
                             gunpy.Enactor.reduce, gunpy.Enactor.full_frontier,
                             gunpy.Enactor.save_frontier, gunpy.Enactor.saved_frontier,
-                            gunpy.Enactor.filter_until_empty, enactor.DirectionPolicy, Frontier]),
+                            gunpy.Enactor.filter_until_empty, enactor.DirectionPolicy, Frontier,
+                            Frontier.view, Frontier.size, Frontier.capacity, Frontier.push,
+                            Frontier.clear, Frontier.reserve, Frontier.to_numpy,
+                            Frontier.ensure_queue, Frontier.ensure_bitmap, Frontier.set_bitmap,
+                            Frontier.set_size]),
+    ("Testing your primitive (gunpy.testing)", [testing.install_simulator_shims, testing.to_nx,
+                                                testing.nasty_graphs, testing.reference_depths,
+                                                testing.PtxBackend]),
     ("The primitive registry", [registry.Primitive, registry.Option, registry.register_primitive,
                                 registry.unregister_primitive, registry.primitive,
                                 registry.primitives, registry.names]),
     ("Backends", [backends.register_backend, backends.unregister_backend, backends.get_backend,
                   backends.available, backends.names, backends_base.Backend,
+                  backends_base.Backend.asarray, backends_base.Backend.empty,
+                  backends_base.Backend.zeros, backends_base.Backend.full,
+                  backends_base.Backend.fill, backends_base.Backend.read,
+                  backends_base.Backend.write, backends_base.Backend.to_host,
+                  backends_base.Backend.take, backends_base.Backend.synchronize,
+                  backends_base.Backend.counts,
                   backends_base.Backend.operator, backends_base.implement]),
     ("The CUDA backend and its toolchain", [CudaBackend, toolchain.versions, toolchain.Versions,
                                             toolchain.plan, toolchain.LinkPlan,
@@ -107,6 +128,8 @@ SECTIONS = [
 def qualname(obj):
     if inspect.ismodule(obj):
         return obj.__name__
+    if isinstance(obj, property):
+        obj = obj.fget
     mod = obj.__module__.replace("gunpy.primitives.", "gunpy.").replace("gunpy.graph", "gunpy")
     return f"{mod}.{obj.__qualname__}"
 

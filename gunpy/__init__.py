@@ -3,35 +3,57 @@
 Frontier-centric operators (advance, filter, compute) compiled with
 ``numba.cuda`` (or numba's parallel CPU target) run user functors; BFS, SSSP,
 BC, CC, PageRank and triangle counting are built on them in :mod:`gunpy.primitives`.
+
+``import gunpy`` loads nothing but this table: each name below is imported the
+first time it is used (``gunpy.Graph`` loads the graph model, ``gunpy.bfs`` the
+BFS primitive and the operators it runs), and nothing is written anywhere.
 """
+import importlib
+
 from gunpy._version import __version__
-from gunpy.errors import INVALID, GraphFormatError
-from gunpy.graph import Graph
-from gunpy.io import read_edgelist, read_mtx
-from gunpy import datasets, generators
-from gunpy import atomics
-from gunpy.functor import Functor
-from gunpy.problem import Problem
-from gunpy.enactor import Enactor
-from gunpy.frontier import Frontier
-from gunpy.result import Result, Stats
-from gunpy import registry
-from gunpy.primitives.triangles import triangle_count
+
+#: name -> the module that defines it (imported on first use)
+_LAZY = {
+    "INVALID": "gunpy.errors", "GraphFormatError": "gunpy.errors",
+    "Graph": "gunpy.graph",
+    "read_mtx": "gunpy.io", "read_edgelist": "gunpy.io",
+    "Functor": "gunpy.functor", "Problem": "gunpy.problem", "Enactor": "gunpy.enactor",
+    "Frontier": "gunpy.frontier", "Result": "gunpy.result", "Stats": "gunpy.result",
+    "triangle_count": "gunpy.primitives.triangles",
+}
+#: submodules reachable as attributes (``gunpy.datasets.load``)
+_SUBMODULES = ("datasets", "generators", "atomics", "registry", "backends", "operators",
+               "primitives", "blas", "dist", "testing", "nx_backend", "io", "graph", "errors")
+
+
+def _builtin_primitives():
+    from gunpy.registry import BUILTIN
+    return BUILTIN
+
 
 __all__ = ["__version__", "Graph", "GraphFormatError", "INVALID", "read_mtx", "read_edgelist",
-           "datasets", "generators", "atomics", "Functor",
-           "Problem", "Enactor", "Frontier", "Result", "Stats", "registry", "triangle_count"]
-
-# every registered primitive as gunpy.NAME (bfs, sssp, bc, cc, pagerank, triangles, ...)
-for _entry in registry.primitives():
-    globals()[_entry.name] = _entry.function
-    __all__.append(_entry.name)
-del _entry
+           "datasets", "generators", "atomics", "Functor", "Problem", "Enactor", "Frontier",
+           "Result", "Stats", "registry", "triangle_count", *_builtin_primitives()]
 
 
 def __getattr__(name):
-    # a primitive registered after import (gunpy.registry.register_primitive) is gunpy.NAME too
-    entry = registry._registry.get(name)
-    if entry is None:
-        raise AttributeError(f"module 'gunpy' has no attribute {name!r}")
-    return entry.function
+    module = _LAZY.get(name)
+    if module is not None:
+        value = getattr(importlib.import_module(module), name)
+    elif name in _SUBMODULES:
+        value = importlib.import_module(f"gunpy.{name}")
+    else:
+        # a primitive: built in (gunpy.bfs), or registered by a plugin or at run time
+        from gunpy import registry
+        try:
+            value = registry.primitive(name).function
+        except ValueError:
+            raise AttributeError(f"module 'gunpy' has no attribute {name!r}") from None
+        if name not in registry.BUILTIN:
+            return value  # a later registration may replace it: not cached
+    globals()[name] = value
+    return value
+
+
+def __dir__():
+    return sorted(set(globals()) | set(__all__))

@@ -63,9 +63,22 @@ def _load_graph(args):
 
 
 def _default_source(G):
+    """The vertex of largest out-degree (the smallest id among ties): a hub, so a
+    traversal from it shows something (vertex 0 of email-Enron has no edge at all)."""
     deg = G.out_degrees()
-    nz = np.flatnonzero(deg > 0)
-    return int(nz[0]) if nz.size else 0
+    return int(np.argmax(deg)) if deg.size else 0
+
+
+def _vertex_list(text):
+    """``--source 0,33``: vertex ids, 0-based, comma-separated."""
+    try:
+        ids = [int(x) for x in text.split(",") if x.strip()]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected vertex ids separated by commas, got "
+                                         f"{text[:100]!r}") from None
+    if not ids:
+        raise argparse.ArgumentTypeError("expected at least one vertex id")
+    return ids
 
 
 # ----------------------------------------------------------------------------- run
@@ -78,8 +91,11 @@ def _run_primitive(args, G):
     elif spec.source == "many":
         source = args.source  # None: every vertex
     options = {o.name: getattr(args, o.name) for o in spec.options}
-    if "seed" in inspect.signature(spec.function).parameters:
+    params = inspect.signature(spec.function).parameters
+    if "seed" in params:
         options.setdefault("seed", args.seed)
+    if "progress" in params:  # a bar on a terminal, none with -q or in a pipe
+        options.setdefault("progress", False if args.quiet else None)
     r = spec.call(G, source, backend=args.backend, **options)
     return r, spec.lines(r, G, source)
 
@@ -377,9 +393,13 @@ def _primitive_parser(prims, spec):
     r.add_argument("--one-based", action="store_true", help="edge list ids start at 1")
     r.add_argument("--relabel", action="store_true", help="renumber edge-list ids 0..k-1")
     if spec.source == "one":
-        r.add_argument("--source", type=int, help="source vertex (default: first with an edge)")
+        r.add_argument("--source", type=int,
+                       help="source vertex, 0-based, also for 1-based .mtx files (default: "
+                            "the vertex of largest out-degree)")
     elif spec.source == "many":
-        r.add_argument("--source", type=int, help="one source vertex (default: every vertex)")
+        r.add_argument("--source", type=_vertex_list, metavar="S[,S...]",
+                       help=f"source vertices, 0-based, comma-separated "
+                            f"(default: {spec.source_default})")
     else:  # accepted, as by every primitive before the registry: `gunpy run NAME --source S`
         r.add_argument("--source", type=int, help=f"ignored: {spec.name} takes no source")
     opts = r.add_argument_group(f"{spec.name} options")
@@ -401,7 +421,24 @@ def _primitive_parser(prims, spec):
     return r
 
 
-def build_parser():
+def _primitives_for(argv):
+    """The registry entries ``argv`` needs parsers for: ``gunpy run NAME ...`` loads
+    NAME alone, ``gunpy run --help`` every primitive, other commands none (so that
+    ``gunpy --help`` or ``gunpy info`` imports no primitive)."""
+    from gunpy import registry
+    if argv is None or argv[:1] != ["run"]:
+        return [] if argv is not None else registry.primitives()
+    name = next((a for a in argv[1:] if not a.startswith("-")), None)
+    if name is not None:
+        try:
+            return [registry.primitive(name)]
+        except ValueError:
+            pass  # argparse names the valid choices
+    return registry.primitives()
+
+
+def build_parser(argv=None):
+    """The parser; ``argv`` (optional) lets it build only the parts that command needs."""
     p = argparse.ArgumentParser(prog="gunpy", description=__doc__.split("\n\n")[0])
     p.add_argument("--debug", action="store_true", help="show tracebacks")
     sub = p.add_subparsers(dest="command", required=True)
@@ -411,7 +448,7 @@ def build_parser():
                                    "graph (gunpy run NAME --help: that primitive's options).")
     prims = r.add_subparsers(dest="primitive", required=True, metavar="PRIMITIVE")
     from gunpy import registry
-    for spec in registry.primitives():
+    for spec in _primitives_for(argv):
         _primitive_parser(prims, spec)
 
     i = sub.add_parser("info", help="backends, GPU and library versions")
@@ -428,8 +465,9 @@ def build_parser():
                                    "with their default options, so that later processes start "
                                    "from the persistent kernel cache (for containers and CI).")
     w.add_argument("--backend", default="auto", choices=("auto",) + backends.names())
-    w.add_argument("--primitives", nargs="+", choices=registry.names(), metavar="NAME",
-                   help=f"some of {', '.join(registry.names())} (default: all)")
+    names = registry.names() if argv is None or argv[:1] == ["warmup"] else registry.BUILTIN
+    w.add_argument("--primitives", nargs="+", choices=names, metavar="NAME",
+                   help=f"some of {', '.join(names)} (default: all)")
     w.add_argument("--arch", metavar="sm_XY",
                    help="build the CUDA kernels for a GPU of this architecture (e.g. sm_90) "
                         "on a machine without one: compiled and linked, nothing run")
@@ -479,7 +517,7 @@ def main(argv=None):
             return 2
     if argv and argv[0] == "dist":
         return _dist_main(argv[1:])
-    parser = build_parser()
+    parser = build_parser(argv)
     args = parser.parse_args(argv)
     if getattr(args, "repeat", 1) < 1:
         parser.error("--repeat must be at least 1")

@@ -10,7 +10,7 @@ empty), timing the run and logging every iteration.
 import time
 
 from gunpy.direction import DIRECTIONS, DirectionPolicy, PushPull, check_direction
-from gunpy.frontier import FrontierPool, FrontierStore
+from gunpy.frontier import Frontier, FrontierPool, FrontierStore
 from gunpy.functor import compile_functor
 from gunpy.operators import (advance as advance_op, compute as compute_op,
                              contract as contract_op, filter as filter_op, levels as levels_op,
@@ -21,6 +21,7 @@ from gunpy.operators import (advance as advance_op, compute as compute_op,
 from gunpy.operators.context import Context
 from gunpy.operators.fusion import FusionPolicy
 from gunpy.operators.near_far import NearFarQueue
+from gunpy.progress import bar
 from gunpy.result import Stats
 
 __all__ = ["Enactor", "DirectionPolicy", "DIRECTIONS"]
@@ -106,8 +107,16 @@ class Enactor:
         """Hook run once after the loop, inside the timed run (e.g. a last pass)."""
 
     # -- the loop -------------------------------------------------------------------
-    def enact(self):
-        """Run the primitive to convergence; returns :class:`gunpy.result.Stats`."""
+    def enact(self, *, progress=False):
+        """Run the primitive to convergence; returns :class:`gunpy.result.Stats`.
+
+        ``progress``: a bar of the iterations on standard error (``None``: only on a
+        terminal; see :mod:`gunpy.progress`)."""
+        with bar(self.max_iterations, type(self).__name__.replace("Enactor", "") or "run",
+                 unit="level", enabled=progress) as shown:
+            return self._enact(shown)
+
+    def _enact(self, shown):
         self.iteration = 0
         self.stats = Stats(backend=self.backend.name, load_balance=self.load_balance,
                            direction=self.direction)
@@ -130,10 +139,15 @@ class Enactor:
             before = self.backend.counts()
             t0 = time.perf_counter()
             frontier = self.loop(frontier)
+            if not isinstance(frontier, Frontier):
+                raise TypeError(f"{type(self).__name__}.loop returned {frontier!r}, not a "
+                                f"Frontier: return the next iteration's frontier (e.g. "
+                                f"return self.advance(frontier, F))")
             # the size read syncs with the device, so the time covers the iteration's kernels
             frontier.size
             record["ms"] = (time.perf_counter() - t0) * 1e3
             self._log(record, before)
+            shown.update(self.iteration - shown.n)
         # statistics the kernels kept on the device (culled counts, neighbor_reduce's
         # edges) reach their records: one read for the whole run, none per level
         self.stats.edges_visited += ctx.flush().get("edges", 0)
@@ -379,7 +393,7 @@ class Enactor:
         return self.context.full_frontier(kind)
 
     def start_frontier(self):
-        """The first of the enactor's ping-pong frontiers, emptied (for a sub-loop)."""
+        """An empty frontier of the enactor's pool that no one holds (a sub-loop's first)."""
         return self._pool.first()
 
     def save_frontier(self, frontier):

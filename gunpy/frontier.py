@@ -179,6 +179,7 @@ class Frontier:
         self._counted = False
 
     def clear(self):
+        """Empty the frontier (its capacity is kept)."""
         self.set_size(0)
 
     def reserve(self, n, *, keep=False):
@@ -415,14 +416,28 @@ class _Sizes:
         return len(self.offsets) - 1
 
 
-class FrontierPool:
-    """Two ping-pong vertex frontiers (and two edge frontiers, made on demand).
+def _refs_when_unheld():
+    # what sys.getrefcount says of a pool's frontier nobody else holds, read the way
+    # FrontierPool.output_for reads it (the list's reference, the loop's, the call's)
+    pool = [object()]
+    for f in pool:
+        return sys.getrefcount(f)
 
-    An operator's output goes to the one its input is not, so a loop of
-    operator calls allocates nothing after the first iteration. The frontiers
-    are kept with the context's scratch arrays (:meth:`~gunpy.operators.Context.kept`),
-    grown capacity and bitmaps included, so a later run on the same graph and
-    backend allocates none in any iteration.
+
+_UNHELD = _refs_when_unheld()
+
+
+class FrontierPool:
+    """The frontiers an enactor's operators write their output to.
+
+    An operator's output goes to a frontier of the pool that **no one holds**: not its
+    input, and not one the caller still keeps in a variable (a loop that keeps
+    ``winners = self.filter(frontier, ...)`` and filters ``frontier`` again gets a third
+    frontier, never ``frontier`` overwritten). A loop that keeps only the frontier it is
+    given (``return self.filter(self.advance(frontier, F), F)``) cycles through three,
+    so it allocates nothing after its first iteration. The frontiers are kept with the
+    context's scratch arrays (:meth:`~gunpy.operators.Context.kept`), grown capacity and
+    bitmaps included, so a later run on the same graph and backend allocates none.
     """
 
     def __init__(self, context):
@@ -439,17 +454,24 @@ class FrontierPool:
                         num_vertices=ctx.num_vertices)
 
     def first(self):
-        """The first vertex frontier, emptied."""
-        self._vertex[0].clear()
-        return self._vertex[0]
+        """A vertex frontier no one holds, emptied."""
+        out = self.output_for(None)
+        out.clear()
+        return out
 
     def output_for(self, frontier, kind="vertex"):
-        """The pool's frontier of ``kind`` that is not ``frontier``."""
+        """A frontier of ``kind`` that is not ``frontier`` and that no one else holds
+        (one more is made when every frontier of the pool is held)."""
         if kind == "edge":
             if self._edge is None:
                 self._edge = self.context.kept(
                     "pool.edge", lambda: [self._new(name, "edge") for name in ("E0", "E1")])
-            a, b = self._edge
+            pool = self._edge
         else:
-            a, b = self._vertex
-        return b if frontier is a else a
+            pool = self._vertex
+        for f in pool:
+            if f is not frontier and sys.getrefcount(f) <= _UNHELD:
+                return f
+        f = self._new(f"{'E' if kind == 'edge' else ''}{len(pool)}", kind)
+        pool.append(f)
+        return f

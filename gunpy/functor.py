@@ -15,6 +15,15 @@ and three optional ones for specific operators::
                                                        # as (v, neighbour, edge, weight, data))
     apply_intersection(src, dst, edge, common, src_edge, dst_edge, data)
                                                        # intersect: per neighbour both ends share
+    score(v, key, total, data) -> float                # neighbor_best: how good moving v to key is
+    round_of(v, data) -> int                           # neighbor_best(rounds=r): v's sub-round
+
+:data:`HOOKS` declares them all. When a functor is first compiled, gunpy checks
+it against that table and raises a TypeError naming the class, the hook and
+the fix for a name that looks like a hook but is none (``cond_edges``), a hook
+that is not a ``@staticmethod`` or takes the wrong number of arguments, and a
+``cond_*`` (or ``priority``, ``gather_edge``, ``score``, ``round_of``) with a
+path that returns nothing: never a silent default or a silent False.
 
 ``data`` is the problem's namedtuple of arrays and scalars. Bodies are plain
 numba-typable code; atomics come from :mod:`gunpy.atomics`. The framework, not
@@ -22,10 +31,13 @@ the user, compiles each hook for the backend in use (``inline="always"`` device
 functions on CUDA, ``njit`` functions on the CPU), once per (functor, backend).
 """
 
+import difflib
+import dis
 import functools
+import inspect
 from collections import namedtuple
 
-__all__ = ["Functor", "compile_functor", "Hooks", "hooks_cache"]
+__all__ = ["Functor", "compile_functor", "Hooks", "hooks_cache", "HOOKS", "Hook"]
 
 
 class Functor:
@@ -128,8 +140,42 @@ def hooks_cache(factory):
     return cached
 
 
+class Hook(namedtuple("Hook", "params returns operators")):
+    """A hook's declaration: its parameters, what it returns and which operators call it.
+
+    ``returns``: ``"bool"`` (a ``cond_*``: must return on every path), ``"value"``
+    (a number on every path), ``"any"`` (nothing, or what the operator documents:
+    ``apply_vertex`` gives ``neighbor_reduce(aggregates=k)`` ``k`` floats)."""
+
+    def signature(self, name):
+        return f"{name}({', '.join(self.params)})"
+
+
+_EDGE = ("src", "dst", "edge", "weight", "data")
+
+#: every hook an operator calls, declared once: :func:`compile_functor` checks a functor
+#: against this table (unknown names, argument counts, ``cond_*`` that can return None)
+HOOKS = {
+    "cond_edge": Hook(_EDGE, "bool", "advance, sample, the fused levels"),
+    "apply_edge": Hook(_EDGE, "any", "advance, sample, the fused levels"),
+    "cond_vertex": Hook(("v", "data"), "bool", "filter, neighbor_best, neighbor_mex"),
+    "apply_vertex": Hook(("v", "data"), "any", "filter, compute, neighbor_reduce(apply=True), "
+                                               "neighbor_best"),
+    "priority": Hook(("v", "data"), "value", "near_far"),
+    "gather_edge": Hook(_EDGE, "value", "neighbor_reduce (a value), neighbor_mode, "
+                                        "neighbor_mex, neighbor_best (an integer key)"),
+    "apply_intersection": Hook(("src", "dst", "edge", "common", "src_edge", "dst_edge", "data"),
+                               "any", "intersect, spgemm"),
+    "score": Hook(("v", "key", "total", "data"), "value", "neighbor_best"),
+    "round_of": Hook(("v", "data"), "value", "neighbor_best(rounds=...)"),
+}
+
+#: the hooks every compiled functor carries (``score`` and ``round_of`` are compiled by
+#: neighbor_best itself, into its kernels)
 _HOOKS = ("cond_edge", "apply_edge", "cond_vertex", "apply_vertex", "priority", "gather_edge",
           "apply_intersection")
+#: prefixes that mark a hook name: a method so named must be one of :data:`HOOKS`
+_HOOK_PREFIXES = ("cond_", "apply_", "gather_")
 
 
 def _pyfunc(obj):
@@ -138,17 +184,67 @@ def _pyfunc(obj):
 
 
 def _check_functor(functor):
+    """Check ``functor`` against :data:`HOOKS` before anything is compiled: a TypeError
+    naming the class, the hook and the fix for an unknown hook name, a hook that is not a
+    ``@staticmethod``, a wrong number of parameters, or a ``cond_*`` (or a hook that gives
+    a value) with a path that returns nothing."""
     if not (isinstance(functor, type) and issubclass(functor, Functor)):
         raise TypeError(f"expected a gunpy.Functor subclass, got {functor!r}")
-    for name in _HOOKS:
-        attr = functor.__dict__.get(name)
-        for klass in functor.__mro__:
-            if name in klass.__dict__:
-                attr = klass.__dict__[name]
-                break
-        if not isinstance(attr, staticmethod):
-            raise TypeError(f"{functor.__name__}.{name} must be a @staticmethod "
-                            f"(hooks take (src, dst, edge, weight, data) or (v, data))")
+    where = functor.__qualname__
+    for klass in functor.__mro__:
+        if klass is Functor:
+            break
+        for name, attr in vars(klass).items():
+            if name in HOOKS:
+                _check_hook(where, name, attr)
+            elif not name.startswith("_") and (
+                    name.startswith(_HOOK_PREFIXES)
+                    or difflib.get_close_matches(name, HOOKS, n=1, cutoff=0.8)):
+                close = difflib.get_close_matches(name, HOOKS, n=1, cutoff=0.6)
+                hint = f"did you mean {close[0]!r}? " if close else ""
+                raise TypeError(
+                    f"{where}.{name} is not a hook any gunpy operator calls ({hint}the hooks: "
+                    f"{', '.join(HOOKS)}); a helper of your own needs a name that does not "
+                    f"look like one (start it with '_')")
+
+
+def _check_hook(where, name, attr):
+    spec = HOOKS[name]
+    if not isinstance(attr, staticmethod):
+        raise TypeError(f"{where}.{name} must be a @staticmethod: "
+                        f"{spec.signature(name)}")
+    fn = _pyfunc(attr.__func__)
+    try:
+        params = inspect.signature(fn).parameters.values()
+    except (TypeError, ValueError):  # a builtin or a compiled object: nothing to read
+        return
+    positional = [p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    if len(positional) != len(spec.params) or any(
+            p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD) for p in params):
+        raise TypeError(f"{where}.{name} takes {len(positional)} argument(s); the operators "
+                        f"call it as {spec.signature(name)}")
+    if spec.returns != "any" and _can_return_none(fn):
+        what = "True or False" if spec.returns == "bool" else "a value"
+        raise TypeError(f"{where}.{name} can end without returning {what} (a path with no "
+                        f"return statement returns None); {spec.signature(name)} must "
+                        f"return {what} on every path")
+
+
+def _can_return_none(fn):
+    """Whether ``fn``'s code returns the constant None somewhere (a missing or bare
+    ``return``): read from its bytecode, as Python compiled it."""
+    code = getattr(fn, "__code__", None)
+    if code is None:
+        return False
+    last = None
+    for ins in dis.get_instructions(code):
+        if ins.opname == "RETURN_CONST" and ins.argval is None:
+            return True
+        if ins.opname == "RETURN_VALUE" and last is not None and \
+                last.opname == "LOAD_CONST" and last.argval is None:
+            return True
+        last = ins
+    return False
 
 
 def compile_functor(functor, backend, *, nrt=True):

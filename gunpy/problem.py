@@ -120,7 +120,17 @@ class Problem:
         kept = self.__dict__.get("_data_getter")
         if kept is None or kept[0] is not self.Data:
             kept = self._data_getter = (self.Data, _getter(self.Data, type(self).__name__))
-        return tuple.__new__(kept[0], kept[1](self))
+        try:
+            return tuple.__new__(kept[0], kept[1](self))
+        except AttributeError:
+            missing = [f for f in self.Data._fields if not hasattr(self, f)]
+            if not missing:
+                raise
+            raise AttributeError(
+                f"{type(self).__name__}.Data ({self.Data.__name__}) names "
+                f"{', '.join(repr(f) for f in missing)}, but the problem has no such "
+                f"attribute: set self.{missing[0]} in init() or reset(), or drop the field "
+                f"from {self.Data.__name__}") from None
 
     def vertex_array(self, dtype, fill=None):
         """A device array with one slot per vertex (filled when ``fill`` is given)."""

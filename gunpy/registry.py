@@ -25,11 +25,17 @@ that registers them as a ``gunpy.primitives`` entry point (``setup.cfg``)::
 """
 
 import dataclasses
+import importlib
 import numbers
 from typing import Callable
 
 __all__ = ["Option", "Primitive", "register_primitive", "unregister_primitive", "primitive",
-           "primitives", "names", "top_vertices"]
+           "primitives", "names", "top_vertices", "BUILTIN", "RESERVED_OPTIONS"]
+
+#: the built-in primitives, in listing order; ``gunpy.primitives.NAME`` registers each
+#: (imported only when first asked for: ``gunpy.bfs`` loads BFS alone)
+BUILTIN = ("bfs", "sssp", "bc", "cc", "pagerank", "triangles", "lcc", "cdlp", "louvain", "kcore",
+           "hits", "ppr", "spmv", "color", "scc", "mst", "geo")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -84,6 +90,11 @@ class Primitive:
         networkx functions it answers (its twins, for the networkx backend and docs).
     dist : str, optional
         The distributed variant, as ``"module:function"`` (``"gunpy.dist:bfs"``).
+    source_default : str
+        What the function does with no source, for ``gunpy run``'s help (``"many"``:
+        default ``"every vertex"``).
+
+    Option names may not be one of :data:`RESERVED_OPTIONS` (``gunpy run``'s own flags).
     """
     name: str
     function: Callable
@@ -95,12 +106,21 @@ class Primitive:
     weighted: bool = False
     networkx: tuple = ()
     dist: str = None
+    source_default: str = "every vertex"
 
     def __post_init__(self):
         if self.source not in (None, "one", "many"):
             raise ValueError(f"source must be None, 'one' or 'many', got {self.source!r}")
         if not self.name.isidentifier():
             raise ValueError(f"a primitive's name must be an identifier, got {self.name!r}")
+        for o in self.options:
+            if o.name in RESERVED_OPTIONS:
+                hint = (" (gunpy run passes its --seed to a function that takes seed=: "
+                        "drop the Option)" if o.name == "seed" else "")
+                raise ValueError(
+                    f"primitive {self.name!r}: Option({o.name!r}) would collide with "
+                    f"gunpy run's own {o.flag}{hint}; the reserved names are "
+                    f"{', '.join(sorted(RESERVED_OPTIONS))}")
 
     def call(self, G, source=None, *, backend="auto", **options):
         """Run it with ``source`` where it takes one (``"many"``: an int becomes ``[int]``)."""
@@ -131,6 +151,14 @@ def top_vertices(values, k=5, fmt="{:.4g}"):
     return "top vertices: " + ", ".join(f"{v} ({fmt.format(values[v])})" for v in top)
 
 
+#: the option names ``gunpy run`` takes for itself (``--seed``: the RMAT generator's, also
+#: passed to a primitive whose function takes ``seed=``): a primitive's :class:`Option`
+#: may not use one
+RESERVED_OPTIONS = frozenset((
+    "dataset", "graph", "rmat", "edge_factor", "seed", "directed", "undirected", "one_based",
+    "relabel", "source", "backend", "repeat", "no_warmup", "verbose", "quiet", "help", "debug",
+    "progress"))
+
 _registry = {}
 
 
@@ -152,18 +180,24 @@ def unregister_primitive(name):
 
 def primitive(name):
     """The entry named ``name``; ValueError listing the registered names otherwise."""
-    _load_builtin()
-    try:
-        return _registry[name]
-    except KeyError:
-        raise ValueError(f"unknown primitive {name!r}; registered: {', '.join(_registry)}") \
-            from None
+    entry = _registry.get(name)
+    if entry is None and name in BUILTIN:
+        importlib.import_module(f"gunpy.primitives.{name}")  # registers itself
+        entry = _registry.get(name)
+    if entry is None:
+        _load_all()
+        entry = _registry.get(name)
+    if entry is None:
+        raise ValueError(f"unknown primitive {name!r}; registered: {', '.join(names())}")
+    return entry
 
 
 def primitives():
-    """Every entry, built-in ones first, in registration order."""
-    _load_builtin()
-    return list(_registry.values())
+    """Every entry, built-in ones first (in :data:`BUILTIN`'s order), then the others in
+    registration order."""
+    _load_all()
+    order = {name: i for i, name in enumerate(BUILTIN)}
+    return sorted(_registry.values(), key=lambda e: order.get(e.name, len(order)))
 
 
 def names():
@@ -174,11 +208,13 @@ def names():
 _plugins_loaded = False
 
 
-def _load_builtin():
+def _load_all():
     """The built-in primitives, then those of installed packages that declare a
     ``gunpy.primitives`` entry point (a module that registers its entries on import)."""
     global _plugins_loaded
-    import gunpy.primitives  # noqa: F401  (the built-in modules register themselves)
+    for name in BUILTIN:
+        if name not in _registry:
+            importlib.import_module(f"gunpy.primitives.{name}")
     if _plugins_loaded:
         return
     _plugins_loaded = True

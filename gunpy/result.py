@@ -5,12 +5,25 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-__all__ = ["Stats", "Result"]
+__all__ = ["Stats", "Result", "component_edges"]
+
+
+def component_edges(G, reached):
+    """Graph500's ``m`` for a traversal: the edges of the reached component (``reached``:
+    a boolean array), each undirected edge counted once."""
+    total = int(G.out_degrees()[reached].sum())
+    return total if G.directed else total // 2
 
 
 @dataclass
 class Stats:
     """What a run did: iterations, edges visited, time, and a per-iteration log.
+
+    ``edges_visited`` counts the edges the operators examined (Gunrock's count: a
+    pull level that stops at the first visited in-neighbour examines few), and
+    :attr:`mteps` divides it by the time; for a traversal from a source,
+    :attr:`graph500_mteps` divides the reached component's edges instead
+    (Graph500's TEPS, what most papers report). :meth:`summary` gives both.
 
     ``per_iteration`` holds one dict per iteration with the keys ``iteration``,
     ``frontier`` (input frontier size), ``edges`` (edges the operators visited),
@@ -40,6 +53,7 @@ class Stats:
         self.elapsed_ms, self.load_balance, self.direction = elapsed_ms, load_balance, direction
         self.extra = {} if extra is None else extra
         self._records, self._blocks = list(per_iteration), 0
+        self._graph500_edges = None
 
     @property
     def per_iteration(self):
@@ -69,14 +83,41 @@ class Stats:
 
     @property
     def mteps(self):
-        """Edges visited per microsecond (million traversed edges per second)."""
+        """Edges visited (examined by the operators) per microsecond: million traversed
+        edges per second, Gunrock's convention. A direction-optimising BFS examines few
+        edges in its pull levels, so this is below :attr:`graph500_mteps`."""
         if self.elapsed_ms <= 0:
             return math.nan
         return self.edges_visited / (self.elapsed_ms * 1e3)
 
+    @property
+    def graph500_edges(self):
+        """The edges of the reached component, each undirected edge once (Graph500's
+        ``m`` for TEPS), for a traversal from a source (BFS, SSSP); None otherwise."""
+        edges = self.__dict__.get("_graph500_edges")
+        if callable(edges):  # counted when first read, not in every run
+            edges = self._graph500_edges = edges()
+        return edges
+
+    @graph500_edges.setter
+    def graph500_edges(self, edges):
+        """An int, or a function that counts them when first read."""
+        self._graph500_edges = edges
+
+    @property
+    def graph500_mteps(self):
+        """:attr:`graph500_edges` per microsecond: TEPS as Graph500 (and most papers)
+        count them, in millions; NaN where it does not apply."""
+        edges = self.graph500_edges
+        if edges is None or self.elapsed_ms <= 0:
+            return math.nan
+        return edges / (self.elapsed_ms * 1e3)
+
     def summary(self):
         parts = [f"backend={self.backend}", f"iterations={self.iterations}",
                  f"edges_visited={self.edges_visited}", f"time={self.elapsed_ms:.3f} ms"]
+        if self.graph500_edges is not None:
+            parts.append(f"Graph500 MTEPS={self.graph500_mteps:.1f}")
         if self.edges_visited:
             parts.append(f"MTEPS={self.mteps:.1f}")
         if self.load_balance:
@@ -109,27 +150,92 @@ class _FusedLevels:
 
 
 class Result:
-    """Base class of primitive results: named arrays, ``stats`` and the graph's labels.
+    """What a primitive returns: named per-vertex arrays, the run's ``stats`` and the graph.
 
-    Subclasses list their array fields in ``_fields`` and name the one that
-    :meth:`to_dict` returns by default in ``_main``; ``_unreached(name, arr)``
-    says which entries a dict leaves out.
+    Parameters
+    ----------
+    graph : gunpy.Graph
+        The graph the arrays describe (its ``node_labels`` key :meth:`to_dict`).
+    stats : gunpy.Stats, optional
+        The run's statistics (an enactor's :meth:`~gunpy.Enactor.enact` returns them).
+    fields : sequence of str, optional
+        The array fields, in order (default: the keyword arrays' names, in order).
+    main : str, optional
+        The field :meth:`to_dict` and :meth:`to_networkx` give by default (default:
+        the first field).
+    unreached : scalar or dict, optional
+        The value that marks a vertex the run did not reach (``-1`` for depths,
+        ``inf`` for distances, NaN works too), or ``{field: value}``: such entries are
+        left out of :meth:`to_dict` and :meth:`to_networkx`. Default: none left out.
+    **arrays
+        The fields' arrays (NumPy, one entry per vertex), as attributes.
+
+    A subclass may set ``fields``, ``main`` and ``unreached`` as class attributes instead
+    (the built-in results do) and override :meth:`is_unreached` for other rules.
+
+    Examples
+    --------
+    >>> import numpy as np, gunpy
+    >>> G = gunpy.generators.path(4)
+    >>> r = gunpy.Result(G, depth=np.array([0, 1, -1, -1]), unreached=-1)
+    >>> r.fields, r.main, r.to_dict()
+    (('depth',), 'depth', {0: 0, 1: 1})
+    >>> r
+    Result(depth=<int64[4]>, stats=backend=, iterations=0, edges_visited=0, time=0.000 ms)
     """
 
     _fields = ()
     _main = None
+    #: the value (or ``{field: value}``) that marks an unreached vertex; None: none
+    unreached = None
 
-    def __init__(self, graph, stats, **arrays):
+    def __init__(self, graph, stats=None, *, fields=None, main=None, unreached=None, **arrays):
         self.graph = graph
-        self.stats = stats
+        self.stats = Stats() if stats is None else stats
         for name, arr in arrays.items():
             setattr(self, name, arr)
+        if fields is not None or (arrays and not type(self)._fields):
+            self._fields = tuple(arrays if fields is None else fields)
+        missing = [f for f in self._fields if not hasattr(self, f)]
+        if missing:
+            raise TypeError(f"{type(self).__name__}: no array given for field(s) "
+                            f"{', '.join(missing)}")
+        if main is not None:
+            self._main = main
+        if self._main is None and self._fields:
+            self._main = self._fields[0]
+        if self._main is not None and self._main not in self._fields:
+            raise ValueError(f"main={self._main!r} is not one of the fields {self._fields}")
+        if unreached is not None:
+            self.unreached = unreached
 
-    def _unreached(self, name, arr):
-        return np.zeros(arr.shape[0], dtype=bool)
+    @property
+    def fields(self):
+        """The array fields, in order."""
+        return tuple(self._fields)
+
+    @property
+    def main(self):
+        """The field :meth:`to_dict` gives by default."""
+        return self._main
+
+    def is_unreached(self, name, arr):
+        """A boolean array: the entries of field ``name`` (``arr``) that :meth:`to_dict`
+        leaves out (by default those equal to :attr:`unreached`)."""
+        mark = self.unreached.get(name) if isinstance(self.unreached, dict) else self.unreached
+        arr = np.asarray(arr)
+        if mark is None:
+            return np.zeros(arr.shape[0], dtype=bool)
+        if isinstance(mark, float) and math.isnan(mark):
+            return np.isnan(arr)
+        return arr == mark
+
+    def _unreached(self, name, arr):  # the name subclasses overrode before is_unreached
+        return self.is_unreached(name, arr)
 
     def to_dict(self, field=None):
-        """``{node label: value}`` for the main field (unreachable vertices left out)."""
+        """``{node label: value}`` for ``field`` (default :attr:`main`), unreached
+        vertices left out (:meth:`is_unreached`)."""
         name = field or self._main
         arr = getattr(self, name)
         labels = self.graph.labels()

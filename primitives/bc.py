@@ -25,6 +25,7 @@ from gunpy import INVALID, Enactor, Functor, Problem, atomics
 from gunpy.enactor import DirectionPolicy
 from gunpy.frontier import FrontierStore
 from gunpy.operators import reverse_levels
+from gunpy.progress import bar
 from gunpy.registry import Option, Primitive, register_primitive, top_vertices
 from gunpy.result import Result
 
@@ -166,7 +167,7 @@ def _rescale(values, n, *, normalized, directed):
 
 
 def bc(G, sources=None, *, normalized=False, weighted=False, direction="auto",
-       load_balance="auto", backend="auto"):
+       load_balance="auto", backend="auto", progress=False):
     """Betweenness centrality (Brandes), from every vertex or from a list of sources.
 
     Parameters
@@ -189,6 +190,9 @@ def bc(G, sources=None, *, normalized=False, weighted=False, direction="auto",
         only.
     load_balance : {"auto", "thread_mapped", "twc", "merge_path"}, default "auto"
     backend : {"auto", "cuda", "cpu"}, default "auto"
+    progress : bool or None, default False
+        A bar of the sources done on standard error (``None``: only on a terminal;
+        :mod:`gunpy.progress`).
 
     Returns
     -------
@@ -236,9 +240,11 @@ def bc(G, sources=None, *, normalized=False, weighted=False, direction="auto",
             problem.check_source(s)
         enactor = BCEnactor(problem, load_balance=load_balance, direction=direction)
     total = None
+    shown = bar(len(srcs), "bc", unit="source", enabled=progress)
     for s in srcs:
         problem.reset(s)
         st = enactor.enact()
+        shown.update()
         if total is None:
             total = st
             total.per_iteration = []
@@ -246,6 +252,7 @@ def bc(G, sources=None, *, normalized=False, weighted=False, direction="auto",
             total.iterations += st.iterations
             total.edges_visited += st.edges_visited
             total.elapsed_ms += st.elapsed_ms
+    shown.close()
     if total is None:
         from gunpy.result import Stats
         total = Stats(backend=problem.backend.name)

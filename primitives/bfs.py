@@ -11,7 +11,7 @@ import numpy as np
 
 from gunpy import INVALID, Enactor, Functor, Problem, atomics
 from gunpy.registry import Option, Primitive, register_primitive
-from gunpy.result import Result
+from gunpy.result import Result, component_edges
 
 __all__ = ["bfs", "BFSResult", "BFSFunctor", "BFSProblem", "BFSEnactor"]
 
@@ -163,7 +163,9 @@ def bfs(G, source, *, direction="auto", load_balance="auto", idempotent=False, b
     enactor = BFSEnactor(problem, load_balance=load_balance, direction=direction,
                          idempotent=idempotent, direction_policy=direction_policy)
     stats = enactor.enact()
-    return BFSResult(G, stats, depth=problem.take(problem.depth),
+    depth = problem.take(problem.depth)
+    stats.graph500_edges = lambda: component_edges(G, depth >= 0)
+    return BFSResult(G, stats, depth=depth,
                      parent=problem.take(problem.parent))
 
 

@@ -30,6 +30,7 @@ from collections import namedtuple
 
 import numpy as np
 
+from gunpy.progress import bar
 from gunpy import Enactor, Functor, Graph, Problem, atomics
 from gunpy.registry import Option, Primitive, register_primitive
 from gunpy.result import Result, Stats
@@ -284,7 +285,8 @@ def _check(G, resolution, threshold, max_level, seed):
     return int(seed) & 0x7FFFFFFF
 
 
-def louvain(G, resolution=1.0, threshold=1e-7, max_level=None, seed=None, *, backend="auto"):
+def louvain(G, resolution=1.0, threshold=1e-7, max_level=None, seed=None, *, backend="auto",
+            progress=False):
     """Communities of high modularity (the Louvain method).
 
     Parameters
@@ -303,6 +305,9 @@ def louvain(G, resolution=1.0, threshold=1e-7, max_level=None, seed=None, *, bac
         Seeds the order of the moves (vertices' buckets). None means seed 0: every
         call with the same arguments gives the same partition.
     backend : {"auto", "cuda", "cpu"}, default "auto"
+    progress : bool or None, default False
+        A bar of the levels on standard error (``None``: only on a terminal;
+        :mod:`gunpy.progress`).
 
     Returns
     -------
@@ -379,7 +384,9 @@ def louvain(G, resolution=1.0, threshold=1e-7, max_level=None, seed=None, *, bac
     options = dict(m=None, resolution=resolution, threshold=threshold, backend=backend,
                    stats=stats)
     graphs, maps = [G], []  # each level's graph, and its vertices' communities there
+    shown = bar(max_level, "louvain", unit="level", enabled=progress)
     while max_level is None or len(levels) < max_level:
+        shown.update()
         problem, enactor = _local_moving(graphs[-1], None, seed + len(levels), len(levels),
                                          **options)
         if options["m"] is None:  # the first level summed the total weight, and started
@@ -395,6 +402,7 @@ def louvain(G, resolution=1.0, threshold=1e-7, max_level=None, seed=None, *, bac
         if new_mod - mod <= threshold:
             break
         mod = new_mod
+    shown.close()
     refined = _refine(graphs[:len(maps)], maps, seed, **options)
     if refined is not None and refined.modularity > levels[-1].modularity:
         last = levels[-1]

@@ -30,7 +30,7 @@ from gunpy import INVALID, Enactor, Functor, Problem, atomics
 from gunpy.primitives._weights import check_weights
 from gunpy.problem import weight_summary
 from gunpy.registry import Option, Primitive, register_primitive
-from gunpy.result import Result
+from gunpy.result import Result, component_edges
 
 __all__ = ["sssp", "SSSPResult", "SSSPFunctor", "SSSPProblem", "SSSPEnactor", "METHODS"]
 
@@ -277,6 +277,7 @@ def sssp(G, source, *, delta=None, method="near_far", load_balance="auto", backe
     problem.reset(source, delta)
     stats = enactor.enact()
     distance, parent = problem.extract()
+    stats.graph500_edges = lambda: component_edges(G, parent >= 0)
     return SSSPResult(G, stats, distance=distance, parent=parent)
 
 

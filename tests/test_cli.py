@@ -48,7 +48,7 @@ def test_run_bfs_on_a_dataset(options, capsys, backend):
 def test_run_sssp_on_a_weighted_dataset_from_its_default_source(capsys, backend):
     G = datasets.load("dolphins", progress=False)
     g = to_nx(G)
-    source = int((G.out_degrees() > 0).argmax())  # the first vertex with an edge
+    source = int(G.out_degrees().argmax())  # the CLI default: the largest out-degree
     dist = nx.single_source_dijkstra_path_length(g, source)
     out = cli(capsys, "run", "sssp", "--dataset", "dolphins", *_backend_flag(backend))
     assert f"(undirected, weighted): {G.num_vertices} vertices, {G.num_edges} edges" in out
@@ -84,7 +84,7 @@ def test_run_pagerank_and_bc_name_networkx_top_vertices(capsys, backend):
 def test_run_bfs_on_rmat_repeated_with_its_iteration_table(capsys, backend):
     G = gunpy.generators.rmat(8, 16, seed=3)
     g = to_nx(G)
-    source = int((G.out_degrees() > 0).argmax())
+    source = int(G.out_degrees().argmax())  # the CLI default: the largest out-degree
     depth = nx.single_source_shortest_path_length(g, source)
     out = cli(capsys, "run", "bfs", "--rmat", "8", "--seed", "3", "--repeat", "3", "-v",
               *_backend_flag(backend))
@@ -142,3 +142,30 @@ def test_entry_point_runs_bfs_in_a_new_process():
     depth = nx.single_source_shortest_path_length(g, 0)
     assert (f"source 0: reached {len(depth)} of 39 vertices, max depth {max(depth.values())}"
             in p.stdout)
+
+
+def test_a_primitive_with_many_sources_takes_a_list(capsys):
+    out = cli(capsys, "run", "bc", "--dataset", "karate", "--source", "0,33", "--backend", "cpu")
+    assert "sources=2" in out
+    with pytest.raises(SystemExit):
+        cli(capsys, "run", "bc", "--dataset", "karate", "--source", "0,x")
+    assert "expected vertex ids separated by commas" in capsys.readouterr().err
+
+
+def test_a_registered_option_may_not_take_a_cli_flag():
+    from gunpy.registry import Option, Primitive
+    with pytest.raises(ValueError, match=r"Option\('seed'\) would collide with gunpy run's "
+                                         r"own --seed .*drop the Option"):
+        Primitive("mine", lambda G, **kw: None, options=(Option("seed", 0),))
+    with pytest.raises(ValueError, match=r"Option\('repeat'\).*reserved names are"):
+        Primitive("mine", lambda G, **kw: None, options=(Option("repeat", 1),))
+
+
+def test_every_flag_gunpy_run_adds_is_reserved():
+    from gunpy import cli as gcli, registry
+    parser = gcli.build_parser(["run", "bfs"])
+    run = next(a for a in parser._subparsers._group_actions[0].choices["run"]._actions
+               if a.dest == "primitive")
+    bfs = run.choices["bfs"]
+    own = {a.dest for a in bfs._actions} - {o.name for o in registry.primitive("bfs").options}
+    assert own - {"weighted"} <= registry.RESERVED_OPTIONS, own - registry.RESERVED_OPTIONS

@@ -27,7 +27,7 @@ MODULES = ["gunpy.graph", "gunpy.io", "gunpy.generators", "gunpy.datasets", "gun
            "gunpy.primitives.kcore", "gunpy.primitives.hits", "gunpy.primitives.ppr",
            "gunpy.primitives.spmv", "gunpy.primitives.color", "gunpy.operators.neighbor_mex",
            "gunpy.primitives.scc", "gunpy.primitives.mst", "gunpy.primitives.geo",
-           "gunpy.operators.spgemm", "gunpy.devmath"]
+           "gunpy.operators.spgemm", "gunpy.devmath", "gunpy.result"]
 
 
 @pytest.mark.parametrize("name", MODULES)
@@ -60,9 +60,16 @@ def test_graphblas_page_runs_as_written():
 def test_tutorial_code_runs(capsys):
     from gunpy import registry
     try:
-        ns = _run_python_blocks(os.path.join(DOCS, "tutorial.md"), 7)
+        path = os.path.join(DOCS, "tutorial.md")
+        ns = _run_python_blocks(path, 7)
         assert "khop" in ns
-        assert "17 vertices within reach" in capsys.readouterr().out  # the registered CLI run
+        out = capsys.readouterr().out
+        assert "17 vertices within reach" in out  # the registered CLI run
+        # what the tutorial says a block prints, it prints (up to a line's "...")
+        printed = re.findall(r"\nprints\n\n```text\n(.*?)```", open(path).read(), re.S)
+        assert printed
+        for line in "".join(printed).splitlines():
+            assert line.split("...")[0].strip() in out, line
     finally:
         registry.unregister_primitive("khop_depths")
 
@@ -96,9 +103,10 @@ def test_readme_python_blocks_run():
     """The README's Python examples, in its exact words, with their answers checked."""
     ns = _run_python_blocks(os.path.join(ROOT, "README.md"), 2)
     from gunpy.testing import reference_depths
-    r, G = ns["r"], ns["G"]
-    assert r.depth.tolist() == reference_depths(G, 0).tolist()
+    r, G, source = ns["r"], ns["G"], ns["source"]
+    assert r.depth.tolist() == reference_depths(G, source).tolist()
     assert ns["d"] == {v: int(x) for v, x in enumerate(r.depth) if x >= 0}
+    assert (r.depth >= 0).sum() > G.num_vertices // 2  # the example shows a real traversal
 
 
 def test_user_guide_stats_example_runs(capsys):

@@ -317,3 +317,172 @@ def test_kernels_go_with_their_functor_class():
     del F, e
     gc.collect()
     assert ref() is None
+
+
+# -- declared hooks: a functor's mistakes are TypeErrors naming the class and the hook --
+def _compile(functor):
+    from gunpy.backends import get_backend
+    from gunpy.functor import compile_functor
+    return compile_functor(functor, get_backend("cpu"))
+
+
+def test_a_misspelt_hook_is_an_error_not_a_default():
+    class Reach(gunpy.Functor):
+        @staticmethod
+        def cond_edges(src, dst, edge, weight, data):
+            return True
+    with pytest.raises(TypeError, match=r"Reach\.cond_edges .*did you mean 'cond_edge'"):
+        _compile(Reach)
+
+    class Near(gunpy.Functor):
+        @staticmethod
+        def priorty(v, data):
+            return 0.0
+    with pytest.raises(TypeError, match=r"Near\.priorty .*did you mean 'priority'"):
+        _compile(Near)
+
+
+def test_a_helper_starting_with_underscore_is_allowed():
+    class Fine(gunpy.Functor):
+        @staticmethod
+        def _apply_twice(v, data):
+            pass
+
+        @staticmethod
+        def cond_vertex(v, data):
+            return v > 0
+    assert _compile(Fine).functor is Fine
+
+
+def test_a_cond_hook_without_return_is_an_error():
+    class Forgot(gunpy.Functor):
+        @staticmethod
+        def cond_edge(src, dst, edge, weight, data):
+            if dst > src:
+                return True
+    with pytest.raises(TypeError, match=r"Forgot\.cond_edge can end without returning True "
+                                        r"or False"):
+        _compile(Forgot)
+
+    class Bare(gunpy.Functor):
+        @staticmethod
+        def cond_vertex(v, data):
+            data.flag[v] = 1
+    with pytest.raises(TypeError, match=r"Bare\.cond_vertex"):
+        _compile(Bare)
+
+    class Both(gunpy.Functor):  # every path returns: fine
+        @staticmethod
+        def cond_vertex(v, data):
+            if v > 0:
+                return True
+            else:
+                return False
+    _compile(Both)
+
+
+def test_a_hook_with_the_wrong_arguments_is_an_error():
+    class Short(gunpy.Functor):
+        @staticmethod
+        def cond_edge(src, dst, data):
+            return True
+    with pytest.raises(TypeError, match=r"Short\.cond_edge takes 3 argument\(s\); the "
+                                        r"operators call it as cond_edge\(src, dst, edge, "
+                                        r"weight, data\)"):
+        _compile(Short)
+
+
+def test_the_hook_table_covers_every_hook_the_base_class_defines():
+    from gunpy.functor import HOOKS, Functor
+    defined = {n for n, a in vars(Functor).items() if isinstance(a, staticmethod)}
+    assert defined <= set(HOOKS)
+    assert {"score", "round_of"} <= set(HOOKS)
+
+
+# -- frontier ownership: an operator never writes into a frontier the caller holds --
+# (examples/luby_mis.py keeps two at once: tests/test_examples.py runs it)
+def test_a_frontier_the_loop_holds_is_never_an_operators_output(backend):
+    G = gunpy.generators.path(6)
+    problem = KHopProblem(G, backend=backend)
+    problem.reset(0, 5)
+    enactor = KHopEnactor(problem)
+    first = enactor.start_frontier().push(0)
+    second = enactor.advance(first, KHopFunctor)
+    third = enactor.advance(second, KHopFunctor)
+    held = {id(first), id(second), id(third)}
+    assert len(held) == 3 and first.size == 1 and second.size == 1 and third.size == 1
+
+
+# -- Result: public, documented, the same conversions for every primitive --
+def test_a_user_result_converts_like_a_builtin_one(backend):
+    G = GRAPHS["disconnected"]
+    builtin = gunpy.bfs(G, 0, backend=backend)
+    mine = gunpy.Result(G, builtin.stats, depth=builtin.depth.copy(), parent=builtin.parent,
+                        unreached={"depth": -1, "parent": -1})
+    assert mine.fields == ("depth", "parent") and mine.main == "depth"
+    assert mine.to_dict() == builtin.to_dict()
+    assert mine.to_dict("parent") == builtin.to_dict("parent")
+    assert -1 in builtin.depth.tolist()  # the graph has unreached vertices to leave out
+    assert mine.to_dataframe()["depth"].tolist() == builtin.depth.tolist()
+
+
+def test_result_mistakes_are_clear():
+    G = gunpy.generators.path(3)
+    with pytest.raises(TypeError, match="no array given for field"):
+        gunpy.Result(G, fields=("depth",), hops=np.zeros(3))
+    with pytest.raises(ValueError, match="main='x' is not one of the fields"):
+        gunpy.Result(G, main="x", hops=np.zeros(3))
+    r = gunpy.Result(G, d=np.array([0.0, np.nan, 1.0]), unreached=float("nan"))
+    assert r.to_dict() == {0: 0.0, 2: 1.0}
+
+
+def test_problem_and_loop_mistakes_name_the_fix(backend):
+    class Broken(KHopProblem):
+        Data = namedtuple("BrokenData", "hops depth")
+    problem = Broken(gunpy.generators.path(3), backend=backend)
+    problem.reset(0, 1)
+    with pytest.raises(AttributeError, match=r"Broken.Data \(BrokenData\) names 'depth', but "
+                                             r"the problem has no such attribute"):
+        problem.data()
+
+    class Forgetful(KHopEnactor):
+        def loop(self, frontier):
+            self.advance(frontier, KHopFunctor)
+    problem = KHopProblem(gunpy.generators.path(3), backend=backend)
+    problem.reset(0, 1)
+    with pytest.raises(TypeError, match=r"Forgetful.loop returned None, not a Frontier"):
+        Forgetful(problem).enact()
+
+
+class _Everything(Functor):
+    @staticmethod
+    def priority(v, data):
+        return 0.0
+
+
+_WRITERS = {
+    "advance": lambda e, f: e.advance(f, _Everything),
+    "advance edge output": lambda e, f: e.advance(f, _Everything, output="edge"),
+    "advance output none": lambda e, f: e.advance(f, _Everything, output="none"),
+    "filter": lambda e, f: e.filter(f, _Everything),
+    "advance_filter": lambda e, f: e.advance_filter(f, _Everything),
+    "near_far": lambda e, f: e.near_far(f, _Everything),
+    "advance_near_far": lambda e, f: e.advance_near_far(f, _Everything),
+    "start_frontier": lambda e, f: e.start_frontier(),
+}
+
+
+@pytest.mark.parametrize("op", list(_WRITERS))
+def test_no_operator_writes_into_a_frontier_the_caller_holds(op, backend):
+    G = gunpy.generators.grid_2d(4, 4)
+    problem = KHopProblem(G, backend=backend)
+    problem.reset(0, 3)
+    enactor = KHopEnactor(problem)
+    held = [enactor.start_frontier().push(np.arange(k, 16, 3)) for k in range(3)]
+    before = [sorted(h.to_numpy().tolist()) for h in held]
+    for h in held:  # each held frontier as the input, the others held beside it
+        out = _WRITERS[op](enactor, h)
+        # the input itself comes back only from an operator that changed nothing (a
+        # filter whose hooks are the defaults: Gunrock's filter bypass)
+        assert all(out is not x for x in held if x is not h)
+        assert [sorted(x.to_numpy().tolist()) for x in held] == before

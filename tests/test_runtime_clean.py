@@ -126,3 +126,28 @@ def test_install_simulator_shims_is_a_noop_without_the_simulator():
             sys.modules["numba.cuda.simulator.kernelapi"].FakeCUDAModule, "shfl_sync")
         print("OK")
     ''', sim=False)
+
+
+def test_importing_gunpy_loads_nothing_heavy_and_writes_nothing():
+    # ``import gunpy`` is a table of names: no numba, no numba.cuda, no scipy, no
+    # primitive, no environment variable written; ``gunpy.bfs`` then loads BFS alone
+    run_script('''
+        import os
+        env = dict(os.environ)
+        import gunpy
+        heavy = [m for m in ("numba", "numba.cuda", "scipy", "gunpy.graph", "gunpy.primitives.bfs")
+                 if m in sys.modules]
+        assert not heavy, heavy
+        assert dict(os.environ) == env, set(os.environ.items()) ^ set(env.items())
+        assert "bfs" in dir(gunpy) and "Graph" in gunpy.__all__
+        G = gunpy.generators.path(4)
+        assert gunpy.bfs(G, 0, backend="cpu").depth.tolist() == [0, 1, 2, 3]
+        assert "gunpy.primitives.bfs" in sys.modules
+        assert "gunpy.primitives.louvain" not in sys.modules
+        # CPU work never needs the CUDA backend's module
+        assert "gunpy.backends.cuda" not in sys.modules, "the CUDA backend was made"
+        from gunpy import registry
+        assert [p.name for p in registry.primitives()][:len(registry.BUILTIN)] == \\
+            list(registry.BUILTIN)
+        print("OK")
+    ''', sim=False)

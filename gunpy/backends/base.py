@@ -258,15 +258,19 @@ class Backend:
         raise NotImplementedError
 
     def empty(self, n, dtype):
+        """A device array of ``n`` items of ``dtype``, contents undefined."""
         raise NotImplementedError
 
     def full(self, n, value, dtype):
+        """A device array of ``n`` items of ``dtype``, each ``value``."""
         raise NotImplementedError
 
     def zeros(self, n, dtype):
+        """A device array of ``n`` zeros of ``dtype``."""
         return self.full(n, 0, dtype)
 
     def fill(self, arr, value):
+        """Set every item of the device array ``arr`` to ``value`` (a kernel, no copy)."""
         raise NotImplementedError
 
     def to_host(self, arr):
@@ -283,6 +287,7 @@ class Backend:
         raise NotImplementedError
 
     def write(self, arr, i, value):
+        """Set ``arr[i] = value`` on the device (a one-item upload: a source's depth)."""
         raise NotImplementedError
 
     def copy_in(self, arr, at, host):
@@ -298,7 +303,7 @@ class Backend:
         return self.head_to_host(arr, n)
 
     def synchronize(self):
-        pass
+        """Wait until the device has done all the work queued so far."""
 
     #: kernel launches, host synchronisations (device-to-host copies, explicit waits
     #: and blocking uploads), asynchronous host-to-device writes and array allocations

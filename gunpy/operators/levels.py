@@ -262,15 +262,20 @@ def _cuda_kernel(hooks, spec, block):
 
 
 def _buffers(ctx, limit, max_levels):
-    # a level's output: at most the edges of the level before, which are under limit
-    size = max(1, min(limit, ctx.graph.num_edges))
+    """The two level buffers and the limit the kernel runs under: a level runs only while
+    its out-edges stay under that limit, and its output is at most its out-edges, so the
+    buffers hold it. They have a slot per edge of the graph and one more (a level with no
+    duplicates has no more out-edges than the graph has edges), so a level with
+    duplicates (a functor that accepts a vertex twice) past that stops the fused call
+    instead of writing past its buffer."""
+    size = max(1, min(int(limit), ctx.graph.num_edges + 1))
     return (ctx.scratch("levels.a", size, ctx.index_dtype),
-            ctx.scratch("levels.b", size, ctx.index_dtype))
+            ctx.scratch("levels.b", size, ctx.index_dtype), min(int(limit), size))
 
 
 def cpu_levels(ctx, dg, frontier, out, hooks, data, *, edges, limit, max_levels, spec,
                rule=None):
-    a, b = _buffers(ctx, limit, max_levels)
+    a, b, limit = _buffers(ctx, limit, max_levels)
     info = ctx.scratch("levels.info", 3 + 2 * max_levels, np.int64)  # the kernel writes it
     out.reserve(a.shape[0])
     dmax = _largest_degree(ctx, dg)
@@ -304,7 +309,7 @@ def _finish(frontier, out, info, set_size):
 def cuda_levels(ctx, dg, frontier, out, hooks, data, *, edges, limit, max_levels, spec,
                 rule=None):
     backend = ctx.backend
-    a, b = _buffers(ctx, limit, max_levels)
+    a, b, limit = _buffers(ctx, limit, max_levels)
     info = ctx.scratch("levels.info", 4 + 2 * max_levels, np.int64)
     out.reserve(a.shape[0])
     block = backend.one_block_size()

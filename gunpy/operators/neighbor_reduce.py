@@ -343,6 +343,12 @@ def neighbor_reduce(graph, frontier, functor, data, out, *, edges="in", mapping=
     float64 device array with a slot per vertex; the others keep their values.
     Returns ``out``; the edges read are logged in the context's record.
 
+    ``gather_edge(src, dst, edge, weight, data)`` is called with the edge's own
+    direction: with ``edges="in"`` it is ``(u, v, ...)`` for each in-edge ``u -> v``
+    of ``v`` (``dst`` is the vertex being reduced), with ``edges="out"`` it is
+    ``(v, u, ...)``. A vertex with no such edge gets ``op``'s identity: 0.0 for
+    ``"sum"``, ``inf`` for ``"min"``, ``-inf`` for ``"max"``.
+
     ``apply=True`` runs ``functor.apply_vertex(v, data)`` on each vertex right
     after its ``out[v]`` is written, in the same pass (a fused :func:`compute`:
     it may read ``out[v]`` and overwrite it). ``aggregates=k`` (1 to

@@ -78,7 +78,7 @@ def _cpu_fused_kernel(hooks, weighted):
     push = _cpu_ring_push()
 
     def fused(row_offsets, column_indices, values, in_queue, n, work, queued, far_q, stamp,
-              near_out, state, limit, far_limit, data):
+              near_out, state, limit, far_limit, max_expanded, data):
         st = state[0]
         cap = work.shape[0]
         level = st["level"]
@@ -108,6 +108,8 @@ def _cpu_fused_kernel(hooks, weighted):
         while True:
             if qedges >= limit:
                 break  # fat: the parallel passes take the band from here
+            if expanded >= max_expanded:
+                break  # a call's budget (a functor that never stops accepting: no hang)
             if count == 0:
                 # 2. the band ran dry: raise the level past the far pile's lowest priority
                 if far_n == 0 or far_n > far_limit:
@@ -181,6 +183,14 @@ def _cpu_fused_kernel(hooks, weighted):
     return fused
 
 
+def max_expanded(ctx):
+    """The vertices one fused call may expand before it returns its band as the next
+    frontier: sixteen times the vertices, far more than a shortest-path search's
+    improvements, so it binds only on a functor that keeps accepting what it has seen
+    (a loop in a kernel that nothing could stop)."""
+    return np.int64(16 * ctx.num_vertices + 1024)
+
+
 def cpu_fused(queue, frontier, out, hooks, data, weighted, limit):
     ctx, backend = queue.ctx, queue.backend
     n = frontier.size
@@ -203,7 +213,8 @@ def cpu_fused(queue, frontier, out, hooks, data, weighted, limit):
     ctx.log(build=run_thin(
         backend, _cpu_fused_kernel, hooks, (bool(weighted),),
         lambda k: k(dg.row_offsets, dg.column_indices, dg.values, frontier.queue, n, work,
-                    queued, far.queue, stamp, out.queue, state, limit, FAR_LIMIT, data)))
+                    queued, far.queue, stamp, out.queue, state, limit, FAR_LIMIT,
+                    max_expanded(ctx), data)))
     if st["near_size"] < 0:
         return None  # the frontier's edges reach the limit: the parallel operators
     queue.fused(st)
@@ -301,8 +312,8 @@ def _cuda_fused_kernel(hooks, weighted, block):
         st["near_edges"] = near_edges
 
     def fused(in_queue, in_length, work_a, work_b, far_a, far_b, far_len_a, far_len_b, qstamp,
-              stamp, near_q, near_len, state, limit, far_limit, row_offsets, column_indices,
-              values, data):
+              stamp, near_q, near_len, state, limit, far_limit, max_expanded, row_offsets,
+              column_indices, values, data):
         # counters: 0 next worklist size, 1 its degree sum, 2 far size, 3 other pile's size
         counters = cuda.shared.array(4, np.int64)
         red = cuda.shared.array(block, np.float64)
@@ -340,6 +351,8 @@ def _cuda_fused_kernel(hooks, weighted, block):
             cuda.syncthreads()  # everyone has read the counters before they are reset
             if qedges >= limit:
                 break  # fat: the grid-wide operators take the band from here
+            if expanded >= max_expanded:
+                break  # a call's budget (a functor that never stops accepting: no hang)
             if cnt == 0:
                 # 2. the band ran dry: raise the level past the far pile's lowest priority
                 if fn == 0 or fn > far_limit:
@@ -430,7 +443,8 @@ def cuda_fused(queue, frontier, out, hooks, data, weighted, limit):
     backend.run(_cuda_fused_kernel(hooks, bool(weighted), block),
                 block, frontier.queue, frontier.length, work_a, work_b, far.queue,
                 other.queue, far.length, other.length, qstamp, stamp, out.queue, out.length,
-                state, np.int64(limit), np.int64(CUDA_FAR_LIMIT), dg.row_offsets,
+                state, np.int64(limit), np.int64(CUDA_FAR_LIMIT), max_expanded(ctx),
+                dg.row_offsets,
                 dg.column_indices, dg.values, data, blocks=1, block_size=block)
     host[:] = backend.read_head(words, words.shape[0]).view(STATE)  # the one sync
     if h["near_size"] < 0:
