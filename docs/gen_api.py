@@ -11,6 +11,7 @@ import sys
 import gunpy
 from gunpy import atomics, datasets, devmath, enactor, generators, registry, testing
 from gunpy import functor as functor_module
+from gunpy import progress
 from gunpy import backends
 from gunpy.blas import structure as blas_structure
 from gunpy.backends import base as backends_base
@@ -39,7 +40,8 @@ from gunpy.dist import comm as dist_comm
 SECTIONS = [
     ("Graphs", [gunpy.Graph, gunpy.Graph.from_edges, gunpy.Graph.from_scipy,
                 gunpy.Graph.from_networkx, gunpy.Graph.to_scipy, gunpy.Graph.to_networkx,
-                gunpy.Graph.csc, gunpy.read_mtx, gunpy.read_edgelist]),
+                gunpy.Graph.csc, gunpy.read_mtx, gunpy.read_edgelist, gunpy.read_metis,
+                gunpy.io.detect_format]),
     ("Datasets", [datasets.available, datasets.remote, datasets.info, datasets.load,
                   datasets.fetch, datasets.register]),
     ("Generators", [generators.rmat, generators.kronecker_edges, generators.grid_2d,
@@ -48,6 +50,7 @@ SECTIONS = [
                     gunpy.triangle_count, gunpy.lcc, gunpy.cdlp, gunpy.louvain, gunpy.kcore,
                     gunpy.hits, gunpy.ppr, gunpy.spmv, gunpy.color, gunpy.scc,
                     gunpy.mst, gunpy.geo]),
+    ("Progress", [progress.bar, progress.status]),
     ("Results", [gunpy.Result, gunpy.Result.is_unreached, gunpy.Result.to_dict,
                  gunpy.Result.to_dataframe, gunpy.Result.to_networkx, gunpy.Stats,
                  gunpy.Stats.mteps, gunpy.Stats.graph500_edges, gunpy.Stats.graph500_mteps]),

@@ -16,7 +16,7 @@ from gunpy._version import __version__
 _LAZY = {
     "INVALID": "gunpy.errors", "GraphFormatError": "gunpy.errors",
     "Graph": "gunpy.graph",
-    "read_mtx": "gunpy.io", "read_edgelist": "gunpy.io",
+    "read_mtx": "gunpy.io", "read_edgelist": "gunpy.io", "read_metis": "gunpy.io",
     "Functor": "gunpy.functor", "Problem": "gunpy.problem", "Enactor": "gunpy.enactor",
     "Frontier": "gunpy.frontier", "Result": "gunpy.result", "Stats": "gunpy.result",
     "triangle_count": "gunpy.primitives.triangles",
@@ -32,6 +32,7 @@ def _builtin_primitives():
 
 
 __all__ = ["__version__", "Graph", "GraphFormatError", "INVALID", "read_mtx", "read_edgelist",
+           "read_metis",
            "datasets", "generators", "atomics", "Functor", "Problem", "Enactor", "Frontier",
            "Result", "Stats", "registry", "triangle_count", *_builtin_primitives()]
 

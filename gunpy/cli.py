@@ -22,6 +22,7 @@ import time
 import numpy as np
 
 from gunpy import backends
+from gunpy.progress import status
 
 __all__ = ["main"]
 
@@ -39,26 +40,34 @@ def _load_graph(args):
     if sum(chosen) != 1:
         raise CliError("give exactly one of --dataset NAME, --graph PATH, --rmat SCALE")
     directed = None if args.directed is None else args.directed
+    shown = None if not args.quiet else False  # a status line on a terminal
     if args.dataset is not None:
         from gunpy import datasets
-        G = datasets.load(args.dataset, progress=not args.quiet)
+        with status(f"loading {args.dataset}", enabled=shown):
+            G = datasets.load(args.dataset, progress=not args.quiet)
         label = f"dataset {args.dataset}"
     elif args.graph is not None:
         path = args.graph
         if not os.path.exists(path):
             raise CliError(f"no such file: {path}")
-        if path.endswith(".mtx") or path.endswith(".mtx.gz"):
-            G = gunpy.read_mtx(path, directed=directed)
-        else:
-            G = gunpy.read_edgelist(path, directed=bool(directed), one_based=args.one_based,
-                                    relabel=args.relabel)
+        from gunpy import io
+        kind = io.detect_format(path)  # by content: a .txt may hold Matrix Market or METIS
+        with status(f"reading {path} ({kind})", enabled=shown):
+            if kind == "mtx":
+                G = io.read_mtx(path, directed=directed)
+            elif kind == "metis":
+                G = io.read_metis(path, directed=bool(directed))
+            else:  # an edge list: undirected unless --directed
+                G = io.read_edgelist(path, directed=bool(directed), one_based=args.one_based,
+                                     relabel=args.relabel)
         label = path
     else:
         from gunpy import generators
         weighted = getattr(args, "weighted", False)
-        G = generators.rmat(args.rmat, args.edge_factor, seed=args.seed, weighted=weighted,
-                            weight_range=(1, 64) if weighted else None)
         label = f"Graph500 RMAT scale {args.rmat}, edge factor {args.edge_factor}"
+        with status(f"generating {label}", enabled=shown):
+            G = generators.rmat(args.rmat, args.edge_factor, seed=args.seed, weighted=weighted,
+                                weight_range=(1, 64) if weighted else None)
     return G, label, (time.perf_counter() - t0) * 1e3
 
 
@@ -111,7 +120,9 @@ def cmd_run(args):
         # cache in a later process; time the runs after it
         from gunpy import _jitcache
         t0 = time.perf_counter()
-        _run_primitive(args, G)
+        with status("warm-up (compiling the kernels, or loading them from the cache)",
+                    enabled=None if not args.quiet else False):
+            _run_primitive(args, G)
         c = _jitcache.counters
         print(f"warm-up: {(time.perf_counter() - t0) * 1e3:.0f} ms ({c['misses']} kernels "
               f"compiled, {c['hits']} loaded from the cache)")

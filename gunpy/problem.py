@@ -54,7 +54,9 @@ def weight_summary(graph):
         lo, hi = values.min(), values.max()  # NaN propagates: not (lo >= 0) then
         valid = bool(lo >= 0 and hi < np.inf)
         bad = -1 if valid else int(np.flatnonzero(~np.isfinite(values) | (values < 0))[0])
-        summary = WeightSummary(valid, bad, float(lo), float(values.mean()))
+        with np.errstate(over="ignore"):  # weights near 1e308: an inf mean, no warning
+            mean = float(values.mean())
+        summary = WeightSummary(valid, bad, float(lo), mean)
     _weight_summaries[graph] = (values, summary)
     return summary
 

@@ -497,7 +497,8 @@ def vertex_weights(G, values, name):
 
 
 def pagerank(G, *, alpha=0.85, personalization=None, tol=1e-6, max_iter=100, dangling=None,
-             nstart=None, direction="pull", load_balance="auto", backend="auto"):
+             nstart=None, direction="pull", load_balance="auto", backend="auto",
+             progress=False):
     """PageRank with networkx's semantics, personalised or not.
 
     Parameters
@@ -524,6 +525,9 @@ def pagerank(G, *, alpha=0.85, personalization=None, tol=1e-6, max_iter=100, dan
     load_balance : str, default "auto"
         Push advance mapping.
     backend : {"auto", "cuda", "cpu"}, default "auto"
+    progress : bool or None, default False
+        A bar of the iterations on standard error (``None``: only on a terminal;
+        :mod:`gunpy.progress`).
 
     Returns
     -------
@@ -579,7 +583,7 @@ def pagerank(G, *, alpha=0.85, personalization=None, tol=1e-6, max_iter=100, dan
                             upload(vertex_weights(G, dangling, "dangling")))
     if nstart is not None:
         problem.nstart = enactor.context.upload(vertex_weights(G, nstart, "nstart"))
-    stats = enactor.enact()
+    stats = enactor.enact(progress=progress)
     result = PageRankResult(G, stats, rank=enactor.rank)
     result.iterations = stats.iterations
     result.converged = enactor.converged

@@ -228,7 +228,10 @@ def default_delta(G):
     avg_deg = G.num_edges / max(G.num_vertices, 1)
     if not mean_w > 0:
         return 1.0
-    return max(2.0 * mean_w / max(avg_deg, 1.0), np.finfo(float).tiny)
+    if not np.isfinite(mean_w):  # weights near 1e308: their mean overflowed
+        return float(np.finfo(float).max) / 4
+    return min(max(2.0 * mean_w / max(avg_deg, 1.0), np.finfo(float).tiny),
+               float(np.finfo(float).max) / 4)
 
 
 def sssp(G, source, *, delta=None, method="near_far", load_balance="auto", backend="auto"):
