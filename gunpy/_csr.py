@@ -56,6 +56,8 @@ _BLOCK_EDGES = 1 << 16
 _GROUPS_PER_THREAD = 8
 #: Widest digit of the counting passes (2**11 counters: 16 KiB).
 _DIGIT_BITS = 11
+#: Pack an edge's row within its block above its column when both fit in 32 bits.
+_PACK_ROWS = True
 
 
 # ----------------------------------------------------------------------------- chunking
@@ -127,13 +129,22 @@ def _block_count(src, dst, mirror, drop_loops, bounds, shift, hist):
                 h[u >> shift] += 1
 
 
+@cpu_jit(inline="always")
+def _place(p, u, v, mask, col_bits, packed, keys, col, row):
+    if packed:  # the row within the block above the column, in one uint32
+        keys[p] = np.uint32(((np.int64(u) & mask) << col_bits) | np.int64(v))
+    else:
+        col[p] = v
+        row[p] = u & mask
+
+
 @cpu_jit(parallel=True)
-def _block_scatter(src, dst, w, mirror, drop_loops, bounds, shift, heads, col, row, val,
-                   weighted):
+def _block_scatter(src, dst, w, mirror, drop_loops, bounds, shift, heads, col, row, keys,
+                   col_bits, packed, val, weighted):
     # 2. each chunk writes its edges at its heads in their blocks, in input order, with
-    #    each edge's row within its block
+    #    each edge's row within its block (packed with the column when both fit 32 bits)
     m = src.shape[0]
-    mask = (1 << shift) - 1
+    mask = (np.int64(1) << shift) - 1
     for c in prange(bounds.shape[0] - 1):
         head = heads[c]
         lo = bounds[c]
@@ -146,8 +157,7 @@ def _block_scatter(src, dst, w, mirror, drop_loops, bounds, shift, heads, col, r
             b = u >> shift
             p = head[b]
             head[b] = p + 1
-            col[p] = v
-            row[p] = u & mask
+            _place(p, u, v, mask, col_bits, packed, keys, col, row)
             if weighted:
                 val[p] = w[k]
         if mirror:
@@ -159,8 +169,7 @@ def _block_scatter(src, dst, w, mirror, drop_loops, bounds, shift, heads, col, r
                 b = u >> shift
                 p = head[b]
                 head[b] = p + 1
-                col[p] = v
-                row[p] = u & mask
+                _place(p, u, v, mask, col_bits, packed, keys, col, row)
                 if weighted:
                     val[p] = w[k - m]
 
@@ -265,6 +274,87 @@ def _block_sort(groups, starts, shift, n, col, row, val, weighted, dedupe, new_c
                 new_counts[row0 + r] += 1
                 last_r = r
                 last_c = x
+
+
+@cpu_jit
+def _key_pass(keys, vals, out_keys, out_vals, shift, mask, count, weighted):
+    """One stable counting pass of uint32 keys by ``(key >> shift) & mask``."""
+    count[:mask + 2] = 0
+    for j in range(keys.shape[0]):
+        count[((np.int64(keys[j]) >> shift) & mask) + 1] += 1
+    for k in range(mask + 1):
+        count[k + 1] += count[k]
+    for j in range(keys.shape[0]):
+        k = (np.int64(keys[j]) >> shift) & mask
+        p = count[k]
+        count[k] = p + 1
+        out_keys[p] = keys[j]
+        if weighted:
+            out_vals[p] = vals[j]
+
+
+@cpu_jit(parallel=True)
+def _block_sort_packed(groups, starts, shift, n, col_bits, keys, col, val, weighted, dedupe,
+                       new_counts):
+    # 3, packed: each block's keys (row within the block, column) sorted by LSD counting
+    #    passes over their bits, then unpacked, deduplicated and packed left as in
+    #    _block_sort (keys and col are one buffer: each key is read before its place,
+    #    or an earlier one, is written)
+    cmask = (np.int64(1) << col_bits) - 1
+    key_bits = col_bits + shift
+    passes = (key_bits + _DIGIT_BITS - 1) // _DIGIT_BITS
+    width = (key_bits + passes - 1) // passes if passes > 0 else 0
+    wmask = (np.int64(1) << width) - 1
+    for g in prange(groups.shape[0] - 1):
+        b0 = groups[g]
+        b1 = groups[g + 1]
+        big = 0
+        for b in range(b0, b1):
+            big = max(big, starts[b + 1] - starts[b])
+        k1 = np.empty(big, dtype=keys.dtype)
+        k2 = np.empty(big, dtype=keys.dtype)
+        v1 = np.empty(big if weighted else 0, dtype=val.dtype)
+        v2 = np.empty(big if weighted else 0, dtype=val.dtype)
+        count = np.empty((1 << _DIGIT_BITS) + 2, dtype=np.int64)
+        out = starts[b0]
+        for b in range(b0, b1):
+            bs = starts[b]
+            d = starts[b + 1] - bs
+            row0 = b << shift
+            for r in range(min(1 << shift, n - row0)):
+                new_counts[row0 + r] = 0
+            if d == 0:
+                continue
+            xk = keys[bs:bs + d]
+            xv = val[bs:bs + d] if weighted else val[0:0]
+            ordered = True
+            for j in range(1, d):
+                if xk[j] < xk[j - 1]:
+                    ordered = False
+                    break
+            if not ordered:
+                into_1 = True
+                for step in range(passes):
+                    if into_1:
+                        yk, yv = k1[:d], v1[:d] if weighted else v1[0:0]
+                    else:
+                        yk, yv = k2[:d], v2[:d] if weighted else v2[0:0]
+                    _key_pass(xk, xv, yk, yv, step * width, wmask, count, weighted)
+                    xk, xv = yk, yv
+                    into_1 = not into_1
+            last = np.int64(-1)
+            for j in range(d):
+                key = np.int64(xk[j])
+                if dedupe and key == last:
+                    if weighted and xv[j] < val[out - 1]:
+                        val[out - 1] = xv[j]
+                    continue
+                if weighted:
+                    val[out] = xv[j]
+                col[out] = key & cmask
+                out += 1
+                new_counts[row0 + (key >> col_bits)] += 1
+                last = key
 
 
 @cpu_jit
@@ -603,18 +693,27 @@ def _build_csr_numba(src, dst, weights, n, *, remove_self_loops, remove_duplicat
     del hist
     m = int(starts[-1])
     col = np.empty(m, dtype=index_dtype)
-    row = np.empty(m, dtype=np.uint16)
+    # the row within its block: above the column in the same 32 bits when both fit
+    # (2 bytes an edge less, and the sort moves 4 bytes an edge, not 6)
+    col_bits = _bits(n)
+    packed = _PACK_ROWS and col.dtype == np.int32 and col_bits + shift <= 32
+    row = np.empty(0 if packed else m, dtype=np.uint16)
+    keys = col.view(np.uint32) if packed else np.empty(0, dtype=np.uint32)
     val = np.empty(m if weighted else 0, dtype=np.float64)
     w = weights if weighted else np.empty(0, dtype=np.float64)
     _block_scatter(src, dst, w, mirror, remove_self_loops, bounds, shift, heads, col, row,
-                   val, weighted)
+                   keys, col_bits, packed, val, weighted)
     del heads
     groups = _block_groups(starts, _GROUPS_PER_THREAD * threads)
     offsets = np.empty(n + 1, dtype=np.int64)
     offsets[0] = 0
-    _block_sort(groups, starts, shift, n, col, row, val, weighted, remove_duplicates,
-                offsets[1:])
-    del row
+    if packed:
+        _block_sort_packed(groups, starts, shift, n, col_bits, keys, col, val, weighted,
+                           remove_duplicates, offsets[1:])
+    else:
+        _block_sort(groups, starts, shift, n, col, row, val, weighted, remove_duplicates,
+                    offsets[1:])
+    del row, keys
     _scan(offsets)
     kept = int(offsets[-1])
     if kept != m:

@@ -27,7 +27,8 @@ MODULES = ["gunpy.graph", "gunpy.io", "gunpy.generators", "gunpy.datasets", "gun
            "gunpy.primitives.kcore", "gunpy.primitives.hits", "gunpy.primitives.ppr",
            "gunpy.primitives.spmv", "gunpy.primitives.color", "gunpy.operators.neighbor_mex",
            "gunpy.primitives.scc", "gunpy.primitives.mst", "gunpy.primitives.geo",
-           "gunpy.operators.spgemm", "gunpy.devmath", "gunpy.result"]
+           "gunpy.operators.spgemm", "gunpy.devmath", "gunpy.result", "gunpy.progress",
+           "gunpy.io.edgelist", "gunpy.io.mtx", "gunpy.io.metis"]
 
 
 @pytest.mark.parametrize("name", MODULES)

@@ -484,7 +484,7 @@ def test_tampered_entries_are_rejected_never_loaded_and_recompiled(built, tmp_pa
     assert not marker.exists()
 
 
-# a copy of _jitcache on its own (no gunpy import): fast enough to race
+# the module of the key on its own (no gunpy import): fast enough to race
 KEY_RACE = """
 import importlib.util, sys, time
 spec = importlib.util.spec_from_file_location("jc", {path!r})
@@ -500,9 +500,9 @@ def test_processes_creating_the_key_at_once_agree(tmp_path):
     import stat
     import time
 
-    from gunpy import _jitcache
+    from gunpy import _cachesign
     env = _env(tmp_path / "kernels")
-    code = KEY_RACE.format(path=_jitcache.__file__, start=time.time() + 1.5)
+    code = KEY_RACE.format(path=_cachesign.__file__, start=time.time() + 1.5)
     procs = [subprocess.Popen([sys.executable, "-c", code], env=env, stdout=subprocess.PIPE,
                               stderr=subprocess.PIPE, text=True) for _ in range(6)]
     keys = set()
