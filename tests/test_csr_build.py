@@ -101,7 +101,9 @@ def _python_csr(src, dst, w, n, remove_self_loops, remove_duplicates, mirror=Fal
 
 @pytest.mark.parametrize("wkind", WKINDS)
 @pytest.mark.parametrize("mirror", [False, True])
-def test_builds_match_the_documented_rules(wkind, mirror):
+def test_builds_match_the_documented_rules(monkeypatch, wkind, mirror):
+    # numba: the rows packed with the columns unless mirrored (both ways are tested)
+    monkeypatch.setattr(_csr, "_PACK_ROWS", not mirror)
     rng = np.random.default_rng(17)
     for src, dst, n in _edge_lists(100 + WKINDS.index(wkind), 60):
         w = _weights(rng, src.shape[0], wkind)
@@ -134,9 +136,10 @@ def _big_rows(rng, n, m):
 
 
 @pytest.mark.parametrize("mirror", [False, True])
-@pytest.mark.parametrize("block", [16, 1 << 16])
-def test_builds_match_scipy(monkeypatch, mirror, block):
+@pytest.mark.parametrize("block, pack", [(16, True), (1 << 16, True), (16, False)])
+def test_builds_match_scipy(monkeypatch, mirror, block, pack):
     monkeypatch.setattr(_csr, "_BLOCK_EDGES", block)  # many blocks of rows, or one
+    monkeypatch.setattr(_csr, "_PACK_ROWS", pack)  # rows above the columns, or apart
     rng = np.random.default_rng(5)
     lists = list(_edge_lists(41, 40)) + [(*_big_rows(rng, 700, 20_000), 800)]
     for src, dst, n in lists:
@@ -354,10 +357,11 @@ def test_an_undirected_graph_is_its_own_reverse():
 @pytest.fixture
 def chunks(monkeypatch):
     """Run the kernels as if on ``k`` threads (k chunks, whatever numba runs them on),
-    with blocks of about ``block`` edges."""
-    def use(k, block=1 << 16):
+    with blocks of about ``block`` edges, rows packed with columns or apart."""
+    def use(k, block=1 << 16, pack=True):
         monkeypatch.setattr(_csr, "_threads", lambda: k)
         monkeypatch.setattr(_csr, "_BLOCK_EDGES", block)
+        monkeypatch.setattr(_csr, "_PACK_ROWS", pack)
     return use
 
 
@@ -370,9 +374,10 @@ def test_same_arrays_on_any_number_of_threads(chunks, weighted):
     before = numba.get_num_threads()
     results = []
     try:
-        for t, k, block in itertools.product(threads, [1, 2, 3, 16], [64, 1 << 16]):
+        for t, k, block, pack in itertools.product(threads, [1, 2, 3, 16], [64, 1 << 16],
+                                                   [True, False]):
             numba.set_num_threads(t)
-            chunks(k, block)
+            chunks(k, block, pack)
             out = []
             for mirror in (False, True):
                 ro, ci, vals = build_csr(src, dst, w, 3_000, mirror=mirror, _impl="numba")
