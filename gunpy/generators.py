@@ -80,10 +80,31 @@ def _mix(z):
 @cpu_jit(inline="always")
 def _quadrant(r, u, v, t_a, t_ab, t_abc):
     """One level: ``r`` uniform in 0..2**21-1 picks (0,0) below t_a, (0,1) below t_ab,
-    (1,0) below t_abc, else (1,1); the bits are appended to ``u`` and ``v``."""
-    i = np.int64(r >= t_ab)
-    j = np.int64(r >= t_a) ^ i ^ np.int64(r >= t_abc)
-    return (u << 1) | i, (v << 1) | j
+    (1,0) below t_abc, else (1,1); the bits are appended to ``u`` and ``v`` (all int32:
+    eight lanes a vector)."""
+    i = np.int32(r >= t_ab)
+    j = np.int32(r >= t_a) ^ i ^ np.int32(r >= t_abc)
+    return (u << np.int32(1)) | i, (v << np.int32(1)) | j
+
+
+@cpu_jit(inline="always")
+def _levels(u, v, state0, step, w0, w1, t_a, t_ab, t_abc):
+    """Words ``w0 .. w1 - 1`` (at most 10: 30 levels, an int32) of a block's tuples,
+    appended to ``u`` and ``v``; tuple t's word w is output ``state0 + (w + 1) * GOLDEN +
+    t * step`` of the stream, its three draws bits 1-21, 22-42 and 43-63."""
+    mask = np.uint64(_DRAW_MASK)
+    for w in range(w0, w1):
+        state = state0 + np.uint64(w + 1) * _GOLDEN
+        for t in range(u.shape[0]):
+            h = _mix(state) >> np.uint64(1)
+            state += step
+            x, y = _quadrant(np.int32(h & mask), u[t], v[t], t_a, t_ab, t_abc)
+            x, y = _quadrant(np.int32((h >> np.uint64(_DRAW_BITS)) & mask), x, y,
+                             t_a, t_ab, t_abc)
+            x, y = _quadrant(np.int32(h >> np.uint64(2 * _DRAW_BITS)), x, y,
+                             t_a, t_ab, t_abc)
+            u[t] = x
+            v[t] = y
 
 
 @cpu_jit(inline="always")
@@ -101,41 +122,68 @@ def _scramble(x, mask, half, k0, k1, k2):
     return x
 
 
+@cpu_jit(inline="always")
+def _scramble32(x, mask, half, k0, k1, k2):
+    """:func:`_scramble` for ``scale <= 32``, all uint32 (the same values: a product's
+    low 32 bits depend on its factors' low 32 bits only), eight lanes a vector."""
+    one = np.uint32(1)
+    x = ((x ^ k0) * (k1 | one)) & mask
+    x ^= x >> half
+    x = ((x ^ k2) * (k0 | one)) & mask
+    x ^= x >> half
+    x = ((x ^ k1) * (k2 | one)) & mask
+    x ^= x >> half
+    return x
+
+
 @cpu_jit(parallel=True)
 def _kronecker_fill(first, src, dst, scale, t_a, t_ab, t_abc, key, permute, k0, k1, k2):
     # 1. tuple t (index first + t of the whole list) takes outputs words * (first + t) ..
     #    words * (first + t) + words - 1 of the stream, three levels per output; the
-    #    loops run level-major over a block of tuples so that they vectorise
+    #    loops run level-major over a block of tuples so that they vectorise, the first
+    #    30 levels in one int32 pair, any more in a second
     m = src.shape[0]
     words = (scale + 2) // 3
     step = np.uint64(words) * _GOLDEN
-    extra = 3 * words - scale  # levels drawn past scale, dropped
+    extra = np.uint64(3 * words - scale)  # levels drawn past scale, dropped
+    later = np.uint64(3 * max(words - 10, 0))
     mask = np.uint64((1 << scale) - 1)
     half = np.uint64(max(scale // 2, 1))
+    a = np.int32(t_a)
+    ab = np.int32(t_ab)
+    abc = np.int32(t_abc)
+    narrow = scale <= 32
+    mask32, half32 = np.uint32(mask & np.uint64(0xFFFFFFFF)), np.uint32(half)
+    j0, j1, j2 = np.uint32(k0 & mask), np.uint32(k1 & mask), np.uint32(k2 & mask)
     for b in prange((m + _BLOCK - 1) // _BLOCK):
         lo = b * _BLOCK
         cnt = min(m, lo + _BLOCK) - lo
-        u = np.zeros(cnt, dtype=np.int64)
-        v = np.zeros(cnt, dtype=np.int64)
-        for w in range(words):
-            state = key + np.uint64(w + 1) * _GOLDEN + np.uint64(first + lo) * step
-            for t in range(cnt):
-                h = np.int64(_mix(state) >> np.uint64(1))  # 63 bits: three draws
-                state += step
-                x, y = _quadrant(h & _DRAW_MASK, u[t], v[t], t_a, t_ab, t_abc)
-                x, y = _quadrant((h >> _DRAW_BITS) & _DRAW_MASK, x, y, t_a, t_ab, t_abc)
-                x, y = _quadrant(h >> (2 * _DRAW_BITS), x, y, t_a, t_ab, t_abc)
-                u[t] = x
-                v[t] = y
+        state0 = key + np.uint64(first + lo) * step
+        u = np.zeros(cnt, dtype=np.int32)
+        v = np.zeros(cnt, dtype=np.int32)
+        _levels(u, v, state0, step, 0, min(words, 10), a, ab, abc)
+        u2 = np.zeros(cnt if words > 10 else 0, dtype=np.int32)
+        v2 = np.zeros(cnt if words > 10 else 0, dtype=np.int32)
+        if words > 10:
+            _levels(u2, v2, state0, step, 10, words, a, ab, abc)
         # 2. the labels scrambled
         for t in range(cnt):
-            x = np.uint64(u[t] >> extra)
-            y = np.uint64(v[t] >> extra)
-            if permute:
-                x = _scramble(x, mask, half, k0, k1, k2)
-                y = _scramble(y, mask, half, k0, k1, k2)
-            src[lo + t] = x
-            dst[lo + t] = y
+            x = np.uint64(u[t])
+            y = np.uint64(v[t])
+            if words > 10:
+                x = (x << later) | np.uint64(u2[t])
+                y = (y << later) | np.uint64(v2[t])
+            x >>= extra
+            y >>= extra
+            if permute and narrow:
+                src[lo + t] = _scramble32(np.uint32(x), mask32, half32, j0, j1, j2)
+                dst[lo + t] = _scramble32(np.uint32(y), mask32, half32, j0, j1, j2)
+            elif permute:
+                src[lo + t] = _scramble(x, mask, half, k0, k1, k2)
+                dst[lo + t] = _scramble(y, mask, half, k0, k1, k2)
+            else:
+                src[lo + t] = x
+                dst[lo + t] = y
 
 
 @cpu_jit(parallel=True)
