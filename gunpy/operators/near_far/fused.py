@@ -106,10 +106,8 @@ def _cpu_fused_kernel(hooks, weighted):
         examined = np.int64(0)
         expanded = np.int64(0)
         while True:
-            if qedges >= limit:
-                break  # fat: the parallel passes take the band from here
-            if expanded >= max_expanded:
-                break  # a call's budget (a functor that never stops accepting: no hang)
+            if qedges >= limit or expanded >= max_expanded:
+                break  # fat (the parallel passes take the band), or the call's budget spent
             if count == 0:
                 # 2. the band ran dry: raise the level past the far pile's lowest priority
                 if far_n == 0 or far_n > far_limit:
@@ -349,10 +347,8 @@ def _cuda_fused_kernel(hooks, weighted, block):
             qedges = counters[1]
             fn = counters[2]
             cuda.syncthreads()  # everyone has read the counters before they are reset
-            if qedges >= limit:
-                break  # fat: the grid-wide operators take the band from here
-            if expanded >= max_expanded:
-                break  # a call's budget (a functor that never stops accepting: no hang)
+            if qedges >= limit or expanded >= max_expanded:
+                break  # fat (the grid-wide operators take the band), or the budget spent
             if cnt == 0:
                 # 2. the band ran dry: raise the level past the far pile's lowest priority
                 if fn == 0 or fn > far_limit:
