@@ -478,21 +478,51 @@ def _mix(z):
 
 
 @cpu_jit(parallel=True)
-def _symmetry(row_bounds, offsets, col, sums, unsorted):
-    # one sequential pass: the sum of hash(u, v) - hash(v, u) over the edges u -> v is 0
-    # when the edges are their reverses as a multiset (else 0 by chance, with probability
-    # about 2**-64); and whether a row is out of order
+def _symmetry(row_bounds, offsets, col, sums):
+    # the sum of hash(u, v) - hash(v, u) over the edges u -> v: 0 when the edges are their
+    # reverses as a multiset (else 0 by chance, with probability about 2**-64)
     for c in prange(row_bounds.shape[0] - 1):
         s = np.uint64(0)
-        out_of_order = False
         for v in range(row_bounds[c], row_bounds[c + 1]):
             hv = _mix(np.uint64(v) ^ _PAIR_KEY)
             for j in range(offsets[v], offsets[v + 1]):
                 u = np.uint64(col[j])
                 s += _mix(hv + u) - _mix(_mix(u ^ _PAIR_KEY) + np.uint64(v))
-                if j > offsets[v] and col[j] < col[j - 1]:
-                    out_of_order = True
         sums[c] = s
+
+
+@cpu_jit(parallel=True)
+def _twins(row_bounds, offsets, col, rev, unsorted):
+    # a symmetric graph with sorted rows, its rows v visited in order: the edge v -> u
+    # meets u's row at its next unvisited entry, which is v (u's row lists its
+    # neighbours in order): rev[e] = cursor[u]++. A chunk of rows starting at row r0
+    # starts u's cursor at the first entry of u's row not below r0. Also: whether a row
+    # is out of order (then rev means nothing)
+    n = offsets.shape[0] - 1
+    for c in prange(row_bounds.shape[0] - 1):
+        r0 = row_bounds[c]
+        cursor = np.empty(n, dtype=np.int64)
+        for u in range(n):
+            lo = offsets[u]
+            hi = offsets[u + 1]
+            while lo < hi:  # the first entry >= r0
+                mid = (lo + hi) >> 1
+                if col[mid] < r0:
+                    lo = mid + 1
+                else:
+                    hi = mid
+            cursor[u] = lo
+        out_of_order = False
+        for v in range(r0, row_bounds[c + 1]):
+            prev = -1
+            for j in range(offsets[v], offsets[v + 1]):
+                u = col[j]
+                if u < prev:
+                    out_of_order = True
+                prev = u
+                p = cursor[u]
+                cursor[u] = p + 1
+                rev[j] = p
         unsorted[c] = out_of_order
 
 
@@ -809,16 +839,21 @@ def reverse_edge_ids(row_offsets, column_indices, n, *, _impl=None):
     if _impl != "numba":
         raise ValueError(f"unknown CSR implementation {_impl!r}")
     with _parallel_region():
-        row_bounds = _row_bounds(row_offsets, _GROUPS_PER_THREAD * _threads())
-        sums = np.empty(row_bounds.shape[0] - 1, dtype=np.uint64)
-        unsorted = np.empty(row_bounds.shape[0] - 1, dtype=np.bool_)
-        _symmetry(row_bounds, row_offsets, column_indices, sums, unsorted)
+        # one cursor array per chunk of rows: as many chunks as threads, fewer when
+        # their cursors would outgrow a quarter of the result (or 32 MiB)
+        sums = np.empty(_GROUPS_PER_THREAD * _threads(), dtype=np.uint64)
+        _symmetry(_row_bounds(row_offsets, sums.shape[0]), row_offsets, column_indices, sums)
         if sums.sum(dtype=np.uint64) != 0:  # name a vertex: the NumPy check, slow but rare
             return reverse_edge_ids(row_offsets, column_indices, n, _impl="numpy")
-        in_offsets, _, rev = _by_column(row_offsets, column_indices, n, False)
-        _check_degrees(in_offsets, row_offsets)
-    if unsorted.any():  # rare: a Graph built from CSR arrays with rows out of order
-        _realign(row_offsets, column_indices, rev)
+        chunks = max(1, min(_threads(), max(2 * m, 1 << 25) // (8 * max(n, 1))))
+        unsorted = np.empty(chunks, dtype=np.bool_)
+        rev = np.empty(m, dtype=np.int64)
+        _twins(_row_bounds(row_offsets, chunks), row_offsets, column_indices, rev, unsorted)
+        if unsorted.any():  # rare: a Graph built from CSR arrays with rows out of order
+            del rev
+            in_offsets, _, rev = _by_column(row_offsets, column_indices, n, False)
+            _check_degrees(in_offsets, row_offsets)
+            _realign(row_offsets, column_indices, rev)
     return rev
 
 
