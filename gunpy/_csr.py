@@ -492,16 +492,17 @@ def _symmetry(row_bounds, offsets, col, sums):
 
 
 @cpu_jit(parallel=True)
-def _twins(row_bounds, offsets, col, rev, unsorted):
+def _twins(row_bounds, offsets, col, rev, cursors, unsorted):
     # a symmetric graph with sorted rows, its rows v visited in order: the edge v -> u
     # meets u's row at its next unvisited entry, which is v (u's row lists its
     # neighbours in order): rev[e] = cursor[u]++. A chunk of rows starting at row r0
     # starts u's cursor at the first entry of u's row not below r0. Also: whether a row
-    # is out of order (then rev means nothing)
+    # is out of order (then rev means nothing). Cursors are int32 when every edge
+    # position is (half the cache a cursor array takes), else int64
     n = offsets.shape[0] - 1
     for c in prange(row_bounds.shape[0] - 1):
         r0 = row_bounds[c]
-        cursor = np.empty(n, dtype=np.int64)
+        cursor = cursors[c]
         for u in range(n):
             lo = offsets[u]
             hi = offsets[u + 1]
@@ -845,10 +846,14 @@ def reverse_edge_ids(row_offsets, column_indices, n, *, _impl=None):
         _symmetry(_row_bounds(row_offsets, sums.shape[0]), row_offsets, column_indices, sums)
         if sums.sum(dtype=np.uint64) != 0:  # name a vertex: the NumPy check, slow but rare
             return reverse_edge_ids(row_offsets, column_indices, n, _impl="numpy")
-        chunks = max(1, min(_threads(), max(2 * m, 1 << 25) // (8 * max(n, 1))))
+        wide = m > np.iinfo(np.int32).max
+        chunks = max(1, min(_threads(), max(2 * m, 1 << 25) // ((8 if wide else 4) * max(n, 1))))
+        cursors = np.empty((chunks, n), dtype=np.int64 if wide else np.int32)
         unsorted = np.empty(chunks, dtype=np.bool_)
         rev = np.empty(m, dtype=np.int64)
-        _twins(_row_bounds(row_offsets, chunks), row_offsets, column_indices, rev, unsorted)
+        _twins(_row_bounds(row_offsets, chunks), row_offsets, column_indices, rev, cursors,
+               unsorted)
+        del cursors
         if unsorted.any():  # rare: a Graph built from CSR arrays with rows out of order
             del rev
             in_offsets, _, rev = _by_column(row_offsets, column_indices, n, False)

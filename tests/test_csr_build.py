@@ -336,6 +336,19 @@ def test_reverse_edge_ids(impl):
             assert rev.dtype == np.int64 and np.array_equal(rev, _twin_oracle(ro, ci))
 
 
+@pytest.mark.parametrize("dtype", [np.int32, np.int64])
+def test_twin_cursors_of_either_width(dtype):
+    # int64 cursors serve graphs past 2**31 edges: the same kernel, the other type
+    rng = np.random.default_rng(2)
+    src, dst = _big_rows(rng, 400, 6_000)
+    ro, ci, _ = build_csr(src, dst, None, 400, mirror=True, remove_duplicates=False)
+    bounds = _csr._row_bounds(ro, 3)
+    rev = np.empty(ci.shape[0], dtype=np.int64)
+    unsorted = np.empty(3, dtype=np.bool_)
+    _csr._twins(bounds, ro, ci, rev, np.empty((3, 400), dtype=dtype), unsorted)
+    assert not unsorted.any() and np.array_equal(rev, _twin_oracle(ro, ci))
+
+
 @pytest.mark.parametrize("impl", ["numpy", "numba"])
 def test_reverse_edge_ids_refuse_an_asymmetric_graph(impl):
     ro = np.array([0, 1, 2, 3])  # 0 -> 1 -> 2 -> 0: degrees match, twins do not
