@@ -9,6 +9,7 @@ first time it is used (``gunpy.Graph`` loads the graph model, ``gunpy.bfs`` the
 BFS primitive and the operators it runs), and nothing is written anywhere.
 """
 import importlib
+import importlib.util
 
 from gunpy._version import __version__
 
@@ -41,8 +42,11 @@ def __getattr__(name):
     module = _LAZY.get(name)
     if module is not None:
         value = getattr(importlib.import_module(module), name)
-    elif name in _SUBMODULES:
+    elif name in _SUBMODULES or importlib.util.find_spec(f"gunpy.{name}") is not None:
+        # a submodule (``from gunpy import _csr`` asks here first): imported, nothing else
         value = importlib.import_module(f"gunpy.{name}")
+    elif name.startswith("_"):
+        raise AttributeError(f"module 'gunpy' has no attribute {name!r}")
     else:
         # a primitive: built in (gunpy.bfs), or registered by a plugin or at run time
         from gunpy import registry

@@ -115,8 +115,7 @@ class Primitive:
             raise ValueError(f"a primitive's name must be an identifier, got {self.name!r}")
         for o in self.options:
             if o.name in RESERVED_OPTIONS:
-                hint = (" (gunpy run passes its --seed to a function that takes seed=: "
-                        "drop the Option)" if o.name == "seed" else "")
+                hint = _RESERVED_HINTS.get(o.name, "")
                 raise ValueError(
                     f"primitive {self.name!r}: Option({o.name!r}) would collide with "
                     f"gunpy run's own {o.flag}{hint}; the reserved names are "
@@ -158,6 +157,10 @@ RESERVED_OPTIONS = frozenset((
     "dataset", "graph", "rmat", "edge_factor", "seed", "directed", "undirected", "one_based",
     "relabel", "source", "backend", "repeat", "no_warmup", "verbose", "quiet", "help", "debug",
     "progress"))
+
+#: what the refusal of a reserved option adds for the names a primitive may want
+_RESERVED_HINTS = {"seed": " (gunpy run passes its --seed to a function that takes seed=: "
+                           "drop the Option)"}
 
 _registry = {}
 

@@ -355,8 +355,8 @@ def import_cache(path):
 
 def _read_manifest(path, tar, members):
     first = next(members, None)
-    if first is None or first.name != "manifest.json" or not first.isreg() \
-            or first.size > MEMBER_LIMIT:
+    opening = None if first is None else first.name  # the archive's first member's name
+    if opening != "manifest.json" or not first.isreg() or first.size > MEMBER_LIMIT:
         raise _refuse(path, "it does not open with a manifest.json (not a kernel cache archive)")
     manifest = json.loads(tar.extractfile(first).read(first.size + 1))
     if not isinstance(manifest, dict) or manifest.get("format") != FORMAT \

@@ -95,7 +95,7 @@ def test_rounds_on_the_changed_vertices_neighbours(backend, small, monkeypatch):
     # every round after the first counts only the neighbours of what changed (the threshold
     # lifted): the same labels as every vertex counted, on graphs whose labels oscillate
     # (a path's two ends, RMAT's bipartite corners); directed graphs count every vertex
-    from primitives import cdlp as mod
+    from gunpy.primitives import cdlp as mod
     monkeypatch.setattr(mod, "FRONTIER_BELOW", 1.0)
     graphs = dict(nasty_graphs(small=True))
     if small:  # the simulator: the oscillating and hub-shaped ones
