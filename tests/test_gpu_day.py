@@ -174,8 +174,11 @@ def test_sigterm_mid_run_stops_bundles_and_reports(tmp_path, day):
 
 
 def test_a_phase_limit_and_the_budget_cap(tmp_path, day):
+    # an empty kernel cache: the smoke must compile its kernels, which takes longer than
+    # its 3 s limit (with a warm shared cache it can end in time: no timeout to test)
     p, took, out = _day(tmp_path, "--dry-run", "cpu", "--only", "smoke,diff,tests",
-                        "--limit", "smoke=3", "--budget", "20")
+                        "--limit", "smoke=3", "--budget", "20",
+                        GUNPY_CACHE_DIR=str(tmp_path / "cold-cache"))
     report = (out / day.REPORT_NAME).read_text()
     phases = _phases(report)
     status, secs, limit = phases["2a. smoke: gunpy's launcher"]
