@@ -486,3 +486,39 @@ def test_no_operator_writes_into_a_frontier_the_caller_holds(op, backend):
         # filter whose hooks are the defaults: Gunrock's filter bypass)
         assert all(out is not x for x in held if x is not h)
         assert [sorted(x.to_numpy().tolist()) for x in held] == before
+
+
+def test_hook_integer_arithmetic_is_64_bit_on_every_backend(backend):
+    # vertex ids are int32; compiled code widens arithmetic on them to 64 bits, and the
+    # simulator's hooks get int64 arguments so it computes the same (neither raises, and
+    # neither wraps at 32 bits)
+    G = gunpy.generators.path(40, directed=True)
+    HashData = namedtuple("HashData", "out")
+
+    class Hash(Functor):
+        @staticmethod
+        def cond_edge(src, dst, edge, weight, data):
+            data.out[dst] = dst * 2654435761 + src * 3 * 1000000000
+            return True
+
+    class HashProblem(Problem):
+        Data = HashData
+
+        def init(self):
+            self.out = self.vertex_array(np.int64, fill=-1)
+
+    class HashEnactor(Enactor):
+        def prepare_frontier(self, frontier):
+            frontier.push(np.arange(39, dtype=np.int32))
+
+        def loop(self, frontier):
+            self.advance(frontier, Hash, output="none")
+            frontier.clear()
+            return frontier
+
+    p = HashProblem(G, backend=backend)
+    HashEnactor(p).enact()
+    v = np.arange(40, dtype=np.int64)
+    expect = v * 2654435761 + (v - 1) * 3 * 1000000000
+    expect[0] = -1
+    assert np.array_equal(p.to_host(p.out), expect)

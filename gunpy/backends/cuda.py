@@ -35,6 +35,7 @@ to the Python source), so that compute-sanitizer names the file and line of each
 hazard; they are cached apart from the plain kernels.
 """
 
+import functools
 import os
 import re
 
@@ -328,7 +329,28 @@ class CudaBackend(Backend):
             dst[:n].copy_to_device(src[:n], stream=self.stream.numba)
 
     def device_function(self, pyfunc):
+        if ON_CUDASIM:
+            pyfunc = _widened(pyfunc)
         return cuda.jit(device=True, inline="always")(pyfunc)
+
+    def value_function(self, pyfunc):
+        return cuda.jit(device=True, inline="always")(pyfunc)  # a GraphBLAS op: as typed
+
+
+def _widened(pyfunc):
+    """Under the simulator, a hook with its narrow integer arguments made ``int64``.
+
+    Compiled code (numba on the CPU, numba-cuda on a GPU) does integer arithmetic on
+    ``int32`` vertex ids in 64 bits (numba widens integers to ``intp``); the simulator
+    runs the hook in Python on NumPy scalars, where ``np.int32(v) * 2654435761`` raises
+    ``OverflowError`` and ``v * 3`` wraps at 32 bits. Widening the arguments makes the
+    simulator compute what compiled code computes.
+    """
+    @functools.wraps(pyfunc)
+    def hook(*args):
+        return pyfunc(*[np.int64(a) if isinstance(a, np.integer) and a.itemsize < 8 else a
+                        for a in args])
+    return hook
 
 
 class StagingRing:
