@@ -1,6 +1,7 @@
 """The benchmark suite runs end to end on a tiny graph and reports what it promises."""
 
 import json
+import sys
 
 import pytest
 
@@ -177,3 +178,26 @@ def test_neighbours_times_gunpy_alone_and_after_each_peer(tmp_path):
         assert all(r["median_ms"] > 0 for r in befores.values())
     assert "threads: threading_layer" in data["machine"]  # the setting is printed beside
     assert "| karate | bfs | scipy |" in (out / "neighbours.md").read_text()
+
+
+def test_progress_bars_on_a_terminal_only_and_never_with_quiet(monkeypatch):
+    import io
+
+    class Terminal(io.StringIO):
+        def isatty(self):
+            return True
+
+    from gunpy.bench.suite import build_parser, run_suite
+    argv = ["--graphs", "karate", "--primitives", "bfs", "--roots", "2", "--peer-roots", "1",
+            "--reps", "1", "--backend", "cpu", "--skip-peers", "networkx", "gunpy.blas",
+            "graphblas", "igraph", "networkit"]
+    shown = {}
+    for name, stream, extra in (("pipe", io.StringIO(), []), ("terminal", Terminal(), []),
+                                ("quiet terminal", Terminal(), ["-q"])):
+        monkeypatch.setattr(sys, "stderr", stream)
+        assert run_suite(build_parser().parse_args([*argv, *extra]))
+        shown[name] = stream.getvalue()
+    monkeypatch.undo()
+    assert "graphs" not in shown["pipe"] and "karate" not in shown["pipe"], shown["pipe"]
+    assert "graphs: 100%" in shown["terminal"] and "1/1" in shown["terminal"], shown["terminal"]
+    assert "graphs" not in shown["quiet terminal"], shown["quiet terminal"]

@@ -48,6 +48,7 @@ from gunpy.bench.report import markdown, plots  # noqa: F401  (re-exported)
 from gunpy.bench.strategies import strategy_markdown, strategy_table  # noqa: F401
 from gunpy.bench.cases import Case, counts_agree, repeated, scipy_close, traversal
 from gunpy.bench.timing import alone, summary
+from gunpy.progress import bar
 
 __all__ = ["main", "run_suite"]
 
@@ -138,8 +139,6 @@ def _bench_tc(G, case):
 
 def run_suite(args):
     """Run the configured suite; returns the list of result rows."""
-    from tqdm.auto import tqdm
-
     import gunpy
     from gunpy import backends
     from gunpy.backends import threads
@@ -155,7 +154,10 @@ def run_suite(args):
     BlasPeer.backend = backend
     peers_all = [P() for P in ALL_PEERS if P.name not in args.skip_peers]
     peers_all = [p for p in peers_all if p.available()]
-    for gname in tqdm(graphs, desc="graphs", disable=args.quiet):
+    shown = False if args.quiet else None  # bars on a terminal only, none with -q
+    graphs_bar = bar(len(graphs), "graphs", unit="graph", enabled=shown, leave=True)
+    for gname in graphs:
+        graphs_bar.update()
         t0 = time.perf_counter()
         G = _graph(gname, args.seed)
         Gw = _weighted_twin(G, args.seed)
@@ -166,9 +168,9 @@ def run_suite(args):
         rows.append(dict(graph=gname, primitive="graph", library="-", vertices=G.num_vertices,
                          edges=G.num_edges, directed=G.directed, build_ms=load_ms))
         steps = len(args.primitives) * (len(peers) + 2)
-        with tqdm(total=steps, desc=gname, leave=False, disable=args.quiet) as bar:
+        with bar(steps, gname, unit="row", enabled=shown) as rows_bar:
             case = Case(gname, backend, _roots(G, args.roots, args.seed), args.peer_roots,
-                        args.reps, peers, rows, not args.no_validate, bar)
+                        args.reps, peers, rows, not args.no_validate, rows_bar)
             benches = {"bfs": lambda: _bench_bfs(G, case, args), "sssp": lambda: _bench_sssp(Gw, case),
                        "cc": lambda: _bench_cc(G, case), "pagerank": lambda: _bench_pagerank(G, case),
                        "bc": lambda: _bench_bc(G, case), "tc": lambda: _bench_tc(G, case)}
@@ -177,6 +179,7 @@ def run_suite(args):
                     benches[pname]()
                 else:
                     _bench_registered(pname, G, Gw, case)
+    graphs_bar.close()
     return rows
 
 
