@@ -39,7 +39,8 @@ from gunpy.dist import comm as dist_comm
 
 SECTIONS = [
     ("Graphs", [gunpy.Graph, gunpy.Graph.from_edges, gunpy.Graph.from_scipy,
-                gunpy.Graph.from_networkx, gunpy.Graph.to_scipy, gunpy.Graph.to_networkx,
+                gunpy.Graph.from_networkx, gunpy.Graph.from_pandas,
+                gunpy.Graph.from_edge_index, gunpy.Graph.to_scipy, gunpy.Graph.to_networkx,
                 gunpy.Graph.csc, gunpy.read_mtx, gunpy.read_edgelist, gunpy.read_metis,
                 gunpy.io.detect_format]),
     ("Datasets", [datasets.available, datasets.remote, datasets.info, datasets.load,

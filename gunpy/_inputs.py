@@ -26,6 +26,47 @@ _KINDS = {"b": "booleans", "f": "floats", "c": "complex numbers", "U": "strings"
           "V": "records"}
 
 
+#: DLPack's device types (``__dlpack_device__()[0]``) by name; 1 and 3 are host memory
+_DLPACK_DEVICES = {1: "CPU", 2: "CUDA", 3: "CUDA host", 4: "OpenCL", 7: "Vulkan",
+                   8: "Metal", 9: "VPI", 10: "ROCm", 11: "ROCm host", 13: "CUDA managed",
+                   14: "oneAPI"}
+
+
+def _host(name, a):
+    """``a`` as a NumPy array, without a copy where it can be read in place.
+
+    NumPy arrays and array-likes (lists, pandas and pyarrow columns) go through
+    ``np.asarray``; objects that speak DLPack from host memory (PyTorch CPU tensors,
+    JAX CPU arrays) through ``np.from_dlpack``. Arrays in device memory (CuPy,
+    PyTorch CUDA tensors, numba device arrays, cuDF columns) are refused with the
+    device named: graphs are built from host memory.
+    """
+    if isinstance(a, np.ndarray):
+        return a
+    where = None
+    try:
+        if getattr(a, "__cuda_array_interface__", None) is not None:
+            where = "GPU memory (it has __cuda_array_interface__)"
+        elif hasattr(a, "__dlpack_device__"):
+            kind, dev = a.__dlpack_device__()
+            if int(kind) not in (1, 3):
+                where = f"{_DLPACK_DEVICES.get(int(kind), f'DLPack device type {kind}')} " \
+                        f"memory (device {dev})"
+    except Exception:  # a property that cannot answer: read it as an array-like below
+        where = None
+    if where is not None:
+        kind = f"{type(a).__module__.split('.')[0]}.{type(a).__name__}"
+        raise ValueError(f"{name} is a {kind} in {where}; gunpy builds graphs from host "
+                         "memory: copy it first (CuPy: .get(), PyTorch: .cpu(), numba: "
+                         ".copy_to_host(), cuDF: .to_pandas())")
+    if hasattr(a, "__dlpack__") and not hasattr(a, "__array__"):
+        try:
+            return np.from_dlpack(a)
+        except (TypeError, BufferError, RuntimeError, ValueError):
+            pass  # a dtype NumPy cannot view (bfloat16...): the array-like path says why
+    return np.asarray(a)
+
+
 def _refuse_kind(name, arr, what):
     """Raise unless ``arr`` holds integers (an empty array of any numeric kind passes).
 
@@ -35,6 +76,8 @@ def _refuse_kind(name, arr, what):
     kind = arr.dtype.kind
     if kind in "iu" or (arr.size == 0 and kind in "fb"):
         return
+    if kind == "O" and arr.size and isinstance(arr.flat[0], str):
+        kind = "U"  # strings in an object array (a pandas column)
     hint = ""
     if kind == "f":
         hint = "; convert whole numbers with .astype(np.int64) first"
@@ -61,7 +104,7 @@ def _as_id_array(name, a):
     The caller's array itself is returned when it already is one of those
     (contiguous): it is only read from then on, never kept or written.
     """
-    arr = np.asarray(a)
+    arr = _host(name, a)
     _one_dim(name, arr)
     if arr.size == 0:
         return np.zeros(0, dtype=np.int64)
@@ -90,7 +133,7 @@ def _as_count(name, value):
 
 def _as_weights(weights, m):
     """Validate edge weights (one real number per edge) and return a float64 copy."""
-    w = np.asarray(weights)
+    w = _host("weights", weights)
     if w.ndim != 1 or w.shape[0] != m:
         raise ValueError(f"weights must be a 1-D array of length {m} (one per edge), "
                          f"got shape {w.shape}")
@@ -109,7 +152,7 @@ def _as_weights(weights, m):
 
 def _as_row_offsets(a):
     """Validate user row offsets (integers, 1-D, non-empty) and return an int64 copy."""
-    ro = np.asarray(a)
+    ro = _host("row_offsets", a)
     _one_dim("row_offsets", ro)
     if ro.shape[0] < 1:
         raise ValueError("row_offsets must have num_vertices + 1 entries, got none")
@@ -133,7 +176,7 @@ def _check_offsets(ro, m):
 
 def _as_column_indices(a, n):
     """Validate user column indices (integers in 0..n-1) and return a copy of the index type."""
-    ci = np.asarray(a)
+    ci = _host("column_indices", a)
     _one_dim("column_indices", ci)
     if ci.size == 0:
         return np.zeros(0, dtype=_index_dtype(n))

@@ -14,7 +14,7 @@ import scipy.sparse as sp
 
 from gunpy._csr import build_csr, reverse_edge_ids, transpose_csr
 from gunpy._inputs import (_as_column_indices, _as_count, _as_id_array, _as_row_offsets,
-                           _as_weights, _check_offsets, _index_dtype, _nx_weights)
+                           _as_weights, _check_offsets, _host, _index_dtype, _nx_weights)
 
 __all__ = ["Graph", "CSC", "DeviceCache"]
 
@@ -276,6 +276,83 @@ class Graph:
                               directed=nxg.is_directed(), remove_self_loops=remove_self_loops,
                               remove_duplicates=remove_duplicates, node_labels=labels)
 
+    @classmethod
+    def from_edge_index(cls, edge_index, edge_weight=None, *, num_nodes=None, directed=True,
+                        remove_self_loops=True, remove_duplicates=True):
+        """Build a graph from a PyTorch Geometric style ``edge_index`` (shape ``(2, E)``).
+
+        ``edge_index[0]`` holds the sources and ``edge_index[1]`` the targets;
+        ``edge_weight`` (optional) one weight per column, ``num_nodes`` the vertex
+        count (default: the largest id + 1). PyG stores an undirected graph with both
+        directions: pass ``directed=False`` and the duplicates merge. Any array in host
+        memory works (NumPy, a PyTorch CPU tensor, anything with ``__dlpack__``); the
+        rest is :meth:`from_edges`.
+
+        >>> import numpy as np, gunpy
+        >>> G = gunpy.Graph.from_edge_index(np.array([[0, 1, 1, 2], [1, 0, 2, 1]]),
+        ...                                 directed=False)
+        >>> G.num_vertices, G.num_edges
+        (3, 4)
+        """
+        ei = _host("edge_index", edge_index)
+        if ei.ndim != 2 or ei.shape[0] != 2:
+            raise ValueError(f"edge_index must have shape (2, E) (sources, then targets), "
+                             f"got shape {ei.shape}")
+        return cls.from_edges(ei[0], ei[1], edge_weight, num_vertices=num_nodes,
+                              directed=directed, remove_self_loops=remove_self_loops,
+                              remove_duplicates=remove_duplicates)
+
+    @classmethod
+    def from_pandas(cls, df, source="source", target="target", edge_attr=None, *,
+                    directed=True, renumber=True, remove_self_loops=True,
+                    remove_duplicates=True):
+        """Build a graph from a table of edges: one row per edge (networkx's
+        ``from_pandas_edgelist`` arguments).
+
+        Parameters
+        ----------
+        df : pandas.DataFrame, or any table whose ``df[column]`` is array-like
+            (a pyarrow ``Table``, a polars ``DataFrame``, a dict of arrays).
+        source, target : column names
+        edge_attr : column name, optional
+            The weight column (one column; ``None`` for an unweighted graph).
+        directed : bool, default True
+        renumber : bool, default True
+            Vertices are the distinct labels of ``source`` and ``target`` (any
+            hashable values: strings, integers...), numbered in sorted order
+            (labels that cannot be sorted: in order of first appearance), kept in
+            ``G.node_labels``; the same vertex set as networkx's. ``False``: the
+            columns are integer vertex ids ``0..n-1`` used as they are.
+
+        >>> import pandas as pd, gunpy
+        >>> df = pd.DataFrame({"source": ["a", "b"], "target": ["b", "c"], "w": [2.0, 3.0]})
+        >>> G = gunpy.Graph.from_pandas(df, edge_attr="w", directed=False)
+        >>> G.node_labels, G.num_edges
+        (['a', 'b', 'c'], 4)
+        """
+        if edge_attr is not None and not isinstance(edge_attr, (str, int)):
+            raise ValueError(f"edge_attr must name one column (the weight), got {edge_attr!r}")
+        cols = {}
+        for role, col in (("source", source), ("target", target), ("edge_attr", edge_attr)):
+            if col is None:
+                continue
+            try:
+                cols[role] = _host(f"column {col!r}", df[col])
+            except (KeyError, IndexError):
+                have = list(getattr(df, "columns", getattr(df, "keys", lambda: [])()))
+                raise ValueError(f"{role}={col!r} is not a column of the table "
+                                 f"(columns: {have})") from None
+        s, d = cols["source"], cols["target"]
+        labels = n = None
+        if renumber:
+            labels, ids = _factorize(np.concatenate([s.ravel(), d.ravel()]))
+            s, d, n = ids[:s.size], ids[s.size:], len(labels)
+            if labels == list(range(n)):
+                labels = None
+        return cls.from_edges(s, d, cols.get("edge_attr"), num_vertices=n, directed=directed,
+                              remove_self_loops=remove_self_loops,
+                              remove_duplicates=remove_duplicates, node_labels=labels)
+
     # ---------------------------------------------------------------- convert
     def to_scipy(self):
         """The adjacency matrix as a ``scipy.sparse.csr_array`` (weights, or ones)."""
@@ -432,6 +509,19 @@ class Graph:
         kind = "directed" if self.directed else "undirected"
         w = ", weighted" if self.values is not None else ""
         return f"<gunpy.Graph {kind}{w}: {self.num_vertices} vertices, {self.num_edges} edges>"
+
+
+def _factorize(values):
+    """``(labels, ids)``: the distinct values (sorted, else in order of first appearance)
+    and each value's index among them (int64)."""
+    try:
+        uniq, ids = np.unique(values, return_inverse=True)
+        return uniq.tolist(), ids.astype(np.int64, copy=False)
+    except TypeError:  # labels of types that do not compare
+        index = {}
+        ids = np.fromiter((index.setdefault(v, len(index)) for v in values.tolist()),
+                          dtype=np.int64, count=values.size)
+        return list(index), ids
 
 
 def _is_symmetric(A):

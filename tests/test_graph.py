@@ -255,3 +255,102 @@ def test_graph_arrays_are_read_only_and_rebinding_drops_copies(backend):
     G.values = [1.0, 5.0]
     assert len(G._device) == 0  # a stale device copy of the old weights would give 3.0
     assert gunpy.sssp(G, 0, backend=backend).distance.tolist() == [0.0, 1.0, 6.0]
+
+
+# ----------------------------------------------------------------------------- tables, PyG, DLPack
+def _edge_table(rng, labels, m):
+    import pandas as pd
+    pick = rng.integers(0, len(labels), size=(2, m))
+    return pd.DataFrame({"a": [labels[i] for i in pick[0]], "b": [labels[i] for i in pick[1]],
+                         "w": rng.integers(1, 9, size=m).astype(float)})
+
+
+@pytest.mark.parametrize("labels", [["x", "y", "z", "hub", "q", "r"], [7, 3, 100, 42, 5],
+                                    list(range(6)), [("t", 1), ("t", 2), ("u", 0)]],
+                         ids=["strings", "sparse-ints", "dense-ints", "tuples"])
+@pytest.mark.parametrize("directed", [True, False])
+def test_from_pandas_equals_networkx_from_pandas_edgelist(labels, directed):
+    rng = np.random.default_rng(len(labels) + directed)
+    df = _edge_table(rng, labels, 30).drop_duplicates(["a", "b"])
+    if not directed:  # one weight per unordered pair, as networkx keeps the last one
+        key = df[["a", "b"]].apply(lambda r: frozenset((r.a, r.b)), axis=1)
+        df = df[~key.duplicated()]
+    H = nx.from_pandas_edgelist(df, "a", "b", edge_attr="w",
+                                create_using=nx.DiGraph if directed else nx.Graph)
+    G = gunpy.Graph.from_pandas(df, "a", "b", edge_attr="w", directed=directed,
+                                remove_self_loops=False)
+    mine = G.to_networkx()
+    assert set(mine.nodes) == set(H.nodes) and G.num_vertices == H.number_of_nodes()
+    pair = tuple if directed else frozenset
+    assert {(pair((u, v)), d["weight"]) for u, v, d in mine.edges(data=True)} == \
+        {(pair((u, v)), d["w"]) for u, v, d in H.edges(data=True)}
+    assert mine.number_of_edges() == H.number_of_edges()
+
+
+def test_from_pandas_without_renumbering_uses_the_ids():
+    import pandas as pd
+    df = pd.DataFrame({"source": [0, 4], "target": [4, 2]})
+    G = gunpy.Graph.from_pandas(df, renumber=False)
+    assert G.num_vertices == 5 and G.node_labels is None and not G.weighted
+    assert gunpy.bfs(G, 0).depth.tolist() == [0, -1, 2, -1, 1]
+    # a plain dict of columns is a table too
+    assert gunpy.Graph.from_pandas({"s": np.array([1, 2]), "t": np.array([2, 1])}, "s", "t",
+                                   renumber=False).num_edges == 2
+
+
+def test_from_pandas_mistakes_are_clear():
+    import pandas as pd
+    df = pd.DataFrame({"source": ["a"], "target": ["b"], "w": [1.0]})
+    with pytest.raises(ValueError, match=r"target='dst' is not a column .*'source', 'target', 'w'"):
+        gunpy.Graph.from_pandas(df, target="dst")
+    with pytest.raises(ValueError, match="edge_attr must name one column"):
+        gunpy.Graph.from_pandas(df, edge_attr=["w"])
+    with pytest.raises(ValueError, match="must hold integer vertex ids, got strings"):
+        gunpy.Graph.from_pandas(df, renumber=False)
+    bad = pd.DataFrame({"source": ["a"], "target": ["b"], "w": ["heavy"]})
+    with pytest.raises(ValueError, match="weights must be real numbers"):
+        gunpy.Graph.from_pandas(bad, edge_attr="w")
+
+
+def test_from_edge_index_is_pyg_order():
+    ei = np.array([[0, 0, 1, 3], [1, 2, 2, 1]])
+    G = gunpy.Graph.from_edge_index(ei, np.array([1.0, 2.0, 3.0, 4.0]), num_nodes=5)
+    assert G.num_vertices == 5
+    assert sorted(zip(*G.to_scipy().nonzero())) == [(0, 1), (0, 2), (1, 2), (3, 1)]
+    assert G.to_scipy()[3, 1] == 4.0
+    for shape in [(4,), (3, 4), (4, 2)]:
+        with pytest.raises(ValueError, match=r"edge_index must have shape \(2, E\)"):
+            gunpy.Graph.from_edge_index(np.zeros(shape, dtype=np.int64))
+
+
+class _DLPackOnly:
+    """An array that speaks DLPack only (as a PyTorch or JAX array on the host does)."""
+
+    def __init__(self, a, device=(1, 0)):
+        self.a, self.device = a, device
+
+    def __dlpack__(self, **kw):
+        return self.a.__dlpack__(**kw)
+
+    def __dlpack_device__(self):
+        return self.device
+
+
+def test_host_dlpack_arrays_are_read_and_device_arrays_refused_with_the_device_named():
+    src, dst = np.array([0, 1, 2]), np.array([1, 2, 0])
+    G = gunpy.Graph.from_edges(_DLPackOnly(src), _DLPackOnly(dst),
+                               _DLPackOnly(np.array([1.0, 2.0, 3.0])))
+    assert G.num_edges == 3 and G.values.tolist() == [1.0, 2.0, 3.0]
+    ro, ci = G.row_offsets.copy(), G.column_indices.copy()
+    assert gunpy.Graph(_DLPackOnly(ro), _DLPackOnly(ci)).num_edges == 3
+
+    class OnTheGPU:
+        __cuda_array_interface__ = {"shape": (3,), "typestr": "<i8", "data": (0, False),
+                                    "version": 3}
+
+    with pytest.raises(ValueError, match=r"src is a .*OnTheGPU in GPU memory .*\.get\(\)"):
+        gunpy.Graph.from_edges(OnTheGPU(), dst)
+    with pytest.raises(ValueError, match=r"weights is a .* in ROCm memory \(device 1\)"):
+        gunpy.Graph.from_edges(src, dst, _DLPackOnly(np.ones(3), device=(10, 1)))
+    with pytest.raises(ValueError, match=r"edge_index is a .* in CUDA memory \(device 0\)"):
+        gunpy.Graph.from_edge_index(_DLPackOnly(np.zeros((2, 1), np.int64), device=(2, 0)))
