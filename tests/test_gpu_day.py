@@ -151,7 +151,10 @@ def test_sigterm_mid_run_stops_bundles_and_reports(tmp_path, day):
     out, work = tmp_path / "out", tmp_path / "work"
     cmd = [sys.executable, SCRIPT, "--dry-run", "cpu", "--out", str(out), "--work", str(work),
            "--only", "smoke,tests", "--budget", "100"]
-    proc = subprocess.Popen(cmd, cwd=ROOT, env=_env(tmp_path), stdout=subprocess.PIPE,
+    # an empty kernel cache keeps the smoke busy compiling when the signal comes (with a
+    # warm one it could end within the 1.5 s)
+    env = _env(tmp_path, GUNPY_CACHE_DIR=str(tmp_path / "cold"))
+    proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.PIPE,
                             stderr=subprocess.STDOUT, text=True)
     for line in proc.stdout:  # the smoke phase has started: stop the day
         if "2a. smoke: gunpy's launcher (limit" in line:
