@@ -147,6 +147,9 @@ def test_networkx_own_tests_pass_with_gunpy_as_test_backend(tmp_path):
             "networkx.algorithms.community.tests.test_louvain",
             "networkx.algorithms.tests.test_core",
             "networkx.algorithms.link_analysis.tests.test_hits",
+            "networkx.algorithms.tests.test_isolate",
+            "networkx.algorithms.tests.test_reciprocity",
+            "networkx.classes.tests.test_function",
             # the spanning-forest classes, and the multigraph iterator's (its edge_subgraph
             # views of a MultiGraph reach the conversion: len() of their rows counts keys)
             *(f"networkx.algorithms.tree.tests.test_mst::{name}" for name in
@@ -173,7 +176,8 @@ def test_networkx_own_tests_pass_with_gunpy_as_test_backend(tmp_path):
     # test_unweighted and test_generic single-target and all-pairs paths, predecessor and
     # average_shortest_path_length; test_degree_centrality the degree centralities;
     # test_efficiency global_efficiency; test_mst's Kruskal and Borůvka classes
-    # minimum_spanning_tree and minimum_spanning_edges)
+    # minimum_spanning_tree and minimum_spanning_edges; test_isolate and test_reciprocity
+    # their families; test_function number_of_selfloops and is_negatively_weighted)
     assert missing == "[]", tail
     # the weighted betweenness tests (both functions, k sampled too) answered by gunpy
     weighted = [line for line in out.stdout.splitlines() if line.startswith("GUNPY_WEIGHTED")]

@@ -261,3 +261,30 @@ def test_pagerank_start_vector():
     assert list(got) == list(want)
     assert max(abs(got[v] - want[v]) for v in g) < 1e-12
     assert max(abs(got[v] - nx.pagerank(g, tol=1e-3)[v]) for v in g) > 1e-5
+
+
+def test_structure_functions_equal_networkx_on_random_graphs():
+    import random
+    for seed in range(20):
+        r = random.Random(seed)
+        for directed in (False, True):
+            g = nx.gnm_random_graph(r.randint(0, 12), r.randint(0, 20), seed=seed,
+                                    directed=directed)
+            for u, v in list(g.edges)[:3]:
+                g[u][v]["weight"] = r.choice([-1, 2, 0.5])
+            if g and r.random() < 0.5:
+                n = r.choice(list(g))
+                g.add_edge(n, n)
+            for f in ("isolates", "number_of_isolates", "number_of_selfloops",
+                      "is_negatively_weighted"):
+                want, got = getattr(nx, f)(g), getattr(nx, f)(g, backend="gunpy")
+                if f == "isolates":
+                    want, got = list(want), list(got)
+                assert want == got, (f, seed)
+            assert [nx.is_isolate(g, n) for n in g] == \
+                [nx.is_isolate(g, n, backend="gunpy") for n in g]
+            if directed:
+                if g.number_of_edges():
+                    assert nx.overall_reciprocity(g) == nx.overall_reciprocity(g, backend="gunpy")
+                some = list(g)[:5]
+                assert nx.reciprocity(g, some) == nx.reciprocity(g, some, backend="gunpy")

@@ -64,7 +64,7 @@ def get_info():
 import gunpy  # noqa: E402,F401  (tests patch gunpy.<primitive> through this name)
 
 from ._graph import GunpyGraph, convert_from_nx, convert_to_nx
-from . import centrality, cluster, community, components, paths, traversal, tree
+from . import centrality, cluster, community, components, paths, structure, traversal, tree
 from .dispatch import can_run, should_run
 
 __all__ = ["BackendInterface", "GunpyGraph", "get_info"]
@@ -83,7 +83,7 @@ class BackendInterface:
         """networkx's test-suite hook: nothing to mark; unsupported calls are declined."""
 
 
-_FAMILIES = (traversal, paths, components, centrality, cluster, community, tree)
+_FAMILIES = (traversal, paths, components, centrality, cluster, community, tree, structure)
 for _name in _FUNCTIONS:  # every dispatched function, under its networkx name
     _family = next(m for m in _FAMILIES if hasattr(m, _name))
     setattr(BackendInterface, _name, staticmethod(getattr(_family, _name)))

@@ -128,4 +128,13 @@ _FUNCTIONS = {
                               "algorithm='boruvka' where weights are distinct; prim, NaN "
                               "weights, multigraphs left to networkx",
     "minimum_spanning_tree": "the same forest, in networkx's graph (attributes kept)",
+    "isolates": "nodes with no out- or in-edge: gunpy.spmv degrees (a generator, in node "
+                "order)",
+    "number_of_isolates": "the same count",
+    "is_isolate": "the node's row and in-degree (nodes not in the graph left to networkx)",
+    "number_of_selfloops": "edges u -> u in the CSR (multigraphs left to networkx)",
+    "is_negatively_weighted": "any negative weight (edge= and multigraphs left to networkx)",
+    "reciprocity": "each edge's reverse found by a sorted search of the edge keys; nodes= "
+                   "a node or an nbunch, as networkx",
+    "overall_reciprocity": "the same search: reciprocated edges over all edges",
 }

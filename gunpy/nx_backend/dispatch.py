@@ -351,6 +351,34 @@ def _multi(p):
     return p["nxg"] is not None and p["nxg"].is_multigraph()
 
 
+def _a_node(name):
+    def check(p):
+        try:
+            if p["nxg"] is not None and p[name] in p["nxg"]:
+                return None
+        except TypeError:
+            pass
+        return f"{name} is not a node of the graph (networkx raises its error)"
+    return check
+
+
+def _no_edge(p):
+    if p["edge"] is not None:
+        return "edge= (one edge's weight) is left to networkx"
+    if p["weight"] is not None and p["nxg"] is not None:
+        f = _facts(p["nxg"], p["weight"])
+        if not f.numeric:
+            return "non-numeric weights (strings, Decimal, Fraction, complex) are left to networkx"
+        if f.most > sys.float_info.max:
+            return "integer weights beyond float64's range are left to networkx"
+
+
+def _directed_simple(p):
+    g = p["nxg"]
+    if g is not None and (not g.is_directed() or g.is_multigraph()):
+        return "undirected graphs and multigraphs are left to networkx"
+
+
 def _clustering(p):
     if p["nxg"] is not None and p["nxg"].is_directed():
         return "directed clustering (networkx's directed triangles) is not supported"
@@ -464,4 +492,9 @@ _CHECKS = {
     **{name: (_simple,) for name in ("degree_centrality", "in_degree_centrality",
                                      "out_degree_centrality")},
     "average_shortest_path_length": (_average_path,),
+    "is_isolate": (_a_node("n"),),
+    "number_of_selfloops": (_simple,),
+    "is_negatively_weighted": (_simple, _no_edge),
+    "reciprocity": (_directed_simple,),
+    "overall_reciprocity": (_directed_simple,),
 }
