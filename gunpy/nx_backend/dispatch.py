@@ -362,7 +362,7 @@ def _a_node(name):
     return check
 
 
-def _no_edge(p):
+def _whole_graph_weights(p):
     if p["edge"] is not None:
         return "edge= (one edge's weight) is left to networkx"
     if p["weight"] is not None and p["nxg"] is not None:
@@ -494,7 +494,7 @@ _CHECKS = {
     "average_shortest_path_length": (_average_path,),
     "is_isolate": (_a_node("n"),),
     "number_of_selfloops": (_simple,),
-    "is_negatively_weighted": (_simple, _no_edge),
+    "is_negatively_weighted": (_simple, _whole_graph_weights),
     "reciprocity": (_directed_simple,),
     "overall_reciprocity": (_directed_simple,),
 }
