@@ -143,4 +143,7 @@ register_primitive(Primitive(
     "spmv", spmv, fields=SpMVResult._fields, summary=_summary, weighted=True,
     options=(Option("mapping", "auto", "CUDA rows to threads", choices=("auto", "thread",
                                                                          "warp")),),
-    networkx=("degree_centrality", "in_degree_centrality", "out_degree_centrality")))
+    # spmv of ones gives the degrees; the structure questions read the same CSR
+    networkx=("degree_centrality", "in_degree_centrality", "out_degree_centrality",
+              "isolates", "number_of_isolates", "is_isolate", "reciprocity",
+              "overall_reciprocity", "number_of_selfloops", "is_negatively_weighted")))
