@@ -230,9 +230,13 @@ def test_cdlp_rounds_and_lcc_keep_their_budget():
     # few change; LCC, a second run: the intersections and the normalising reduction in 5
     # launches and 2 syncs, nothing uploaded or allocated (the first uploads the oriented
     # graph: a copy that waits for the staging ring counts as a sync)
+    # (the first round that advances the changed vertices' neighbours holds two frontiers
+    # and makes the enactor's third, once: its allocation's zero fill is one launch more)
     rounds = gunpy.cdlp(G, backend="cuda").stats.per_iteration
     assert len(rounds) == 10
-    assert all(r["launches"] <= 6 and r["syncs"] <= 1 for r in rounds[1:]), rounds  # 0: +Start
+    assert all(r["launches"] <= 6 + (r["allocs"] > 0) and r["syncs"] <= 1
+               for r in rounds[1:]), rounds  # 0: +Start
+    assert sum(r["allocs"] > 0 for r in rounds[1:]) <= 1, rounds
     assert rounds[-1]["launches"] == 0  # settled: nothing changed, nothing to count
     gunpy.lcc(G, backend="cuda")
     (whole,) = gunpy.lcc(G, backend="cuda").stats.per_iteration

@@ -144,6 +144,15 @@ def test_importing_gunpy_loads_nothing_heavy_and_writes_nothing():
         assert gunpy.bfs(G, 0, backend="cpu").depth.tolist() == [0, 1, 2, 3]
         assert "gunpy.primitives.bfs" in sys.modules
         assert "gunpy.primitives.louvain" not in sys.modules
+        # a primitive's module is an attribute of the package, imported on first use
+        import gunpy.primitives
+        assert gunpy.primitives.geo.random_locations and "gunpy.primitives.geo" in sys.modules
+        try:
+            gunpy.primitives.nope
+        except AttributeError as e:
+            assert "has no attribute 'nope'" in str(e)
+        else:
+            raise AssertionError("gunpy.primitives.nope")
         # CPU work never needs the CUDA backend's module
         assert "gunpy.backends.cuda" not in sys.modules, "the CUDA backend was made"
         from gunpy import registry
