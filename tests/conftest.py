@@ -36,8 +36,9 @@ def pytest_addoption(parser):
     parser.addoption("--cuda-mode", choices=MODES, default=None,
                      help="which target the tests exercise (default: cpu)")
     parser.addoption("--fuzz", action="store_true",
-                     help="long hypothesis profile for the differential fuzz tests "
-                          "(also GUNPY_FUZZ=1)")
+                     help="long hypothesis profile for the differential fuzz tests, and "
+                          "the extended runs CI leaves out (every blas semiring, gunpy.dist "
+                          "on 4 ranks) (also GUNPY_FUZZ=1)")
 
 
 def _mode(config):

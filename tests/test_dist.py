@@ -62,9 +62,12 @@ def _cpu_mode_only(mode):
 
 
 @pytest.mark.parametrize("k", [1, 2, 3, 4])
-def test_primitives_match_single_device_and_networkx(k):
+def test_primitives_match_single_device_and_networkx(k, request):
     # three ranks (uneven shares): BFS, CC and CDLP on every partition; SSSP, PageRank,
-    # bad input and the enactor on 1, 2 and 4 (CI time: 4 ranks on 2 cores take ~60 s)
+    # bad input and the enactor on 1, 2 and 4. Four ranks on CI's 2 cores take ~80 s,
+    # twice oversubscribed: with --fuzz (GUNPY_FUZZ=1) only
+    if k == 4 and not (request.config.getoption("--fuzz") or os.environ.get("GUNPY_FUZZ")):
+        pytest.skip("4 ranks: run with --fuzz (or GUNPY_FUZZ=1)")
     p = _launch(k, "partitions" if k == 3 else "check")
     out = p.stdout + p.stderr
     assert p.returncode == 0 and "DIST-OK" in p.stdout, out[-6000:]
