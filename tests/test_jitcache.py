@@ -496,6 +496,24 @@ print(jc.secret().hex())
 """
 
 
+def test_the_key_is_made_where_hard_links_are_not_supported(tmp_path, monkeypatch):
+    import stat
+
+    from gunpy import _cachesign
+
+    def no_links(src, dst):
+        raise OSError("no hard links here")
+
+    monkeypatch.setattr(_cachesign.os, "link", no_links)
+    path = str(tmp_path / "secret" / "cache.key")
+    _cachesign._create_key(path)
+    first = open(path, "rb").read()
+    assert len(first.strip()) == 64 and stat.S_IMODE(os.stat(path).st_mode) == 0o600
+    _cachesign._create_key(path)  # one is there: kept
+    assert open(path, "rb").read() == first
+    assert os.listdir(tmp_path / "secret") == ["cache.key"]  # no temporary file left
+
+
 def test_processes_creating_the_key_at_once_agree(tmp_path):
     import stat
     import time
