@@ -103,32 +103,32 @@ def _create_key(path):
     os.makedirs(folder, mode=0o700, exist_ok=True)
     text = os.urandom(32).hex().encode() + b"\n"
     tmp = f"{path}.tmp.{uuid.uuid4().hex[:12]}"
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    try:
-        os.write(fd, text)
-        os.fsync(fd)
-    finally:
-        os.close(fd)
+    _write_new(tmp, text)
     try:
         os.link(tmp, path)
     except FileExistsError:
         pass
     except OSError:  # no hard links on this file system
         try:
-            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+            _write_new(path, text)
         except FileExistsError:
             pass
-        else:
-            try:
-                os.write(fd, text)
-                os.fsync(fd)
-            finally:
-                os.close(fd)
     finally:
         try:
             os.unlink(tmp)
         except OSError:
             pass
+
+
+def _write_new(path, data):
+    """Create ``path`` (owner-only; ``FileExistsError`` if it is there) holding ``data``,
+    synced to disk."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    try:
+        os.write(fd, data)
+        os.fsync(fd)
+    finally:
+        os.close(fd)
 
 
 def secret():
