@@ -30,11 +30,16 @@ def number_of_isolates(G):
 
 
 def is_isolate(G, n):
-    # can_run: n is a node (networkx's own errors otherwise)
+    # can_run: n is a node (networkx's own errors otherwise). O(1) a call once the
+    # reverse graph is built (kept per graph): a loop over the nodes stays linear
+    from gunpy.primitives.scc import reverse_graph
     g, v = G.graph, G.node_index(n)
     if g.row_offsets[v + 1] > g.row_offsets[v]:
         return False
-    return not g.directed or bool(_in_degrees(G)[v] == 0)
+    if not g.directed:
+        return True
+    r = reverse_graph(g).row_offsets
+    return bool(r[v + 1] == r[v])
 
 
 def _sources(g):
