@@ -25,7 +25,12 @@ per environment (:func:`environment_folder`). One file per compiled kernel,
 named by a hash of its key and written to a temporary name then renamed, so
 processes running at once (pytest-xdist workers, MPI ranks) share it safely:
 two writers of one key write equivalent files, and a reader sees a whole file
-or none. A file that cannot be read is a miss (compiled again, rewritten); a
+or none. A process about to compile a kernel first claims it (an advisory lock
+beside its entry, :func:`_claim`): another process missing the same kernel
+meanwhile waits for the entry and loads it instead of compiling it too (MPI
+ranks starting together compile each kernel once), and compiles it itself
+after :data:`CLAIM_WAIT` seconds or where file locks do not work. A file that
+cannot be read is a miss (compiled again, rewritten); a
 cache that cannot be written (a read-only folder, ``GUNPY_CACHE_DIR`` naming a
 file, no usable key) warns once and compiles as if there were none
 (:func:`problem` says why). ``GUNPY_KERNEL_CACHE=0`` switches the cache off.
@@ -102,6 +107,58 @@ def cache_dir():
     return os.path.join(base, "gunpy", "kernels")
 
 
+# ----------------------------------------------------------------------------- claims
+#: how long a process waits for another one compiling the same kernel before compiling it too
+CLAIM_WAIT = 120.0
+_LOCK_SUFFIX = ".lock"
+
+
+def _claim(path):
+    """Claim the compilation of the kernel whose entry is ``path``.
+
+    Returns ``(file descriptor or None, written)``: ``written`` when another process
+    wrote the entry while this one waited (load it); otherwise the descriptor holds an
+    exclusive lock until :func:`_release` (None where locks cannot be taken: compile
+    unclaimed, as without this).
+    """
+    try:
+        import fcntl
+    except ImportError:  # no advisory locks here (Windows)
+        return None, False
+    lock = path + _LOCK_SUFFIX
+    try:
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o600)
+    except OSError:
+        return None, False
+    deadline = time.monotonic() + CLAIM_WAIT
+    while True:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            break
+        except BlockingIOError:  # another process is compiling it
+            if os.path.exists(path) or time.monotonic() > deadline:
+                os.close(fd)
+                return None, os.path.exists(path)
+            time.sleep(0.02)
+        except OSError:  # a file system without locks
+            os.close(fd)
+            return None, False
+    if os.path.exists(path):  # written between this process's miss and its lock
+        _release(fd, lock)
+        return None, True
+    return fd, False
+
+
+def _release(fd, lock):
+    """Drop a claim: the lock file goes (a waiter then finds the entry), then the lock."""
+    try:
+        os.unlink(lock)
+    except OSError:
+        pass
+    os.close(fd)
+
+
 # ----------------------------------------------------------------------------- rejects, problems
 _LOG = "rejected.log"
 _LOG_LIMIT = 1 << 20
@@ -161,6 +218,7 @@ class _KernelCache:
         qual = py_func.__qualname__.replace("<locals>.", "").replace("<", "").replace(">", "")
         self._folder = f"{module}.{qual}"
         self._enabled = True
+        self._claims = {}  # argument types -> (descriptor, lock file) of a claimed compile
         if target == "cuda":
             from numba.cuda.dispatcher import CUDACacheImpl
             self._impl = CUDACacheImpl.__new__(CUDACacheImpl)
@@ -241,6 +299,12 @@ class _KernelCache:
                 data = f.read()
                 st = os.fstat(f.fileno())
         except FileNotFoundError:
+            fd, written = _claim(path)
+            if written:  # another process compiled it meanwhile
+                return self._load(sig, target_context)
+            if fd is not None:
+                self._drop_claim(sig)
+                self._claims[_type_key(sig)] = (fd, path + _LOCK_SUFFIX)
             self._miss()
             return None
         except OSError:  # unreadable (permissions, I/O): compile, as for a missing file
@@ -257,7 +321,18 @@ class _KernelCache:
         _count("hits")
         return data
 
+    def _drop_claim(self, sig):
+        claim = self._claims.pop(_type_key(sig), None)
+        if claim is not None:
+            _release(*claim)
+
     def save_overload(self, sig, data):
+        try:
+            self._save(sig, data)
+        finally:
+            self._drop_claim(sig)
+
+    def _save(self, sig, data):
         if not self._enabled:
             return
         try:
@@ -295,7 +370,17 @@ def _attach(disp, pyfunc, target, options):
     """
     if not enabled():
         return disp
-    disp._cache = _KernelCache(pyfunc, target, dict(options))
+    cache = disp._cache = _KernelCache(pyfunc, target, dict(options))
+    compile_ = disp.compile
+
+    def compile(sig):  # a compile that fails drops its claim too (save_overload is not called)
+        try:
+            return compile_(sig)
+        except BaseException:
+            cache._drop_claim(sig)
+            raise
+
+    disp.compile = compile
     return disp
 
 
@@ -332,7 +417,8 @@ def _walk(root):
         for name in sorted(os.listdir(env_dir)):
             sub = os.path.join(env_dir, name)
             if os.path.isdir(sub):
-                yield env, sub, [f for f in os.listdir(sub) if f.endswith(_SUFFIX) or ".tmp." in f]
+                yield env, sub, [f for f in os.listdir(sub)
+                                 if f.endswith((_SUFFIX, _LOCK_SUFFIX)) or ".tmp." in f]
 
 
 def _size(path):

@@ -9,6 +9,7 @@ import os
 import subprocess
 import sys
 import textwrap
+import time
 
 import pytest
 
@@ -202,6 +203,11 @@ def test_concurrent_processes_share_one_cache(tmp_path):
         assert p.returncode == 0, err
         results.append(json.loads(out.strip().splitlines()[-1]))
     assert all(r["depth"] == results[0]["depth"] for r in results)
+    # each kernel compiled by one process only: the others waited for its entry and loaded it
+    entries = [f for _, _, fs in os.walk(cache) for f in fs if f.endswith(".gpk")]
+    assert sum(r["counters"]["misses"] for r in results) == len(entries) > 0
+    assert sum(r["counters"]["hits"] for r in results) == 3 * len(entries)
+    assert not [f for _, _, fs in os.walk(cache) for f in fs if f.endswith(".lock")]
     after = _run(BFS, _env(cache))
     assert after["counters"]["misses"] == 0 and after["depth"] == results[0]["depth"]
 
@@ -249,6 +255,36 @@ def test_uncacheable_objects_compile_but_are_not_cached(tmp_path, monkeypatch):
     assert k(3) == 4  # compiled and run as usual
     assert _jitcache.counters["uncacheable"] == before + 1
     assert not any(files for _, _, files in os.walk(tmp_path))
+
+
+def test_a_claimed_compile_makes_others_wait_then_compile_after_the_limit(tmp_path, monkeypatch):
+    from gunpy import _jitcache
+    path = str(tmp_path / "k" / "entry.gpk")
+    fd, written = _jitcache._claim(path)
+    assert fd is not None and not written and os.path.exists(path + ".lock")
+    monkeypatch.setattr(_jitcache, "CLAIM_WAIT", 0.3)
+    t0 = time.monotonic()
+    assert _jitcache._claim(path) == (None, False)  # held elsewhere: waited, then compile
+    assert time.monotonic() - t0 >= 0.3
+    open(path, "wb").close()                        # the holder wrote the entry
+    assert _jitcache._claim(path) == (None, True)   # a waiter loads it at once
+    _jitcache._release(fd, path + ".lock")
+    assert not os.path.exists(path + ".lock")
+
+
+def test_a_failed_compile_drops_its_claim(tmp_path, monkeypatch):
+    monkeypatch.setenv("GUNPY_CACHE_DIR", str(tmp_path))
+    import numba
+    from gunpy import _jitcache
+
+    def f(x):
+        return x.no_such_attribute
+
+    k = _jitcache.cpu_jit(f)
+    with pytest.raises(numba.TypingError):
+        k(3)
+    assert _jitcache.counters["misses"] > 0
+    assert not [f for _, _, fs in os.walk(tmp_path) for f in fs if f.endswith(".lock")]
 
 
 def test_fingerprint_follows_closures_and_globals():
