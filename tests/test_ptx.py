@@ -102,9 +102,8 @@ def test_every_cuda_kernel_has_a_persistent_cache_key():
     seen = {}
 
     class Recording(type(fresh())):
-        def run(self, kernel, items, *args, **kw):
+        def run(self, kernel, items, *args, **kw):  # recorded, not compiled: the keys matter
             seen[kernel.py_func.__qualname__] = kernel
-            return super().run(kernel, items, *args, **kw)
 
     be = Recording.__new__(Recording)
     be._setup((9, 0))

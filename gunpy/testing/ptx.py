@@ -124,7 +124,12 @@ class _PtxMixin:
         key = (pyfunc, argtypes)
         if key not in self.compiled:
             bounds = getattr(kernel, "targetoptions", {}).get("launch_bounds")
-            ptx, _ = cuda.compile_ptx(pyfunc, argtypes, cc=self.cc, launch_bounds=bounds)
+            same = _same_kernel(pyfunc, argtypes, self.cc, bounds)
+            ptx = _compiled_ptx.get(same)
+            if ptx is None:
+                ptx, _ = cuda.compile_ptx(pyfunc, argtypes, cc=self.cc, launch_bounds=bounds)
+                if same is not None:
+                    _compiled_ptx[same] = ptx
             self.compiled[key] = ptx
         if self.link and items > 0:
             threads = block_size or self.block_size
@@ -138,6 +143,23 @@ class _PtxMixin:
 
     def kernel_names(self):
         return sorted({f.__qualname__ for f, _ in self.compiled})
+
+
+#: PTX compiled in this process, by what the kernel is made of (:func:`_same_kernel`): a
+#: kernel factory called again, by another backend or test, makes a new function whose PTX
+#: is the same
+_compiled_ptx = {}
+
+
+def _same_kernel(pyfunc, argtypes, cc, bounds):
+    """A key equal for two kernels that compile to the same PTX (the persistent cache's
+    fingerprint of the function and what it reaches, and the argument types); None when
+    the function has no stable fingerprint."""
+    from gunpy._fingerprint import Uncacheable, _type_key, fingerprint
+    try:
+        return (fingerprint(pyfunc), _type_key(argtypes), tuple(cc), bounds)
+    except Uncacheable:
+        return None
 
 
 #: every distinct kernel linked in this process: PTX hash -> KernelReport (the cubin mode's table)
