@@ -1,6 +1,8 @@
-"""CSR construction on the host: :func:`build_csr`, :func:`transpose_csr`, :func:`reverse_edge_ids`.
+"""CSR construction on the host: :func:`build_csr`, :func:`transpose_csr`, :func:`reverse_edge_ids`
+(and :func:`build_csr_in_place`, the readers' build of a large unweighted directed graph
+inside the buffer of its edges).
 
-Two implementations with identical results:
+:func:`build_csr` has two implementations with identical results:
 
 * **numba** (kernels in :mod:`gunpy._csr_kernels`, compiled once into gunpy's kernel
   cache, driven from here), parallel on every core and cache-friendly: a two-level
@@ -33,15 +35,19 @@ Every edge position is an int64 (row offsets, block starts, write heads, edge
 ids), so graphs past ``2**31`` stored edges index correctly.
 """
 
+import sys
+
 import numba
 import numpy as np
 
 from gunpy._csr_kernels import (
     _block_count, _block_scatter, _block_sort, _block_sort_packed, _column_count,
-    _column_scatter, _column_sort, _prefix_sum, _shift_groups, _symmetry, _twins,
+    _column_scatter, _column_sort, _keys_to_columns, _prefix_sum, _shift_groups,
+    _symmetry, _twins,
 )
 
-__all__ = ["build_csr", "transpose_csr", "reverse_edge_ids", "degrees_from_offsets"]
+__all__ = ["build_csr", "build_csr_in_place", "transpose_csr", "reverse_edge_ids",
+           "degrees_from_offsets"]
 
 #: Largest edge count (after mirroring) that :func:`build_csr` (unweighted) and
 #: :func:`transpose_csr` handle with NumPy by default; larger graphs use the
@@ -147,6 +153,35 @@ def build_csr(src, dst, weights, n, *, remove_self_loops=True, remove_duplicates
         with _parallel_region():
             return _build_csr_numba(src, dst, weights, n, mirror=mirror, **kw)
     raise ValueError(f"unknown CSR implementation {_impl!r}")
+
+
+def build_csr_in_place(pairs, n, *, remove_self_loops=True, remove_duplicates=True):
+    """The CSR arrays of an unweighted directed edge list, built inside its own buffer.
+
+    ``pairs``: an (m, 2) int32 array that owns its memory, each row ``(dst, src)``, with
+    ids below ``n``. It is consumed: read as one int64 key ``src << 32 | dst`` an edge
+    (a little-endian machine), sorted in place (NumPy's ``ndarray.sort``), packed into
+    the columns by one pass that also counts the rows, then shrunk by a ``realloc``.
+    Returns ``(row_offsets int64, column_indices int32)``, the columns a view of that
+    buffer, as :func:`build_csr` would build them (rows sorted, self-loops and
+    duplicates dropped as asked); peak memory is the edge list and the row offsets.
+    """
+    if (sys.byteorder != "little" or pairs.dtype != np.int32 or pairs.ndim != 2
+            or pairs.shape[1] != 2 or not pairs.flags.owndata
+            or not pairs.flags.c_contiguous):
+        raise ValueError("build_csr_in_place needs an owned (m, 2) int32 array of "
+                         "(dst, src) rows on a little-endian machine")
+    m = pairs.shape[0]
+    keys = pairs.view(np.int64).reshape(m)
+    keys.sort()
+    offsets = np.empty(n + 1, dtype=np.int64)
+    kept = _keys_to_columns(keys, pairs.reshape(2 * m), offsets, remove_self_loops,
+                            remove_duplicates)
+    del keys
+    if kept < 0:
+        raise ValueError(f"build_csr_in_place: an id is not below n={n}")
+    pairs.resize(((kept + 1) // 2, 2), refcheck=False)  # shrinks in place
+    return offsets, pairs.reshape(-1)[:kept]
 
 
 def _parallel_region():

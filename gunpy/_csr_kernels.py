@@ -1,8 +1,9 @@
 """The numba kernels of :mod:`gunpy._csr` (host-side drivers, chunking and the NumPy paths
 live there): the two-level counting sort of :func:`gunpy._csr.build_csr` (count, scatter,
 sort within blocks, shift left), the counting sort by column of
-:func:`gunpy._csr.transpose_csr`, the prefix sum, and the symmetry hash and twin-id cursor
-pass of :func:`gunpy._csr.reverse_edge_ids`. Compiled once into gunpy's kernel cache.
+:func:`gunpy._csr.transpose_csr`, the prefix sum, the symmetry hash and twin-id cursor
+pass of :func:`gunpy._csr.reverse_edge_ids`, and the packing pass of
+:func:`gunpy._csr.build_csr_in_place`. Compiled once into gunpy's kernel cache.
 """
 
 import numpy as np
@@ -432,3 +433,36 @@ def _twins(row_bounds, offsets, col, rev, cursors, unsorted):
                 cursor[u] = p + 1
                 rev[j] = p
         unsorted[c] = out_of_order
+
+
+# ----------------------------------------------------------------------------- in place
+@cpu_jit
+def _keys_to_columns(keys, col, offsets, drop_loops, dedupe):
+    # sorted int64 keys ``src << 32 | dst`` to CSR: each key's low half (its column) packed
+    # left over the keys it is read from (``col`` is the same buffer as int32: the j-th
+    # column's bytes lie at or before the j-th key's, read by then), self-loops and
+    # duplicates dropped, the row offsets counted on the way; returns the edges kept
+    # (-1 for an id of n or more)
+    n = offsets.shape[0] - 1
+    j = 0
+    row = 0
+    prev = -1
+    offsets[0] = 0
+    for i in range(keys.shape[0]):
+        x = keys[i]
+        u = x >> 32
+        v = x & 0xFFFFFFFF
+        if (drop_loops and u == v) or (dedupe and x == prev):
+            continue
+        prev = x
+        if u >= n or v >= n:  # an id out of range: nothing is written past the offsets
+            return -1
+        while row < u:
+            row += 1
+            offsets[row] = j
+        col[j] = np.int32(v)
+        j += 1
+    while row < n:
+        row += 1
+        offsets[row] = j
+    return j

@@ -450,3 +450,31 @@ def test_parallel_scan_past_2_32():
         y = x.copy()
         _csr._prefix_sum(y, _csr._even_bounds(y.shape[0], k))
         assert y.tolist() == want.tolist()
+
+
+@pytest.mark.parametrize("loops, dups", list(itertools.product([True, False], repeat=2)))
+def test_in_place_build_equals_the_documented_csr(loops, dups):
+    """An unweighted directed edge list built inside its own buffer: the same arrays as
+    the plain-Python CSR of the list, for every edge list the other builds are checked on
+    and for a hub larger than any row the others sort in one block."""
+    rng = np.random.default_rng(7)
+    lists = list(_edge_lists(3, 60))
+    hub = rng.integers(0, 5000, 70_000)
+    lists.append((np.concatenate([np.zeros(60_000, np.int64), hub[:10_000]]), hub, 5000))
+    for src, dst, n in lists:
+        pairs = np.empty((src.size, 2), dtype=np.int32)
+        pairs[:, 0], pairs[:, 1] = dst, src
+        ro, ci = _csr.build_csr_in_place(pairs, n, remove_self_loops=loops,
+                                         remove_duplicates=dups)
+        want_ro, want_ci, _ = _python_csr(src, dst, None, n, loops, dups)
+        assert _same(ro, want_ro) and _same(ci, want_ci), (n, src.size)
+
+
+def test_in_place_build_refuses_what_it_cannot_build_in_place():
+    good = np.zeros((3, 2), dtype=np.int32)
+    for bad in (good.astype(np.int64), good[:2], good.T.copy(), good.reshape(-1)):
+        with pytest.raises(ValueError, match="owned \\(m, 2\\) int32"):
+            _csr.build_csr_in_place(bad, 4)
+    over = np.array([[0, 1], [5, 0]], dtype=np.int32)    # a target id 5 in a 4-vertex graph
+    with pytest.raises(ValueError, match="an id is not below n=4"):
+        _csr.build_csr_in_place(over, 4)

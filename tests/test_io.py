@@ -229,6 +229,55 @@ def test_blocks_split_anywhere_same_graph(tmp_path, monkeypatch, block, directed
     assert H.num_vertices == 60 and _as_dict(H) == _expected(edges, 60, directed, weighted)
 
 
+@pytest.mark.parametrize("relabel", [False, True])
+def test_directed_lists_are_built_in_their_own_buffer(tmp_path, monkeypatch, relabel):
+    """Past IN_PLACE_MIN_EDGES an unweighted directed list becomes its CSR graph inside
+    the buffer that holds it: the same graph as the edges say, as a edge list and as
+    Matrix Market, with duplicates, self-loops, a hub and (relabelled) ids past 2**31."""
+    from gunpy.io import _edges
+    monkeypatch.setattr(_edges, "IN_PLACE_MIN_EDGES", 0)
+    built = []
+    real = gunpy._csr.build_csr_in_place
+    monkeypatch.setattr(gunpy._csr, "build_csr_in_place",
+                        lambda *a, **k: built.append(1) or real(*a, **k))
+    rng = np.random.default_rng(5)
+    text, edges = _random_edge_text(rng, 500, 80, weighted=False)
+    text += "0 1\n" * 3 + "".join(f"7 {v}\n" for v in range(80))
+    edges += [(0, 1, 1.0)] * 3 + [(7, v, 1.0) for v in range(80)]
+    big = 3 << 31 if relabel else 0       # ids past int32: relabelled to 0..k-1
+    if big:
+        text = "".join(f"{u + big} {v + big}\n" for u, v, _ in edges)
+    G = gunpy.read_edgelist(write(tmp_path, "g.txt", text), directed=True, relabel=relabel)
+    if relabel:
+        ids = sorted({u for u, _, _ in edges} | {v for _, v, _ in edges})
+        pos = {x: i for i, x in enumerate(ids)}
+        edges = [(pos[u], pos[v], w) for u, v, w in edges]
+        assert G.node_labels.tolist() == [x + big for x in ids]
+    assert _as_dict(G) == _expected(edges, G.num_vertices, True, False)
+    body = "".join(f"{u + 1} {v + 1}\n" for u, v, _ in edges)
+    n = max(max(u, v) for u, v, _ in edges) + 1
+    H = gunpy.read_mtx(write(tmp_path, "g.mtx", "%%MatrixMarket matrix coordinate pattern "
+                             f"general\n{n} {n} {len(edges)}\n{body}"), directed=True)
+    assert _as_dict(H) == _expected(edges, n, True, False)
+    assert len(built) == 2
+
+
+@pytest.mark.parametrize("dtype", [np.int32, np.int64])
+def test_kept_edges_split_into_sources_and_targets(dtype):
+    """The general builds get two arrays from the one buffer (targets packed left in it)."""
+    from gunpy.io._edges import _Edges
+    rng = np.random.default_rng(2)
+    ids = rng.integers(0, 1 << (40 if dtype == np.int64 else 30), (3_000_001, 2))
+    e = _Edges(16)
+    for i in range(0, ids.shape[0], 700_000):
+        e.add(ids[i:i + 700_000], None)
+    e._trim()
+    assert e.pairs.dtype == dtype
+    src, dst = e._columns()
+    assert src.flags.c_contiguous and dst.flags.c_contiguous and e.pairs is None
+    assert np.array_equal(src, ids[:, 0]) and np.array_equal(dst, ids[:, 1])
+
+
 def test_a_line_split_by_a_block_is_numbered_right(tmp_path, monkeypatch):
     p = write(tmp_path, "g.txt", "0 1\n" * 50 + "1 2\n" * 50 + "2 x\n")
     monkeypatch.setattr(gunpy.io._text, "BLOCK", 10)
