@@ -288,27 +288,36 @@ def audit(name, calls=None):
     """Every case of ``name`` where gunpy's answer is not networkx's: ``[(case, what)]``
     (``calls``: a list gunpy's function appends to; the automatic mode must run gunpy on
     the plain graphs where networkx answers and ``can_run`` lets gunpy)."""
-    f = getattr(nx, name) if hasattr(nx, name) else getattr(nx.community, name)
     problems = []
     for i, cls, args, kwargs in _cases(name):
-        case = f"{name}[{i}] on {cls}"
         g = _graph(cls)
         a, k = _bind(g, args, kwargs)
-        want = _run(f, g, a, {**k, "backend": "networkx"})
-        with nx.config(fallback_to_nx=False):
-            got = _run(f, g, a, {**k, "backend": "gunpy"})
-        declined = got[0] == "raised" and got[1] is NotImplementedError and \
-            "gunpy" in got[2]
-        if not (declined or _agree(name, g, got, want)):
-            problems.append((case, f"backend='gunpy': {got!r:.300} vs networkx {want!r:.300}"))
-        ran = len(calls) if calls is not None else None
-        with nx.config(backend_priority={"algos": ["gunpy"], "generators": ["gunpy"]}):
-            auto = _run(f, g, a, k)
-        if calls is not None and cls in ("plain", "directed") and want[0] == "ok" and \
-                ran == len(calls) and dispatch.can_run(name, (g, *a), k) is True:
-            problems.append((case, "automatic mode did not run gunpy"))
-        if not _agree(name, g, auto, want):
-            problems.append((case, f"automatic: {auto!r:.300} vs networkx {want!r:.300}"))
+        plain = cls in ("plain", "directed")
+        problems += [(f"{name}[{i}] on {cls}", what)
+                     for what in check(name, g, a, k, calls if plain else None)]
+    return problems
+
+
+def check(name, g, args, kwargs, calls=None):
+    """What is wrong with gunpy's answers to one call (empty: nothing): ``backend="gunpy"``
+    gives networkx's answer or declines, the automatic mode gives networkx's answer, and
+    (``calls`` given) ran gunpy where networkx answers and ``can_run`` lets gunpy."""
+    f = getattr(nx, name) if hasattr(nx, name) else getattr(nx.community, name)
+    want = _run(f, g, args, {**kwargs, "backend": "networkx"})
+    with nx.config(fallback_to_nx=False):
+        got = _run(f, g, args, {**kwargs, "backend": "gunpy"})
+    problems = []
+    declined = got[0] == "raised" and got[1] is NotImplementedError and "gunpy" in got[2]
+    if not (declined or _agree(name, g, got, want)):
+        problems.append(f"backend='gunpy': {got!r:.300} vs networkx {want!r:.300}")
+    ran = len(calls) if calls is not None else None
+    with nx.config(backend_priority={"algos": ["gunpy"], "generators": ["gunpy"]}):
+        auto = _run(f, g, args, kwargs)
+    if calls is not None and want[0] == "ok" and ran == len(calls) and \
+            dispatch.can_run(name, (g, *args), kwargs) is True:
+        problems.append("automatic mode did not run gunpy")
+    if not _agree(name, g, auto, want):
+        problems.append(f"automatic: {auto!r:.300} vs networkx {want!r:.300}")
     return problems
 
 
@@ -375,3 +384,42 @@ def test_gunpy_s_primitives_refuse_negative_nan_and_infinite_weights(backend):
     assert gunpy.pagerank(G, backend=backend).rank.tolist() == \
         pytest.approx([nx.pagerank(d)[v] for v in range(3)], abs=1e-9)
     assert doctest.testmod(_weights).failed == 0
+
+
+#: the weights a random graph's edges draw from: each class's hostile values, mixed
+ODD_WEIGHTS = [2 ** 52 + 1, 2 ** 53 + 1, np.int64(2 ** 60 + 1), 2 ** 70 + 1, math.inf,
+               -math.inf, math.nan, -1, 0, 0.1, 0.5, 1e308, 1e-300, True, False,
+               np.float32(0.1), np.int32(2 ** 30), Decimal("0.1"), Fraction(1, 3), 1, 2, 3]
+WEIGHTED = sorted(name for name, calls in CALLS.items()
+                  if any(k.keys() & {W, "distance", _BY_DEFAULT} for _, k in calls))
+
+
+@pytest.mark.filterwarnings("ignore")
+def test_fuzz_networkx_graphs_with_odd_weights(eager):
+    """Random small graphs, directed or not, whose edges mix the hostile weights above (and
+    some edges with none): every weighted function gives networkx's answer through gunpy,
+    or gunpy declines (``CALLS``' weighted calls, checked as :func:`audit` checks them)."""
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    @st.composite
+    def graphs(draw):
+        directed = draw(st.booleans())
+        n = draw(st.integers(1, 7))
+        pairs = draw(st.lists(st.tuples(st.integers(0, n - 1), st.integers(0, n - 1)),
+                              max_size=14))
+        g = nx.DiGraph() if directed else nx.Graph()
+        g.add_nodes_from(range(n))
+        for u, v in pairs:
+            w = draw(st.sampled_from(ODD_WEIGHTS + [None]))
+            g.add_edge(u, v, **({} if w is None else {W: w}))
+        return g
+
+    @settings(deadline=None)  # the profile's examples: 30 in CI, more with --fuzz
+    @given(g=graphs(), name=st.sampled_from(WEIGHTED), data=st.data())
+    def run(g, name, data):
+        args, kwargs = data.draw(st.sampled_from(CALLS[name]))
+        a, k = _bind(g, args, kwargs)
+        assert not check(name, g, a, k), (name, a, k, list(g.edges(data=True)))
+
+    run()
