@@ -39,7 +39,9 @@ class _Edges:
             if w is not None:
                 self.w = np.empty(self.cap, dtype=np.float64)
         elif hi > _INT32_MAX and self.pairs.dtype == np.int32:
-            self.pairs = self.pairs.astype(np.int64)
+            wide = np.empty(self.pairs.shape, dtype=np.int64)  # room not yet used: no pages
+            wide[:self.m] = self.pairs[:self.m]
+            self.pairs = wide
         if self.m + k > self.cap:
             self.cap = max(self.m + k, self.cap + self.cap // 2)
             self.pairs.resize((self.cap, 2), refcheck=False)
