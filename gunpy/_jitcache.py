@@ -111,6 +111,7 @@ def cache_dir():
 #: how long a process waits for another one compiling the same kernel before compiling it too
 CLAIM_WAIT = 120.0
 _LOCK_SUFFIX = ".lock"
+_held = set()  # the lock files this process holds (it never waits for itself)
 
 
 def _claim(path):
@@ -126,6 +127,8 @@ def _claim(path):
     except ImportError:  # no advisory locks here (Windows)
         return None, False
     lock = path + _LOCK_SUFFIX
+    if lock in _held:  # this process is compiling it already (a nested or repeated compile)
+        return None, False
     try:
         os.makedirs(os.path.dirname(path), exist_ok=True)
         fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o600)
@@ -144,6 +147,7 @@ def _claim(path):
         except OSError:  # a file system without locks
             os.close(fd)
             return None, False
+    _held.add(lock)
     if os.path.exists(path):  # written between this process's miss and its lock
         _release(fd, lock)
         return None, True
@@ -156,6 +160,7 @@ def _release(fd, lock):
         os.unlink(lock)
     except OSError:
         pass
+    _held.discard(lock)
     os.close(fd)
 
 
@@ -299,11 +304,11 @@ class _KernelCache:
                 data = f.read()
                 st = os.fstat(f.fileno())
         except FileNotFoundError:
+            self._drop_claim(sig)  # a claim left by an earlier attempt at this compile
             fd, written = _claim(path)
             if written:  # another process compiled it meanwhile
                 return self._load(sig, target_context)
             if fd is not None:
-                self._drop_claim(sig)
                 self._claims[_type_key(sig)] = (fd, path + _LOCK_SUFFIX)
             self._miss()
             return None

@@ -260,9 +260,11 @@ def test_uncacheable_objects_compile_but_are_not_cached(tmp_path, monkeypatch):
 def test_a_claimed_compile_makes_others_wait_then_compile_after_the_limit(tmp_path, monkeypatch):
     from gunpy import _jitcache
     path = str(tmp_path / "k" / "entry.gpk")
+    monkeypatch.setattr(_jitcache, "_held", set())
     fd, written = _jitcache._claim(path)
     assert fd is not None and not written and os.path.exists(path + ".lock")
     monkeypatch.setattr(_jitcache, "CLAIM_WAIT", 0.3)
+    _jitcache._held.clear()                         # as if another process held it
     t0 = time.monotonic()
     assert _jitcache._claim(path) == (None, False)  # held elsewhere: waited, then compile
     assert time.monotonic() - t0 >= 0.3
@@ -270,6 +272,11 @@ def test_a_claimed_compile_makes_others_wait_then_compile_after_the_limit(tmp_pa
     assert _jitcache._claim(path) == (None, True)   # a waiter loads it at once
     _jitcache._release(fd, path + ".lock")
     assert not os.path.exists(path + ".lock")
+    os.unlink(path)
+    fd, _ = _jitcache._claim(path)                  # this process never waits for itself
+    t0 = time.monotonic()
+    assert _jitcache._claim(path) == (None, False) and time.monotonic() - t0 < 0.3
+    _jitcache._release(fd, path + ".lock")
 
 
 def test_a_failed_compile_drops_its_claim(tmp_path, monkeypatch):
