@@ -461,8 +461,9 @@ class Graph:
         return self._degrees
 
     def in_degrees(self):
-        """In-degree of every vertex (int64)."""
-        return np.diff(self.csc().in_offsets)
+        """In-degree of every vertex (int64); an undirected graph's are its out-degrees
+        (no reverse graph is built)."""
+        return np.diff(self.csc().in_offsets if self.directed else self.row_offsets)
 
     def csc(self):
         """The reverse (in-edge) view, built once on first use (pull needs it)."""

@@ -354,3 +354,16 @@ def test_host_dlpack_arrays_are_read_and_device_arrays_refused_with_the_device_n
         gunpy.Graph.from_edges(src, dst, _DLPackOnly(np.ones(3), device=(10, 1)))
     with pytest.raises(ValueError, match=r"edge_index is a .* in CUDA memory \(device 0\)"):
         gunpy.Graph.from_edge_index(_DLPackOnly(np.zeros((2, 1), np.int64), device=(2, 0)))
+
+
+def test_in_degrees_of_an_undirected_graph_build_no_reverse_graph():
+    g = nx.Graph([(0, 1), (1, 2), (2, 2), (3, 1)])
+    g.add_node(4)
+    G = Graph.from_networkx(g, remove_self_loops=False)
+    got = G.in_degrees()
+    assert G._csc is None  # no twin edge ids computed for a count the graph already has
+    labels = list(G.node_labels) if G.node_labels is not None else list(range(5))
+    # networkx counts a self-loop twice in a degree; the graph stores it once
+    want = [g.degree(v) - (1 if g.has_edge(v, v) else 0) for v in labels]
+    assert got.tolist() == want
+    assert np.array_equal(got, np.diff(G.csc().in_offsets))
