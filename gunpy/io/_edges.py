@@ -102,17 +102,17 @@ class _Edges:
         w = self.w if weighted else None
         if weighted and w is None:                  # no edges at all
             w = np.zeros(0, dtype=np.float64)
+        self.w = None
         if (not mirror and w is None and self.m > IN_PLACE_MIN_EDGES and sys.byteorder == "little"
                 and self.pairs.dtype == np.int32 and np.dtype(dt) == np.int32):
-            pairs, self.pairs, self.w = self.pairs, None, None
+            pairs, self.pairs = self.pairs, None
             ro, ci = build_csr_in_place(pairs, n, remove_self_loops=remove_self_loops,
                                         remove_duplicates=remove_duplicates)
-            return Graph(ro, ci, None, directed=directed, node_labels=node_labels,
-                         _trusted=True)
-        self.w = None
-        src, dst = self._columns()
-        ro, ci, vals = build_csr(src, dst, w, n, remove_self_loops=remove_self_loops,
-                                 remove_duplicates=remove_duplicates, index_dtype=dt,
-                                 mirror=mirror)
-        del src, dst, w
+            vals = None
+        else:
+            src, dst = self._columns()
+            ro, ci, vals = build_csr(src, dst, w, n, remove_self_loops=remove_self_loops,
+                                     remove_duplicates=remove_duplicates, index_dtype=dt,
+                                     mirror=mirror)
+            del src, dst, w
         return Graph(ro, ci, vals, directed=directed, node_labels=node_labels, _trusted=True)
