@@ -37,7 +37,8 @@ import functools
 import inspect
 from collections import namedtuple
 
-__all__ = ["Functor", "compile_functor", "Hooks", "hooks_cache", "HOOKS", "Hook"]
+__all__ = ["Functor", "compile_functor", "Hooks", "hooks_cache", "HOOKS", "Hook",
+           "reads_params", "reads_edge_data"]
 
 
 class Functor:
@@ -273,3 +274,70 @@ def compile_functor(functor, backend, *, nrt=True):
         type.__setattr__(functor, "_gunpy_hooks", store)
     store[(backend, nrt)] = hooks
     return hooks
+
+
+#: code flags of a function taking ``*args`` / ``**kwargs``
+_VARARGS = inspect.CO_VARARGS | inspect.CO_VARKEYWORDS
+
+
+def reads_params(fn, params):
+    """Whether the Python function ``fn`` may read any of its positional parameters at the
+    positions ``params`` (0-based), judged from its bytecode.
+
+    Conservative: True unless the answer is sure to be no. A parameter is read when any
+    instruction other than a plain store names it (``LOAD_FAST`` and its 3.12 / 3.13
+    variants, ``DELETE_FAST``, a closure cell: ``LOAD_DEREF``, ``MAKE_CELL``); a parameter
+    a nested function captures is a cell, so it counts as read. Anything without Python
+    bytecode (a builtin, a compiled object without ``py_func``), ``*args`` / ``**kwargs``,
+    a position past the parameters, or a function that calls ``locals`` / ``vars`` /
+    ``eval`` / ``exec`` counts as reading every parameter.
+    """
+    fn = _pyfunc(fn)
+    code = getattr(fn, "__code__", None)
+    if code is None or code.co_flags & _VARARGS:
+        return True
+    nargs = code.co_argcount  # positional-only parameters included
+    if any(i >= nargs for i in params):
+        return True
+    names = {code.co_varnames[i] for i in params}
+    if names & set(code.co_cellvars):
+        return True
+    for ins in dis.get_instructions(code):
+        if ins.opname in ("LOAD_GLOBAL", "LOAD_NAME", "LOAD_ATTR") and \
+                ins.argval in ("locals", "vars", "eval", "exec"):
+            return True
+        if ins.opname == "STORE_FAST":
+            continue
+        val = ins.argval
+        if isinstance(val, str):
+            if val in names and ("FAST" in ins.opname or "DEREF" in ins.opname
+                                 or "CELL" in ins.opname):
+                return True
+        elif isinstance(val, tuple) and "FAST" in ins.opname:  # 3.13: LOAD_FAST_LOAD_FAST
+            if names.intersection(v for v in val if isinstance(v, str)):
+                return True
+    return False
+
+
+def reads_edge_data(functor, hooks=("cond_edge", "apply_edge"), *, weighted=True):
+    """Whether any of the edge hooks ``hooks`` of ``functor`` (a :class:`Functor` class,
+    or the :class:`Hooks` compiled from one) may read its ``edge`` argument, or its
+    ``weight`` argument when ``weighted`` (an unweighted graph's weight is always 1.0,
+    whatever edge it belongs to).
+
+    Pull traversal of an undirected graph hands a hook the edge id of the reversed edge
+    (a "twins" map built for it): when this is False that map is never needed. Judged
+    from the hooks' bytecode by :func:`reads_params`, which answers True whenever it
+    cannot be sure.
+    """
+    if isinstance(functor, Hooks):
+        functor = functor.functor
+    if not (isinstance(functor, type) and issubclass(functor, Functor)):
+        return True
+    params = (2, 3) if weighted else (2,)
+    for name in hooks:
+        if HOOKS.get(name) is None or HOOKS[name].params[2:4] != ("edge", "weight"):
+            return True
+        if reads_params(getattr(functor, name), params):
+            return True
+    return False

@@ -30,15 +30,27 @@ import numpy as np
 from numba import cuda  # a module global: the simulator swaps it for its fake module
 
 from gunpy import atomics
-from gunpy.functor import hooks_cache
+from gunpy.functor import hooks_cache, reads_edge_data
 from gunpy.operators.advance.common import cpu_weight, cuda_warp_sum, cuda_weight
 
 __all__ = ["MAPPINGS", "cuda_kernel", "cpu_kernel", "execute", "cuda_execute", "cpu_execute",
-           "choose_mapping"]
+           "choose_mapping", "needs_edge_ids"]
 
 MAPPINGS = ("thread", "warp", "auto")
 
 _FULL = 0xFFFFFFFF
+
+
+@hooks_cache
+def needs_edge_ids(hooks, weighted):
+    """Whether a pull step with ``hooks`` reads ``in_edge_ids``: only when ``cond_edge`` or
+    ``apply_edge`` may read its ``edge`` argument (or ``weight`` on a weighted graph),
+    judged from their bytecode (:func:`gunpy.functor.reads_edge_data`, True whenever it
+    cannot be sure). When False the kernels never touch ``in_edge_ids`` nor ``values``
+    and hand the hooks ``edge = -1`` and ``weight = 1.0``, which they do not read: an
+    undirected graph's pull then needs no map from an in-edge to its CSR id (the
+    "twins"), a directed graph's no edge ids of its transpose."""
+    return reads_edge_data(hooks, ("cond_edge", "apply_edge"), weighted=weighted)
 
 
 @cuda.jit(device=True, inline="always")
@@ -65,18 +77,38 @@ def _add_counters(counters, examined, found, found_edges):
         cuda.atomic.add(counters, 2, found_edges)
 
 
-def cuda_kernel(hooks, weighted, mapping, early_exit):
-    """The CUDA pull kernel for ``mapping`` ("thread" or "warp")."""
+def cuda_kernel(hooks, weighted, mapping, early_exit, edge_ids=True):
+    """The CUDA pull kernel for ``mapping`` ("thread" or "warp"); ``edge_ids=False``: one
+    that never reads ``in_edge_ids`` (see :func:`needs_edge_ids`)."""
     if mapping == "warp":
-        return _cuda_warp_kernel(hooks, weighted, early_exit)
-    return _cuda_thread_kernel(hooks, weighted, early_exit)
+        return _cuda_warp_kernel(hooks, weighted, early_exit, edge_ids)
+    return _cuda_thread_kernel(hooks, weighted, early_exit, edge_ids)
+
+
+def _edge_of(weighted, edge_ids, device):
+    """``edge(in_edge_ids, values, p) -> (e, w)``: the in-edge at CSC position ``p``'s CSR
+    id and weight, or ``(-1, 1.0)`` without reading either array (``edge_ids=False``)."""
+    weight = cuda_weight(weighted) if device == "cuda" else cpu_weight(weighted)
+    jit = cuda.jit(device=True, inline="always") if device == "cuda" else None
+    if jit is None:
+        from numba import njit
+        jit = njit(inline="always")
+
+    @jit
+    def edge(in_edge_ids, values, p):
+        if edge_ids:
+            e = in_edge_ids[p]
+            return e, weight(values, e)
+        return np.int64(-1), 1.0
+
+    return edge
 
 
 @hooks_cache
-def _cuda_thread_kernel(hooks, weighted, early_exit):
+def _cuda_thread_kernel(hooks, weighted, early_exit, edge_ids=True):
     from gunpy.backends.cuda import kernel
     cond_edge, apply_edge = hooks.cond_edge, hooks.apply_edge
-    weight = cuda_weight(weighted)
+    edge = _edge_of(weighted, edge_ids, "cuda")
 
     def pull_thread(n, in_offsets, in_indices, in_edge_ids, values, row_offsets, visited,
                     no_in_edges, input_bits, next_bits, counters, data):
@@ -93,8 +125,7 @@ def _cuda_thread_kernel(hooks, weighted, early_exit):
                 u = in_indices[p]
                 examined += 1
                 if _bit(input_bits, u):
-                    e = in_edge_ids[p]
-                    w = weight(values, e)
+                    e, w = edge(in_edge_ids, values, p)
                     if cond_edge(u, v, e, w, data):
                         apply_edge(u, v, e, w, data)
                         hit = True
@@ -111,10 +142,10 @@ def _cuda_thread_kernel(hooks, weighted, early_exit):
 
 
 @hooks_cache
-def _cuda_warp_kernel(hooks, weighted, early_exit):
+def _cuda_warp_kernel(hooks, weighted, early_exit, edge_ids=True):
     from gunpy.backends.cuda import kernel
     cond_edge, apply_edge = hooks.cond_edge, hooks.apply_edge
-    weight = cuda_weight(weighted)
+    edge = _edge_of(weighted, edge_ids, "cuda")
 
     def pull_warp(n, in_offsets, in_indices, in_edge_ids, values, row_offsets, visited,
                   no_in_edges, input_bits, next_bits, counters, data):
@@ -146,8 +177,7 @@ def _cuda_warp_kernel(hooks, weighted, early_exit):
                         leader = cuda.ffs(mask) - 1
                         ok = False
                         if lane == leader:
-                            e = in_edge_ids[p]
-                            w = weight(values, e)
+                            e, w = edge(in_edge_ids, values, p)
                             ok = cond_edge(u, v, e, w, data)
                             if ok:
                                 apply_edge(u, v, e, w, data)
@@ -161,8 +191,7 @@ def _cuda_warp_kernel(hooks, weighted, early_exit):
                     # 2'. no early exit: every candidate edge applies in parallel
                     ok = False
                     if cand:
-                        e = in_edge_ids[p]
-                        w = weight(values, e)
+                        e, w = edge(in_edge_ids, values, p)
                         ok = cond_edge(u, v, e, w, data)
                         if ok:
                             apply_edge(u, v, e, w, data)
@@ -179,12 +208,14 @@ def _cuda_warp_kernel(hooks, weighted, early_exit):
 
 
 @hooks_cache
-def cpu_kernel(hooks, weighted, early_exit):
+def cpu_kernel(hooks, weighted, early_exit, edge_ids=True):
+    """The CPU pull kernel; ``edge_ids=False``: one that never reads ``in_edge_ids`` (see
+    :func:`needs_edge_ids`)."""
     from numba import prange
 
     from gunpy.backends.cpu import kernel
     cond_edge, apply_edge = hooks.cond_edge, hooks.apply_edge
-    weight = cpu_weight(weighted)
+    edge = _edge_of(weighted, edge_ids, "cpu")
 
     def pull(n, in_offsets, in_indices, in_edge_ids, values, row_offsets, visited, no_in_edges,
              input_bits, next_bits, counts, nchunks, data):
@@ -211,8 +242,7 @@ def cpu_kernel(hooks, weighted, early_exit):
                             u = in_indices[p]
                             examined += 1
                             if (input_bits[u >> 5] >> np.uint32(u & 31)) & np.uint32(1):
-                                e = in_edge_ids[p]
-                                wt = weight(values, e)
+                                e, wt = edge(in_edge_ids, values, p)
                                 if cond_edge(u, v, e, wt, data):
                                     apply_edge(u, v, e, wt, data)
                                     hit = True
@@ -263,7 +293,8 @@ def cuda_execute(ctx, dg, visited, input_bits, next_bits, hooks, data, *, mappin
     backend.fill(next_bits, 0)
     counters = ctx.scratch("pull.counters", 3, np.int64)
     backend.copy_in(counters, 0, _ZEROS3)  # an upload, not a launch
-    k = cuda_kernel(hooks, dg.weighted, mapping, bool(early_exit))
+    k = cuda_kernel(hooks, dg.weighted, mapping, bool(early_exit),
+                    needs_edge_ids(hooks, dg.weighted))
     items = n * 32 if mapping == "warp" else n
     backend.run(k, items, n, dg.in_offsets, dg.in_indices, dg.in_edge_ids, dg.values,
                 dg.row_offsets, visited, dg.no_in_edges, input_bits, next_bits, counters,
@@ -278,7 +309,7 @@ def cpu_execute(ctx, dg, visited, input_bits, next_bits, hooks, data, *, mapping
     nwords = next_bits.shape[0]
     nchunks = backend.chunks(nwords, min_chunk=16, per_thread=16)
     counts = np.zeros((nchunks, 3), dtype=np.int64)
-    cpu_kernel(hooks, dg.weighted, bool(early_exit))(
+    cpu_kernel(hooks, dg.weighted, bool(early_exit), needs_edge_ids(hooks, dg.weighted))(
         n, dg.in_offsets, dg.in_indices, dg.in_edge_ids, dg.values, dg.row_offsets, visited,
         dg.no_in_edges, input_bits, next_bits, counts, nchunks, data)
     tot = counts.sum(axis=0)
