@@ -423,7 +423,7 @@ def transpose_csr(row_offsets, column_indices, n, *, _impl=None):
         return _by_column(row_offsets, column_indices, n, True)
 
 
-def reverse_edge_ids(row_offsets, column_indices, n, *, _impl=None):
+def reverse_edge_ids(row_offsets, column_indices, n, *, symmetric=False, _impl=None):
     """For an undirected (symmetric) graph: ``rev[e]`` = the CSR id of edge ``e``'s twin.
 
     The reverse graph of a symmetric graph is the graph itself; only the edge ids
@@ -431,6 +431,10 @@ def reverse_edge_ids(row_offsets, column_indices, n, *, _impl=None):
     ``v``) maps to the CSR id of ``u -> v``. A repeated edge pairs its k-th copy in
     row ``v`` with the k-th copy in row ``u``; rows need not be sorted. ``_impl``
     as in :func:`build_csr`.
+
+    ``symmetric=True``: the caller knows the adjacency is symmetric (gunpy mirrored it:
+    ``Graph.from_edges(directed=False)``), so the parallel build skips its symmetry
+    check (a hash of every edge both ways); the twins are the same.
 
     Raises
     ------
@@ -458,10 +462,12 @@ def reverse_edge_ids(row_offsets, column_indices, n, *, _impl=None):
     with _parallel_region():
         # one cursor array per chunk of rows: as many chunks as threads, fewer when
         # their cursors would outgrow a quarter of the result (or 32 MiB)
-        sums = np.empty(_GROUPS_PER_THREAD * _threads(), dtype=np.uint64)
-        _symmetry(_row_bounds(row_offsets, sums.shape[0]), row_offsets, column_indices, sums)
-        if sums.sum(dtype=np.uint64) != 0:  # name a vertex: the NumPy check, slow but rare
-            return reverse_edge_ids(row_offsets, column_indices, n, _impl="numpy")
+        if not symmetric:
+            sums = np.empty(_GROUPS_PER_THREAD * _threads(), dtype=np.uint64)
+            _symmetry(_row_bounds(row_offsets, sums.shape[0]), row_offsets, column_indices,
+                      sums)
+            if sums.sum(dtype=np.uint64) != 0:  # name a vertex: the NumPy check, slow, rare
+                return reverse_edge_ids(row_offsets, column_indices, n, _impl="numpy")
         wide = m > np.iinfo(np.int32).max
         chunks = max(1, min(_threads(), max(2 * m, 1 << 25) // ((8 if wide else 4) * max(n, 1))))
         cursors = np.empty((chunks, n), dtype=np.int64 if wide else np.int32)

@@ -153,6 +153,11 @@ class Graph:
         self._device = DeviceCache()
         self._degrees = None
 
+    #: True when gunpy built the structure symmetric (``from_edges(directed=False)``
+    #: stores every edge both ways): the twins map of :meth:`csc` then skips its symmetry
+    #: check. Cleared when ``row_offsets`` or ``column_indices`` is rebound.
+    _symmetric = False
+
     # ------------------------------------------------------------------ build
     @classmethod
     def from_edges(cls, src, dst, weights=None, *, num_vertices=None, directed=True,
@@ -216,7 +221,9 @@ class Graph:
                                  index_dtype=_index_dtype(n), mirror=not directed)
         if node_labels is not None and len(node_labels) != n:
             raise ValueError(f"node_labels has {len(node_labels)} entries for {n} vertices")
-        return cls(ro, ci, vals, directed=directed, node_labels=node_labels, _trusted=True)
+        G = cls(ro, ci, vals, directed=directed, node_labels=node_labels, _trusted=True)
+        G._symmetric = not directed  # mirrored by build_csr: symmetric by construction
+        return G
 
     @classmethod
     def from_scipy(cls, A, *, directed=None, remove_self_loops=True, remove_duplicates=True):
@@ -402,6 +409,7 @@ class Graph:
         if self.node_labels is not None and len(self.node_labels) != n:
             raise ValueError(f"node_labels has {len(self.node_labels)} entries for {n} vertices")
         self._row_offsets, self._column_indices = _frozen(ro), _frozen(ci)
+        self._symmetric = False
         self._invalidate()
 
     @property
@@ -413,6 +421,7 @@ class Graph:
         ci = _as_column_indices(a, self.num_vertices)
         _check_offsets(self._row_offsets, ci.shape[0])
         self._column_indices = _frozen(ci)
+        self._symmetric = False
         self._invalidate()
 
     @property
@@ -465,9 +474,20 @@ class Graph:
         (no reverse graph is built)."""
         return np.diff(self.csc().in_offsets if self.directed else self.row_offsets)
 
-    def csc(self):
-        """The reverse (in-edge) view, built once on first use (pull needs it)."""
+    def csc(self, *, edge_ids=True):
+        """The reverse (in-edge) view, built once on first use (pull needs it).
+
+        An undirected graph is its own reverse: ``in_offsets`` and ``in_indices`` are
+        ``row_offsets`` and ``column_indices`` themselves, and only ``in_edge_ids`` (the
+        CSR id of the edge ``u -> v`` stored at ``v``'s in-edge from ``u``, the "twins"
+        map) is built. ``edge_ids=False``: a caller that never reads ``in_edge_ids``
+        (a pull whose hooks read neither ``edge`` nor ``weight``) gets it as ``None``
+        unless it is built already, and an undirected graph then builds nothing. A
+        directed graph's transpose always comes with its edge ids (the same pass).
+        """
         if self._csc is None:
+            if not self.directed and not edge_ids:
+                return CSC(self.row_offsets, self.column_indices, None)
             if self.directed:
                 c = CSC(*transpose_csr(self.row_offsets, self.column_indices,
                                        self.num_vertices))
@@ -475,7 +495,7 @@ class Graph:
                 # the graph is its own reverse; edge ids still map to the CSR edge u->v
                 c = CSC(self.row_offsets, self.column_indices,
                         reverse_edge_ids(self.row_offsets, self.column_indices,
-                                         self.num_vertices))
+                                         self.num_vertices, symmetric=self._symmetric))
             for arr in c:
                 _frozen(arr)
             self._csc = c

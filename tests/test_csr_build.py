@@ -358,6 +358,65 @@ def test_reverse_edge_ids_refuse_an_asymmetric_graph(impl):
         reverse_edge_ids(np.array([0, 2, 2, 2]), np.array([1, 2], np.int32), 3, _impl=impl)
 
 
+@pytest.mark.parametrize("impl", ["numpy", "numba"])
+def test_twins_of_a_graph_known_symmetric(monkeypatch, impl):
+    # symmetric=True (gunpy mirrored the edges) skips the symmetry hash, not the twins:
+    # the same map, checked against the oracle from the raw edge list, hubs included
+    rng = np.random.default_rng(5)
+    lists = list(_edge_lists(13, 40)) + [(*_big_rows(rng, 300, 6_000), 300)]
+    called = []
+    real = _csr._symmetry
+    monkeypatch.setattr(_csr, "_symmetry", lambda *a: called.append(1) or real(*a))
+    for src, dst, n in lists:
+        for rs, rd in FLAGS:
+            ro, ci, _ = build_csr(src, dst, None, n, remove_self_loops=rs,
+                                  remove_duplicates=rd, mirror=True)
+            oracle = _twin_oracle(ro, ci)
+            del called[:]
+            rev = reverse_edge_ids(ro, ci, n, symmetric=True, _impl=impl)
+            assert np.array_equal(rev, oracle) and not called
+            if impl == "numba" and ci.size:
+                assert np.array_equal(reverse_edge_ids(ro, ci, n, _impl=impl), oracle)
+                assert called  # without the promise the hash runs
+
+
+def test_a_mirrored_graph_skips_the_symmetry_check(monkeypatch):
+    monkeypatch.setattr(_csr, "NUMPY_MAX_EDGES", 0)  # the parallel build, on a small graph
+    monkeypatch.setattr(_csr, "_symmetry", lambda *a: pytest.fail("symmetry hash ran"))
+    rng = np.random.default_rng(6)
+    src, dst = _big_rows(rng, 300, 5_000)  # a hub of thousands of edges
+    G = Graph.from_edges(src, dst, num_vertices=300, directed=False)
+    assert np.array_equal(G.csc().in_edge_ids, _twin_oracle(G.row_offsets, G.column_indices))
+
+
+def test_graphs_not_built_symmetric_are_still_checked(monkeypatch):
+    monkeypatch.setattr(_csr, "NUMPY_MAX_EDGES", 0)
+    ro = np.array([0, 1, 2, 3])  # 0 -> 1 -> 2 -> 0 marked undirected: refused
+    with pytest.raises(ValueError, match="symmetric"):
+        Graph(ro, np.array([1, 2, 0]), directed=False).csc()
+    # a mirrored graph whose structure is rebound loses the promise
+    G = Graph.from_edges([0, 1], [1, 2], directed=False)
+    assert G._symmetric
+    G.column_indices = np.array([1, 2, 0, 0])  # rows 0: {1}, 1: {2, 0}, 2: {0}
+    assert not G._symmetric
+    G2 = Graph.from_edges([0, 1], [1, 2], directed=False)
+    G2.row_offsets = np.array([0, 1, 3, 4])
+    assert not G2._symmetric and not Graph.from_edges([0], [1])._symmetric
+
+
+def test_an_undirected_graph_without_edge_ids_builds_nothing(monkeypatch):
+    import gunpy.graph as graph_mod
+    monkeypatch.setattr(graph_mod, "reverse_edge_ids",
+                        lambda *a, **k: pytest.fail("twins built"))
+    G = Graph.from_edges([0, 1, 2], [1, 2, 0], directed=False)
+    c = G.csc(edge_ids=False)
+    assert c.in_offsets is G.row_offsets and c.in_indices is G.column_indices
+    assert c.in_edge_ids is None and G._csc is None
+    # a directed graph's transpose comes with its ids either way
+    D = Graph.from_edges([0, 1, 2], [1, 2, 0])
+    assert np.array_equal(D.csc(edge_ids=False).in_edge_ids, [2, 0, 1])
+
+
 def test_an_undirected_graph_is_its_own_reverse():
     rng = np.random.default_rng(4)
     src, dst = _big_rows(rng, 300, 5_000)
