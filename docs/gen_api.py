@@ -30,6 +30,7 @@ from gunpy.operators.contract import contract
 from gunpy.operators.spgemm import product as spgemm_product, spgemm, structure as spgemm_structure
 from gunpy.operators.reverse_levels import group as group_levels, reverse_levels
 from gunpy.operators.sample import sample
+from gunpy.operators.traversal import Traversal
 from gunpy.operators.neighbor_reduce import neighbor_reduce
 from gunpy.operators.reduce import reduce
 from gunpy import blas
@@ -65,16 +66,11 @@ SECTIONS = [
                             gunpy.Enactor.start_frontier, gunpy.Enactor.mark_visited,
                             gunpy.Enactor.enact, gunpy.Enactor.advance,
                             gunpy.Enactor.filter, gunpy.Enactor.compute,
-                            gunpy.Enactor.neighbor_reduce, gunpy.Enactor.neighbor_mode,
-                            gunpy.Enactor.neighbor_best, gunpy.Enactor.neighbor_mex,
-                            gunpy.Enactor.contract,
-                            gunpy.Enactor.spgemm_structure, gunpy.Enactor.spgemm,
-                            gunpy.Enactor.sample,
                             gunpy.Enactor.near_far,
                             gunpy.Enactor.advance_filter, gunpy.Enactor.advance_near_far,
-                            gunpy.Enactor.reduce, gunpy.Enactor.full_frontier,
+                            gunpy.Enactor.full_frontier,
                             gunpy.Enactor.save_frontier, gunpy.Enactor.saved_frontier,
-                            gunpy.Enactor.filter_until_empty, enactor.DirectionPolicy, Frontier,
+                            Traversal, enactor.DirectionPolicy, Frontier,
                             Frontier.view, Frontier.size, Frontier.capacity, Frontier.push,
                             Frontier.clear, Frontier.reserve, Frontier.to_numpy,
                             Frontier.ensure_queue, Frontier.ensure_bitmap, Frontier.set_bitmap,

@@ -30,6 +30,7 @@ from collections import namedtuple
 import numpy as np
 
 from gunpy import INVALID, atomics
+from gunpy import operators as ops
 from gunpy.frontier import FrontierStore
 from gunpy.functor import Functor
 from gunpy.operators import reverse_levels
@@ -171,7 +172,8 @@ class WeightedBCEnactor(SSSPEnactor):
         if self.phase == "forward":
             return super().loop(frontier)
         if self.phase == "count":  # the tight in-edges of every vertex
-            self.neighbor_reduce(None, TightInDegreeFunctor, p.pending, edges="in")
+            ops.neighbor_reduce(self.graph, None, TightInDegreeFunctor, p, p.pending, edges="in",
+                                context=self.context)
             self.phase, self.first = "dag", self.iteration + 1
             return self.start_frontier().push(p.source)
         if self.phase == "dag":  # path counts, a level of the DAG after the other

@@ -29,6 +29,7 @@ from collections import namedtuple
 import numpy as np
 
 from gunpy import Enactor, Functor, Problem, atomics
+from gunpy import operators as ops
 from gunpy.registry import Option, Primitive, register_primitive
 from gunpy.result import Result
 
@@ -151,7 +152,7 @@ class CCEnactor(Enactor):
     def loop(self, frontier):
         p = self.problem
         if p.phase == SAMPLE:  # each vertex's first edges (Afforest)
-            self.sample(None, Hook, p.sample)
+            ops.sample(self.graph, None, Hook, p, k=p.sample, context=self.context)
             p.skip = self.largest_component()
             p.phase = REST if p.skip >= 0 else ALL
             return self.vertices

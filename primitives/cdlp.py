@@ -25,6 +25,7 @@ from collections import namedtuple
 import numpy as np
 
 from gunpy import Enactor, Functor, Graph, Problem, atomics
+from gunpy import operators as ops
 from gunpy.registry import Option, Primitive, register_primitive
 from gunpy.result import Result
 
@@ -123,8 +124,8 @@ class CDLPEnactor(Enactor):
         p = self.problem
         counting = self.all if self.everyone else frontier
         self.counted += counting.size
-        self.neighbor_mode(None if self.everyone else frontier, NeighbourLabel, p.next,
-                           edges=self.edges)
+        ops.neighbor_mode(self.graph, None if self.everyone else frontier, NeighbourLabel, p,
+                          p.next, edges=self.edges, context=self.context)
         changed = self.filter(counting, Changed)  # after every count: rounds stay synchronous
         # their neighbours, the only vertices that can change next round (directed graphs:
         # in-neighbours too, which out-edges do not reach: every vertex)

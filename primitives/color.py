@@ -148,13 +148,15 @@ class ColorEnactor(Enactor):
     def prepare_frontier(self, frontier):
         p = self.problem
         self.compute(None, Start)
-        self.neighbor_reduce(None, Higher, p.waiting, edges="out")
+        ops.neighbor_reduce(self.graph, None, Higher, p, p.waiting, edges="out",
+                            context=self.context)
         # the first round's frontier: the vertices with nothing to wait for
         ops.filter(self.graph, self.full_frontier(), Ready, p.data(), out=frontier,
                    context=self.context)
 
     def loop(self, frontier):
-        self.neighbor_mex(frontier, FirstFree, self.problem.colors)
+        ops.neighbor_mex(self.graph, frontier, FirstFree, self.problem, self.problem.colors,
+                         context=self.context)
         return self.advance(frontier, Release)
 
 

@@ -30,6 +30,7 @@ from collections import namedtuple
 import numpy as np
 
 from gunpy import Enactor, Functor, Graph, Problem
+from gunpy import operators as ops
 from gunpy.registry import Option, Primitive, register_primitive, top_vertices
 from gunpy.result import Result
 
@@ -124,15 +125,15 @@ class HITSEnactor(Enactor):
 
     def _authorities(self):
         p = self.problem
-        total, self.error = self.neighbor_reduce(None, Authorities, p.auth, edges="in",
-                                                 apply=True, aggregates=2)
+        total, self.error = ops.neighbor_reduce(self.graph, None, Authorities, p, p.auth,
+                                                edges="in", aggregates=2, context=self.context)
         p.auth_scale = 1.0 / total if total > 0 else 0.0
 
     def loop(self, frontier):
         p = self.problem
         p.swap()  # this iteration's hubs go where the last iteration's were
-        total, = self.neighbor_reduce(None, Hubs, p.hub, edges="out", apply=True,
-                                      aggregates=1)
+        total, = ops.neighbor_reduce(self.graph, None, Hubs, p, p.hub, edges="out",
+                                     aggregates=1, context=self.context)
         p.hub_scale = 1.0 / total if total > 0 else 0.0
         self._authorities()
         return frontier

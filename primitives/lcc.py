@@ -43,6 +43,7 @@ from collections import namedtuple
 import numpy as np
 
 from gunpy import Enactor, Functor, Graph, Problem, atomics
+from gunpy import operators as ops
 from gunpy.operators import intersect
 from gunpy.primitives.triangles import orient
 from gunpy.registry import Primitive, register_primitive, top_vertices
@@ -187,7 +188,8 @@ class LCCEnactor(Enactor):
         p = self.problem
         intersect(self.graph, Pairs, p, right=p.directed_graph, counts=p.common,
                   context=self.context)
-        self.total, = self.neighbor_reduce(None, Normalise, p.lcc, edges="out", aggregates=1)
+        self.total, = ops.neighbor_reduce(self.graph, None, Normalise, p, p.lcc, edges="out",
+                                          aggregates=1, context=self.context)
         return frontier
 
     def is_converged(self, frontier):
@@ -226,9 +228,10 @@ class OrientedLCCEnactor(LCCEnactor):
     def loop(self, frontier):
         p = self.problem
         intersect(self.graph, Middle, p, right=p.upward, counts=p.common, context=self.context)
-        self.neighbor_reduce(None, InTriangles, p.into, edges="in")
-        self.total, = self.neighbor_reduce(None, OrientedNormalise, p.lcc, edges="out",
-                                           aggregates=1)
+        ops.neighbor_reduce(self.graph, None, InTriangles, p, p.into, edges="in",
+                            context=self.context)
+        self.total, = ops.neighbor_reduce(self.graph, None, OrientedNormalise, p, p.lcc,
+                                          edges="out", aggregates=1, context=self.context)
         return frontier
 
 

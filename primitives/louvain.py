@@ -32,6 +32,7 @@ import numpy as np
 
 from gunpy.progress import bar
 from gunpy import Enactor, Functor, Graph, Problem, atomics
+from gunpy import operators as ops
 from gunpy.registry import Option, Primitive, register_primitive
 from gunpy.result import Result, Stats
 
@@ -204,8 +205,8 @@ class LouvainEnactor(Enactor):
         super().__init__(problem, max_iterations=MAX_SWEEPS)
 
     def prepare_frontier(self, frontier):
-        two_m, = self.neighbor_reduce(None, Degree, self.problem.k, edges="out", apply=True,
-                                      aggregates=1)
+        two_m, = ops.neighbor_reduce(self.graph, None, Degree, self.problem, self.problem.k,
+                                     edges="out", aggregates=1, context=self.context)
         if self.problem.m is None:
             self.problem.m = two_m / 2.0
         self.compute(None, Start)
@@ -214,14 +215,16 @@ class LouvainEnactor(Enactor):
 
     def modularity(self):
         """The modularity of the communities as they stand (one pass over the edges)."""
-        sums = self.neighbor_reduce(None, Inner, self.problem.inner, edges="out", apply=True,
-                                    aggregates=2)
+        sums = ops.neighbor_reduce(self.graph, None, Inner, self.problem, self.problem.inner,
+                                   edges="out", aggregates=2, context=self.context)
         return self.problem.modularity_of(*sums)
 
     def loop(self, frontier):
         p = self.problem
         self.backend.fill(p.moves, 0)
-        self.neighbor_best(None, Choose, p.next, rounds=p.buckets)  # a bucket a round
+        # a bucket a round
+        ops.neighbor_best(self.graph, None, Choose, p, p.next, rounds=p.buckets,
+                          context=self.context)
         p.moved = self.backend.read(p.moves)
         p.total_moves += p.moved
         before, p.modularity = p.modularity, self.modularity()
@@ -394,7 +397,8 @@ def louvain(G, resolution=1.0, threshold=1e-7, max_level=None, seed=None, *, bac
         if levels and problem.total_moves == 0:
             break  # nothing moved: the last level stands (networkx's rule)
         new_mod = problem.modularity  # its partition's, as its last sweep summed it
-        graphs.append(enactor.contract(problem.comm))  # comm renumbered 0..k-1 in place
+        # comm renumbered 0..k-1 in place
+        graphs.append(ops.contract(enactor.graph, problem.comm, context=enactor.context))
         maps.append(problem.extract())
         labels = maps[-1][labels]
         levels.append(LouvainLevel(labels, graphs[-1].num_vertices, new_mod, enactor.iteration,
@@ -434,7 +438,8 @@ def _refine(graphs, maps, seed, **options):
                                          seed + REFINE_SEED + number, number, **options)
         part, sweeps, moves = problem.extract(), sweeps + enactor.iteration, \
             moves + problem.total_moves
-    quotient = enactor.contract(problem.comm)  # the input graph's: labels 0..k-1
+    # the input graph's: labels 0..k-1
+    quotient = ops.contract(enactor.graph, problem.comm, context=enactor.context)
     labels = problem.extract()
     return LouvainLevel(labels, quotient.num_vertices, problem.modularity, sweeps, moves)
 

@@ -385,7 +385,8 @@ class PageRankEnactor(Enactor):
         self.backend.fill(p.received, 0.0)
         # the first split (Update makes the next ones)
         if p.weighted:
-            self.neighbor_reduce(None, OutWeight, p.out_weight, edges="out")
+            ops.neighbor_reduce(self.graph, None, OutWeight, p, p.out_weight, edges="out",
+                                context=self.context)
             self.compute(None, Contribute)
         else:
             self.compute(None, FirstSplit)
@@ -394,12 +395,12 @@ class PageRankEnactor(Enactor):
         if self.pagerank_direction == "pull":
             return self._pull()
         p = self.problem
-        dangling = self.reduce(p.dangling)
+        dangling = ops.reduce(p.dangling, context=self.context)
         self.advance(self.vertices, Push, output="none")
         p.base = (p.alpha * dangling + 1.0 - p.alpha) / p.num_vertices
         p.spread = p.alpha * dangling
         self.compute(None, Update if p.teleport is None else PersonalPushUpdate)
-        self.error = self.reduce(p.change)
+        self.error = ops.reduce(p.change, context=self.context)
         return self.vertices
 
     def _start_split(self):
@@ -409,7 +410,7 @@ class PageRankEnactor(Enactor):
         ops.compute(self.graph, None, StartSplit,
                     PullData(p.rank, p.next, p.contrib, None, self.split.inv_weight, 0.0, 0.0,
                              0.0), context=self.context)
-        self.dangling = self.reduce(p.next, n=p.num_vertices)
+        self.dangling = ops.reduce(p.next, n=p.num_vertices, context=self.context)
 
     def _pull(self):
         # one pass: gather, update, split, and the two sums (L1 change, dangling mass)

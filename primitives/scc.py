@@ -404,7 +404,8 @@ class SCCEnactor(Enactor):
         self.phase = TRIM
         if done.size - self.active.size > self.active.size:  # few left: count theirs
             p, left = self.problem, self.active
-            self.neighbor_reduce(left, CountOut, p.count, edges="out", apply=True)
+            ops.neighbor_reduce(self.graph, left, CountOut, p, p.count, edges="out",
+                                apply=True, context=self.context)
             ops.neighbor_reduce(self.reverse, left, CountIn, p.data(), p.count, edges="out",
                                 apply=True, context=self._reverse_context())
             self.ins = self._filter(left, NoInEdges, self.a[0])

@@ -12,6 +12,7 @@ from collections import namedtuple
 import numpy as np
 
 from gunpy import Enactor, Functor, Graph, Problem
+from gunpy import operators as ops
 from gunpy.registry import Option, Primitive, register_primitive, top_vertices
 from gunpy.result import Result
 
@@ -60,7 +61,8 @@ class SpMVEnactor(Enactor):
         pass
 
     def loop(self, frontier):
-        self.neighbor_reduce(None, Product, self.problem.y, edges="out", mapping=self.mapping)
+        ops.neighbor_reduce(self.graph, None, Product, self.problem, self.problem.y,
+                            edges="out", mapping=self.mapping, context=self.context)
         return frontier
 
     def is_converged(self, frontier):

@@ -27,6 +27,7 @@ from collections import namedtuple
 import numpy as np
 
 from gunpy import INVALID, Enactor, Functor, Problem, atomics
+from gunpy import operators as ops
 from gunpy.primitives._weights import check_weights
 from gunpy.problem import weight_summary
 from gunpy.registry import Option, Primitive, register_primitive
@@ -190,8 +191,9 @@ class SSSPEnactor(Enactor):
             stale = self.filter(self.full_frontier("vertex"), UnverifiedParent)
             self.stats.extra["parents_repaired"] = stale.size
             if stale.size:
-                self.neighbor_reduce(stale, TightParent, self.problem.tight, edges="in",
-                                     op="min")
+                ops.neighbor_reduce(self.graph, stale, TightParent, self.problem,
+                                    self.problem.tight, edges="in", op="min",
+                                    context=self.context)
                 self.compute(stale, TightParent)
             return
         # zero weights: the relaxations' parents may close a cycle of tight edges; forget

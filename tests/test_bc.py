@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 
 import gunpy
+from gunpy import operators as ops
 from gunpy.testing import nasty_graphs, to_nx, graph_names
 
 GRAPHS = nasty_graphs(hub=40, random_n=40)  # BC runs one traversal per source: keep them small
@@ -276,7 +277,8 @@ def test_bc_weighted_functors_compile_to_ptx():
     problem = WeightedBCProblem(G, backend=be)
     enactor = WeightedBCEnactor(problem)
     problem.reset(0)
-    enactor.neighbor_reduce(None, TightInDegreeFunctor, problem.pending, edges="in")
+    ops.neighbor_reduce(G, None, TightInDegreeFunctor, problem, problem.pending, edges="in",
+                        context=enactor.context)
     enactor.advance(enactor.start_frontier().push(0), WeightedBCForwardFunctor)
     enactor.advance_filter(enactor.start_frontier().push(0), WeightedBCForwardFunctor)
     store = FrontierStore(be, G.num_vertices)

@@ -522,3 +522,69 @@ def test_hook_integer_arithmetic_is_64_bit_on_every_backend(backend):
     expect = v * 2654435761 + (v - 1) * 3 * 1000000000
     expect[0] = -1
     assert np.array_equal(p.to_host(p.out), expect)
+
+
+@pytest.mark.parametrize("direction", ["push", "auto"])
+def test_a_traversal_runs_without_an_enactor(direction, backend):
+    """gunpy.operators.traversal.Traversal: the traversal operators and their state
+    (visited set, push-pull rule, frontier pool) with a loop of the caller's own."""
+    from gunpy.operators.traversal import Traversal
+    from gunpy.primitives.bfs import BFSFunctor, BFSProblem
+    G = gunpy.generators.rmat(5 if ON_CUDASIM else 11, seed=6)
+    problem = BFSProblem(G, backend=backend)
+    problem.reset(0)
+    t = Traversal(problem, direction=direction)
+    frontier = t.start_frontier().push(0)
+    if t.track_visited:
+        t.mark_visited(frontier, clear=True)
+    levels = 0
+    while frontier.size:
+        frontier = t.advance_filter(frontier, BFSFunctor)
+        levels += 1
+    depth, _ = problem.extract()
+    expect = nx.single_source_shortest_path_length(to_nx(G), 0)
+    assert {v: int(d) for v, d in enumerate(depth) if d >= 0} == expect
+    assert levels >= 1
+
+
+def test_free_operators_in_a_run_leave_their_statistics_to_one_read(backend, monkeypatch):
+    """A free operator called with the enactor's context inside a run reads its device
+    statistics at the run's end with the others (no read, so no sync, per call); called
+    on its own it reads them before it returns."""
+    from gunpy import operators as ops
+
+    class InDegree(Functor):
+        @staticmethod
+        def gather_edge(src, dst, edge, weight, data):
+            return 1.0
+
+    class P(Problem):
+        Data = namedtuple("D", "out")
+
+        def init(self):
+            self.out = self.vertex_array(np.float64, fill=0.0)
+
+    class E(Enactor):
+        def prepare_frontier(self, frontier):
+            frontier.push(1)
+
+        def loop(self, frontier):
+            ops.neighbor_reduce(self.graph, frontier, InDegree, self.problem,
+                                self.problem.out, context=self.context)
+            return frontier
+
+        def is_converged(self, frontier):
+            return self.iteration >= 3
+
+    G = gunpy.Graph.from_edges([0, 2, 3], [1, 1, 1], num_vertices=4)
+    reads = []
+    flush = ops.Context.flush
+    monkeypatch.setattr(ops.Context, "flush", lambda ctx: reads.append(1) or flush(ctx))
+    e = E(P(G, backend=backend))
+    stats = e.enact()
+    assert stats.edges_visited == 3 * 3  # vertex 1's three in-edges, three times
+    assert len(reads) == 2  # the loop's end, then finalize's
+    ctx = ops.Context(G, backend=backend)
+    ops.neighbor_reduce(G, ctx.frontier([1]), InDegree, e.problem, e.problem.out,
+                        context=ctx)
+    assert ctx.record["edges"] == 3 and len(reads) == 3

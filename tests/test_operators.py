@@ -343,12 +343,15 @@ def test_a_backend_is_its_table():
         gunpy.pagerank(G, direction="pull", backend=be)
 
 
-def test_enactor_neighbor_reduce_applies_and_aggregates(backend):
+@pytest.mark.parametrize("style", ["free", "deprecated"])
+def test_enactor_neighbor_reduce_applies_and_aggregates(backend, style):
     # in-degree by gather, then apply_vertex doubles it in the same pass and returns
-    # (new value, 1): the sums are twice the edge count and the vertex count
+    # (new value, 1): the sums are twice the edge count and the vertex count; called
+    # in a primitive with the enactor's context (deprecated: the former wrapper, warning)
     from collections import namedtuple
 
     from gunpy import Enactor, Functor, Problem
+    from gunpy import operators as ops
 
     class Double(Functor):
         @staticmethod
@@ -371,8 +374,14 @@ def test_enactor_neighbor_reduce_applies_and_aggregates(backend):
             pass
 
         def loop(self, frontier):
-            self.sums = self.neighbor_reduce(None, Double, self.problem.out, edges="in",
-                                             aggregates=2)
+            if style == "free":
+                self.sums = ops.neighbor_reduce(self.graph, None, Double, self.problem,
+                                                self.problem.out, edges="in", aggregates=2,
+                                                context=self.context)
+            else:
+                with pytest.warns(DeprecationWarning, match="Enactor.neighbor_reduce"):
+                    self.sums = self.neighbor_reduce(None, Double, self.problem.out,
+                                                     edges="in", aggregates=2)
             return frontier
 
         def is_converged(self, frontier):

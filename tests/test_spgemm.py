@@ -222,9 +222,12 @@ def test_docstring_examples():
         assert result.failed == 0 and result.attempted >= 2, name
 
 
-def test_enactor_methods(backend):
-    """Enactor.spgemm_structure / spgemm: paths of length two counted by a primitive."""
+@pytest.mark.parametrize("style", ["free", "deprecated"])
+def test_enactor_methods(backend, style):
+    """spgemm.structure / spgemm in a primitive, with the enactor's context: paths of
+    length two. ``deprecated``: the former Enactor wrappers, which warn."""
     from gunpy import Enactor, Problem
+    from gunpy import operators as ops
     G = gunpy.Graph.from_edges([0, 0, 1, 2], [1, 2, 3, 3])
 
     class Paths(Problem):
@@ -240,9 +243,19 @@ def test_enactor_methods(backend):
 
     class PathsEnactor(Enactor):
         def prepare_frontier(self, frontier):
-            self.pattern = self.spgemm_structure()
+            G = self.graph
+            if style == "free":
+                self.pattern = ops.spgemm.structure(G, G, context=self.context)
+            else:
+                with pytest.warns(DeprecationWarning, match="spgemm_structure"):
+                    self.pattern = self.spgemm_structure()
             self.problem.out = self.backend.zeros(self.pattern.num_edges, np.int64)
-            self.terms = self.spgemm(self.pattern, Count)
+            if style == "free":
+                self.terms = ops.spgemm(self.pattern, Count, self.problem, left=G, right=G,
+                                        context=ops.Context(self.pattern, self.backend))
+            else:
+                with pytest.warns(DeprecationWarning, match="spgemm"):
+                    self.terms = self.spgemm(self.pattern, Count)
 
         def loop(self, frontier):
             return frontier

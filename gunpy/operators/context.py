@@ -73,6 +73,8 @@ class Context:
         self._scratch, self._lease = _lease(graph, self.backend)
         #: statistics still on the device: ``[(record, key)]``, one per tally slot used
         self._pending = []
+        #: an enactor's run holds the context: it reads the tallies once, at its end
+        self.in_run = False
 
     def scratch(self, name, n, dtype):
         """A reusable work array of at least ``n`` items (grown on demand).
@@ -118,6 +120,12 @@ class Context:
             totals[key] = totals.get(key, 0) + value
         pending.clear()
         return totals
+
+    def done(self):
+        """End a free operator call: its device statistics reach :attr:`record` now
+        (one read), unless an enactor's run holds the context (:attr:`in_run`)."""
+        if not self.in_run:
+            self.flush()
 
     def kept(self, name, make):
         """The object ``name`` kept with the scratch arrays, made by ``make()`` on first use.

@@ -392,7 +392,7 @@ def neighbor_best(graph, frontier, functor, data, out, *, rounds=None, context=N
     ctx = context_for(graph, frontier, context)
     run(ctx, frontier, compile_functor(functor, ctx.backend), problem_data(data), out,
         rounds=rounds)
-    ctx.flush()  # a standalone call's edges are in ctx.record when it returns
+    ctx.done()
     return out
 
 

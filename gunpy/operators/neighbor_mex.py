@@ -174,7 +174,7 @@ def neighbor_mex(graph, frontier, functor, data, out, *, context=None):
     """
     ctx = context_for(graph, frontier, context)
     run(ctx, frontier, compile_functor(functor, ctx.backend), problem_data(data), out)
-    ctx.flush()  # a standalone call's edges are in ctx.record when it returns
+    ctx.done()
     return out
 
 

@@ -374,7 +374,7 @@ def neighbor_mode(graph, frontier, functor, data, out, *, edges="both", context=
     """
     ctx = context_for(graph, frontier, context)
     run(ctx, frontier, compile_functor(functor, ctx.backend), problem_data(data), out, edges)
-    ctx.flush()  # a standalone call's edges are in ctx.record when it returns
+    ctx.done()
     return out
 
 

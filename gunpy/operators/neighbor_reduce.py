@@ -378,7 +378,7 @@ def neighbor_reduce(graph, frontier, functor, data, out, *, edges="in", mapping=
     ctx = context_for(graph, frontier, context)
     result = run(ctx, frontier, compile_functor(functor, ctx.backend), problem_data(data), out,
                  edges, mapping, op, apply, aggregates)
-    ctx.flush()  # a standalone call's edges are in ctx.record when it returns
+    ctx.done()
     return result
 
 

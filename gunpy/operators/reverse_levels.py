@@ -391,7 +391,7 @@ def reverse_levels(graph, store, functor, data, out, *, start, stop=None, edges=
     ctx = context_for(graph, None, context)
     ran = run(ctx, store, compile_functor(functor, ctx.backend), problem_data(data), out,
               int(start), int(stop), edges, op, bool(apply), step)
-    ctx.flush()
+    ctx.done()
     return ran
 
 

@@ -152,7 +152,7 @@ def sample(graph, frontier, functor, data=None, *, k, context=None):
     """
     ctx = context_for(graph, frontier, context)
     run(ctx, frontier, compile_functor(functor, ctx.backend), problem_data(data), k)
-    ctx.flush()  # a standalone call's edges are in ctx.record when it returns
+    ctx.done()
     return frontier
 
 

@@ -88,7 +88,7 @@ def filter(graph, frontier, functor, data=None, *, out=None, mode="predicated", 
         out = ctx.frontier(capacity=frontier.size, kind=frontier.kind)
     out = run(ctx, frontier, out, compile_functor(functor, ctx.backend), problem_data(data),
               mode)
-    ctx.flush()  # a standalone call's statistics are in ctx.record when it returns
+    ctx.done()
     return out
 
 
