@@ -228,12 +228,6 @@ def test_a_hook_reading_edges_still_builds_the_twins(monkeypatch, backend):
     assert calls == [1]
 
 
-_NEEDS_BASE = ("Backend.graph (gunpy/backends/base.py) still builds the twins for every "
-               "undirected pull; it needs graph(..., edge_ids=...) and its callers "
-               "(advance._pull, neighbor_reduce) to pass pull.needs_edge_ids(...)")
-
-
-@pytest.mark.xfail(strict=True, reason=_NEEDS_BASE)
 def test_a_fresh_undirected_bfs_builds_no_twins(monkeypatch, backend):
     calls = _count_twins(monkeypatch)
     src, dst, w, n = _raw_edges()
@@ -245,7 +239,6 @@ def test_a_fresh_undirected_bfs_builds_no_twins(monkeypatch, backend):
     assert calls == []
 
 
-@pytest.mark.xfail(strict=True, reason=_NEEDS_BASE)
 def test_a_fresh_undirected_pagerank_builds_no_twins(monkeypatch, backend):
     calls = _count_twins(monkeypatch)
     src, dst, w, n = _raw_edges()

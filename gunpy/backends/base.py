@@ -187,7 +187,8 @@ Counts = namedtuple("Counts", "launches syncs uploads allocs")
 DeviceGraph = namedtuple(
     "DeviceGraph",
     "num_vertices num_edges weighted row_offsets column_indices values "
-    "in_offsets in_indices in_edge_ids no_in_edges has_csc edge_sources has_coo")
+    "in_offsets in_indices in_edge_ids no_in_edges has_csc edge_sources has_coo "
+    "has_edge_ids", defaults=(True,))
 
 
 def _lookup(cls, name):
@@ -350,7 +351,7 @@ class Backend:
         raise NotImplementedError
 
     # -- graphs -----------------------------------------------------------------
-    def graph(self, G, *, csc=False, coo=False):
+    def graph(self, G, *, csc=False, coo=False, edge_ids=True):
         """The backend's (cached) copy of ``G``.
 
         ``csc=True`` adds the reverse view (pull), ``coo=True`` the source of
@@ -361,10 +362,12 @@ class Backend:
         :meth:`~gunpy.Graph.release_device`.
         """
         cached = G._device.graph(self)
-        if cached is not None and (cached.has_csc or not csc) and (cached.has_coo or not coo):
+        ids = csc and edge_ids  # in_edge_ids read: an undirected graph's twins map
+        if cached is not None and (cached.has_csc or not csc) and (cached.has_coo or not coo) \
+                and (cached.has_edge_ids or not ids):
             return cached
         try:
-            return self._upload(G, cached, csc, coo)
+            return self._upload(G, cached, csc, coo, ids)
         except MemoryError as exc:
             raise MemoryError(self._graph_memory_message(G, csc, coo)) from exc
 
@@ -389,9 +392,10 @@ class Backend:
             msg += f"; {info[0] / 2**20:,.0f} MiB of {info[1] / 2**20:,.0f} MiB are free"
         return msg
 
-    def _upload(self, G, cached, csc, coo):
+    def _upload(self, G, cached, csc, coo, ids=True):
         if cached is not None and cached.has_csc and not csc:
             csc = True
+            ids = cached.has_edge_ids
         if cached is not None and cached.has_coo:
             coo = True
         dummy_f = np.zeros(1, dtype=np.float64)
@@ -405,13 +409,17 @@ class Backend:
         if csc and cached is not None and cached.has_csc:
             io, ii, ie, nie = (cached.in_offsets, cached.in_indices, cached.in_edge_ids,
                                cached.no_in_edges)
+            if ids and not cached.has_edge_ids:  # an undirected graph's twins, now needed
+                ie = self.asarray(G.csc().in_edge_ids)
+            ids = ids or cached.has_edge_ids
         elif csc:
-            c = G.csc()
+            c = G.csc(edge_ids=ids)
             if G.directed:
                 io, ii = self.asarray(c.in_offsets), self.asarray(c.in_indices)
             else:
                 io, ii = ro, ci  # an undirected graph is its own reverse
-            ie = self.asarray(c.in_edge_ids)
+            ids = c.in_edge_ids is not None
+            ie = self.asarray(c.in_edge_ids if ids else np.zeros(1, dtype=np.int64))
             empty = np.diff(c.in_offsets) == 0
             nwords = max(1, (G.num_vertices + 31) // 32)
             packed = np.packbits(np.pad(empty, (0, nwords * 32 - empty.shape[0])),
@@ -429,7 +437,7 @@ class Backend:
         else:
             es = self.asarray(dummy_i)
         dg = DeviceGraph(G.num_vertices, G.num_edges, G.values is not None, ro, ci, vals,
-                         io, ii, ie, nie, csc, es, coo)
+                         io, ii, ie, nie, csc, es, coo, bool(csc and ids))
         return G._device.keep_graph(self, dg)
 
     # -- compilation ------------------------------------------------------------

@@ -27,7 +27,7 @@ from numba import cuda  # a module global: the simulator swaps it for its fake m
 from numba.extending import intrinsic
 
 from gunpy.backends.cpu import functor_pair, run_thin
-from gunpy.functor import compile_functor, hooks_cache
+from gunpy.functor import compile_functor, hooks_cache, reads_edge_data
 from gunpy.operators.advance.common import cpu_weight, cuda_weight
 from gunpy.operators.common import degree_sum, problem_data
 from gunpy.operators.context import callable_module, context_for
@@ -77,6 +77,7 @@ def cuda_kernel(hooks, weighted, incoming, mapping, op="sum", apply=False, aggre
     from gunpy.backends.cuda import kernel
     gather_edge = hooks.gather_edge
     weight = cuda_weight(weighted)
+    ids = reads_edge_data(hooks, ("gather_edge",), weighted=weighted)  # as execute's
     device = cuda.jit(device=True, inline="always")
     combine, ident = _combiner(op, device)
     finish = _finisher(hooks, apply, aggregates, device)
@@ -85,7 +86,7 @@ def cuda_kernel(hooks, weighted, incoming, mapping, op="sum", apply=False, aggre
     @cuda.jit(device=True, inline="always")
     def edge_value(v, p, offsets_nbrs, edge_ids, values, data):
         u = offsets_nbrs[p]
-        e = edge_ids[p] if incoming else p
+        e = edge_ids[p] if incoming and ids else p
         w = weight(values, e)
         if incoming:
             return gather_edge(u, v, e, w, data)
@@ -212,6 +213,7 @@ def cpu_source(hooks, weighted, incoming, op, apply=False, aggregates=0, all_ver
 
     gather_edge = hooks.gather_edge
     weight = cpu_weight(weighted)
+    ids = reads_edge_data(hooks, ("gather_edge",), weighted=weighted)  # as execute's
     combine, ident = _combiner(op, njit(inline="always"))
     finish = _finisher(hooks, apply, aggregates, njit(inline="always"))
     k, every = aggregates, all_vertices
@@ -226,7 +228,7 @@ def cpu_source(hooks, weighted, incoming, op, apply=False, aggregates=0, all_ver
             acc = ident
             for p in range(np.uint64(start), np.uint64(stop)):
                 u = _index(nbrs[p])
-                e = _index(edge_ids[p]) if incoming else np.int64(p)
+                e = _index(edge_ids[p]) if incoming and ids else np.int64(p)
                 w = weight(values, e)
                 if incoming:
                     acc = combine(acc, gather_edge(u, v, e, w, data))
@@ -264,7 +266,9 @@ def execute(ctx, frontier, hooks, data, out, *, edges="in", mapping="auto", op="
         raise ValueError(f"unknown neighbor_reduce mapping {mapping!r}; valid: {MAPPINGS}")
     backend = ctx.backend
     incoming = edges == "in"
-    dg = backend.graph(ctx.graph, csc=incoming)
+    # in_edge_ids only when gather_edge reads edge / weight (an undirected graph's twins)
+    ids = incoming and reads_edge_data(hooks, ("gather_edge",), weighted=ctx.graph.weighted)
+    dg = backend.graph(ctx.graph, csc=incoming, edge_ids=ids)
     offsets = dg.in_offsets if incoming else dg.row_offsets
     all_vertices = frontier is None
     queue, length, n = ctx.items(frontier)

@@ -374,7 +374,14 @@ def run(ctx, frontier, hooks, data, out, mask, skip_masked, update_mask, load_ba
 
 def _pull(ctx, frontier, hooks, data, out, mask, update_mask, pull_input, mapping, early_exit):
     backend = ctx.backend
-    dg = backend.graph(ctx.graph, csc=True)
+    if mapping not in PULL_MAPPINGS:
+        raise ValueError(f"unknown pull mapping {mapping!r}; valid: {pull_mapping_options()}")
+    impl = backend.operator(PULL_MAPPINGS[mapping].op)
+    # gunpy's own pull kernels read in_edge_ids only for hooks that read edge / weight (a
+    # registered mapping may read them itself: it gets them)
+    ids = impl not in (pull.cpu_execute, pull.cuda_execute) or \
+        pull.needs_edge_ids(hooks, ctx.graph.weighted)
+    dg = backend.graph(ctx.graph, csc=True, edge_ids=ids)
     if mask is None:
         # only the frontier counts as visited
         mask = ctx.scratch("pull.mask", bitmap.num_words(ctx.num_vertices), np.uint32)
@@ -385,9 +392,7 @@ def _pull(ctx, frontier, hooks, data, out, mask, update_mask, pull_input, mappin
     if out is None:
         out = _new_output(ctx, 1, "vertex")
     next_bits = out._words()
-    if mapping not in PULL_MAPPINGS:
-        raise ValueError(f"unknown pull mapping {mapping!r}; valid: {pull_mapping_options()}")
-    examined, found, found_edges, mapping = backend.operator(PULL_MAPPINGS[mapping].op)(
+    examined, found, found_edges, mapping = impl(
         ctx, dg, mask, input_bits, next_bits, hooks, data, mapping=mapping,
         early_exit=early_exit)
     if update_mask:
