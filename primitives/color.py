@@ -151,8 +151,7 @@ class ColorEnactor(Enactor):
         ops.neighbor_reduce(self.graph, None, Higher, p, p.waiting, edges="out",
                             context=self.context)
         # the first round's frontier: the vertices with nothing to wait for
-        ops.filter(self.graph, self.full_frontier(), Ready, p.data(), out=frontier,
-                   context=self.context)
+        self.filter(self.full_frontier(), Ready, out=frontier)
 
     def loop(self, frontier):
         ops.neighbor_mex(self.graph, frontier, FirstFree, self.problem, self.problem.colors,

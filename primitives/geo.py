@@ -33,7 +33,6 @@ import numpy as np
 
 from gunpy import Enactor, Functor, Graph, Problem
 from gunpy.devmath import cos as _cos, sin as _sin
-from gunpy import operators as ops
 from gunpy.registry import Option, Primitive, register_primitive
 from gunpy.result import Result
 
@@ -239,8 +238,7 @@ class GeoEnactor(Enactor):
     def prepare_frontier(self, frontier):
         # the unknown set's two buffers (filtered from one to the other), lent
         self.spare = [self.context.frontier(capacity=self.num_vertices) for _ in range(2)]
-        self.unknown = ops.filter(self.graph, self.full_frontier(), Unlocated,
-                                  self.problem.data(), out=self.spare[0], context=self.context)
+        self.unknown = self.filter(self.full_frontier(), Unlocated, out=self.spare[0])
         self.done = self.unknown.size == 0
 
     def loop(self, frontier):
@@ -248,8 +246,7 @@ class GeoEnactor(Enactor):
         self.compute(self.unknown, Center)
         self.compute(self.unknown, SpatialMedian)
         out = self.spare[1] if self.unknown is self.spare[0] else self.spare[0]
-        self.unknown = ops.filter(self.graph, self.unknown, Commit, self.problem.data(),
-                                  out=out, context=self.context)
+        self.unknown = self.filter(self.unknown, Commit, out=out)
         # a round that located nothing leaves every later round the same
         self.done = self.unknown.size in (0, before)
         return frontier

@@ -33,7 +33,6 @@ from collections import namedtuple
 import numpy as np
 
 from gunpy import Enactor, Functor, Graph, Problem, atomics
-from gunpy import operators as ops
 from gunpy.registry import Primitive, register_primitive, top_vertices
 from gunpy.result import Result
 
@@ -162,8 +161,7 @@ class KCoreEnactor(Enactor):
         # the level is over: keep what remains, and find its smallest degree
         self.backend.fill(p.low, NO_DEGREE)
         out = self.spare[0] if self.active is not self.spare[0] else self.spare[1]
-        self.active = ops.filter(self.graph, self.active, Remaining, p.data(), out=out,
-                                 context=self.context)
+        self.active = self.filter(self.active, Remaining, out=out)
         if self.active.size == 0:
             self.done = True
             return frontier

@@ -39,7 +39,6 @@ from collections import namedtuple
 import numpy as np
 
 from gunpy import Enactor, Functor, Graph, Problem, atomics
-from gunpy import operators as ops
 from gunpy.problem import weight_summary
 from gunpy.registry import Primitive, register_primitive
 from gunpy.result import Result
@@ -256,8 +255,7 @@ class MSTEnactor(Enactor):
     def _into(self, sets, current, functor, out=None):
         if out is None:
             out = sets[0] if current is not sets[0] else sets[1]
-        return ops.filter(self.graph, current, functor, self.problem.data(), out=out,
-                          context=self.context)
+        return self.filter(current, functor, out=out)
 
     def loop(self, active):
         self.edges = self._into(self.edge_sets, self.edges, Lightest)

@@ -428,8 +428,7 @@ class SCCEnactor(Enactor):
         self.stats.extra["rounds"] = self.rounds
 
     def _filter(self, frontier, functor, out):
-        return ops.filter(self.graph, frontier, functor, self.problem.data(), out=out,
-                          context=self.context)
+        return self.filter(frontier, functor, out=out)
 
     def _advance(self, graph, frontier, functor, out):
         ctx = self.context if graph is self.graph else self._reverse_context()

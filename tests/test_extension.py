@@ -588,3 +588,25 @@ def test_free_operators_in_a_run_leave_their_statistics_to_one_read(backend, mon
     ops.neighbor_reduce(G, ctx.frontier([1]), InDegree, e.problem, e.problem.out,
                         context=ctx)
     assert ctx.record["edges"] == 3 and len(reads) == 3
+
+
+def test_advance_and_filter_write_the_frontier_given_as_out(backend):
+    """One call style: the traversal's advance and filter take ``out=`` like the free
+    operators, and write that frontier."""
+    from gunpy.operators.traversal import Traversal
+    from gunpy.primitives.bfs import BFSFunctor, BFSProblem
+    G = gunpy.Graph.from_edges([0, 0, 1, 2], [1, 2, 3, 3], num_vertices=5)
+    problem = BFSProblem(G, backend=backend)
+    problem.reset(0)
+    t = Traversal(problem)
+    mine, kept = (t.context.frontier(capacity=5) for _ in range(2))
+    out = t.advance(t.start_frontier().push(0), BFSFunctor, out=mine)
+    assert out is mine and sorted(mine.to_numpy().tolist()) == [1, 2]
+
+    class Two(Functor):
+        @staticmethod
+        def cond_vertex(v, data):
+            return v == 2
+
+    out = t.filter(mine, Two, out=kept)
+    assert out is kept and kept.to_numpy().tolist() == [2]

@@ -96,12 +96,13 @@ class Traversal:
 
     # -- operators (the free functions of gunpy.operators, on the traversal's state) ---
     def advance(self, frontier, functor, *, load_balance=None, direction=None, output="vertex",
-                pull_input="visited", early_exit=True):
+                pull_input="visited", early_exit=True, out=None):
         """Visit the edges of ``frontier``; returns the frontier of accepted items.
 
         As :func:`gunpy.operators.advance`, with the visited bitmap as the mask,
         ``direction="auto"`` deciding push or pull from the push-pull state and
         ``pull_input="visited"`` (in-neighbours tested against the visited set).
+        ``out``: the frontier to write (default: one of the pool's that no one holds).
         """
         direction = check_direction(direction or self.direction)
         if direction == "pull" and not self.track_visited:
@@ -110,7 +111,8 @@ class Traversal:
             direction = self.push_pull.decide(self.context, frontier, direction)
         push, ctx = direction == "push", self.context
         self._advanced = True
-        out = self._pool.output_for(frontier, "edge" if output == "edge" else "vertex")
+        if out is None:
+            out = self._pool.output_for(frontier, "edge" if output == "edge" else "vertex")
         # in a culling (idempotent) push it is the filter that marks survivors visited
         out = advance_op.run(
             ctx, frontier, compile_functor(functor, self.backend), self.problem.data(), out,
@@ -121,11 +123,12 @@ class Traversal:
             self.push_pull.pulled(out.examined if early_exit else None, frontier.known_edges or 0)
         return out
 
-    def filter(self, frontier, functor, *, mode=None):
+    def filter(self, frontier, functor, *, mode=None, out=None):
         """Keep the items of ``frontier`` whose ``cond_vertex`` holds (running ``apply_vertex``).
 
         ``mode="cull"`` (an idempotent traversal's default) also drops duplicate and
-        visited vertices (Merrill's heuristics, :mod:`gunpy.operators.filter`).
+        visited vertices (Merrill's heuristics, :mod:`gunpy.operators.filter`). ``out``:
+        as :meth:`advance`'s.
         """
         mode = mode or ("cull" if self.idempotent else "predicated")
         if mode == "cull":
@@ -134,8 +137,9 @@ class Traversal:
                                  "(Enactor(..., idempotent=True))")
             if not frontier.has_queue:
                 mode = "predicated"  # a bitmap (pull output) holds no duplicates
-        return filter_op.run(self.context, frontier, self._pool.output_for(frontier, frontier.kind),
-                             *self._operands(functor), mode)
+        if out is None:
+            out = self._pool.output_for(frontier, frontier.kind)
+        return filter_op.run(self.context, frontier, out, *self._operands(functor), mode)
 
     def compute(self, frontier, functor):
         """Run ``apply_vertex`` on every item of ``frontier`` (``None``: every vertex)."""
