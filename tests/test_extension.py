@@ -547,49 +547,6 @@ def test_a_traversal_runs_without_an_enactor(direction, backend):
     assert levels >= 1
 
 
-def test_free_operators_in_a_run_leave_their_statistics_to_one_read(backend, monkeypatch):
-    """A free operator called with the enactor's context inside a run reads its device
-    statistics at the run's end with the others (no read, so no sync, per call); called
-    on its own it reads them before it returns."""
-    from gunpy import operators as ops
-
-    class InDegree(Functor):
-        @staticmethod
-        def gather_edge(src, dst, edge, weight, data):
-            return 1.0
-
-    class P(Problem):
-        Data = namedtuple("D", "out")
-
-        def init(self):
-            self.out = self.vertex_array(np.float64, fill=0.0)
-
-    class E(Enactor):
-        def prepare_frontier(self, frontier):
-            frontier.push(1)
-
-        def loop(self, frontier):
-            ops.neighbor_reduce(self.graph, frontier, InDegree, self.problem,
-                                self.problem.out, context=self.context)
-            return frontier
-
-        def is_converged(self, frontier):
-            return self.iteration >= 3
-
-    G = gunpy.Graph.from_edges([0, 2, 3], [1, 1, 1], num_vertices=4)
-    reads = []
-    flush = ops.Context.flush
-    monkeypatch.setattr(ops.Context, "flush", lambda ctx: reads.append(1) or flush(ctx))
-    e = E(P(G, backend=backend))
-    stats = e.enact()
-    assert stats.edges_visited == 3 * 3  # vertex 1's three in-edges, three times
-    assert len(reads) == 2  # the loop's end, then finalize's
-    ctx = ops.Context(G, backend=backend)
-    ops.neighbor_reduce(G, ctx.frontier([1]), InDegree, e.problem, e.problem.out,
-                        context=ctx)
-    assert ctx.record["edges"] == 3 and len(reads) == 3
-
-
 def test_advance_and_filter_write_the_frontier_given_as_out(backend):
     """One call style: the traversal's advance and filter take ``out=`` like the free
     operators, and write that frontier."""

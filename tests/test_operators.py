@@ -343,15 +343,20 @@ def test_a_backend_is_its_table():
         gunpy.pagerank(G, direction="pull", backend=be)
 
 
+class _OutProblem(gunpy.Problem):
+    """One float64 slot a vertex, ``out``, zeroed."""
+    Data = namedtuple("OutData", "out")
+
+    def init(self):
+        self.out = self.vertex_array(np.float64, fill=0.0)
+
+
 @pytest.mark.parametrize("style", ["free", "deprecated"])
 def test_enactor_neighbor_reduce_applies_and_aggregates(backend, style):
     # in-degree by gather, then apply_vertex doubles it in the same pass and returns
     # (new value, 1): the sums are twice the edge count and the vertex count; called
     # in a primitive with the enactor's context (deprecated: the former wrapper, warning)
-    from collections import namedtuple
-
-    from gunpy import Enactor, Functor, Problem
-    from gunpy import operators as ops
+    from gunpy import Enactor
 
     class Double(Functor):
         @staticmethod
@@ -362,12 +367,6 @@ def test_enactor_neighbor_reduce_applies_and_aggregates(backend, style):
         def apply_vertex(v, data):
             data.out[v] *= 2.0
             return (data.out[v], 1.0)
-
-    class P(Problem):
-        Data = namedtuple("D", "out")
-
-        def init(self):
-            self.out = self.vertex_array(np.float64, fill=0.0)
 
     class E(Enactor):
         def prepare_frontier(self, frontier):
@@ -388,8 +387,45 @@ def test_enactor_neighbor_reduce_applies_and_aggregates(backend, style):
             return self.iteration >= 1
 
     G = gunpy.Graph.from_edges([0, 0, 1, 3], [1, 2, 2, 2], num_vertices=4)
-    p = P(G, backend=backend)
+    p = _OutProblem(G, backend=backend)
     e = E(p)
     e.enact()
     assert e.sums == (2.0 * G.num_edges, 4.0)
     assert p.to_host(p.out).tolist() == [0.0, 2.0, 6.0, 0.0]
+
+
+def test_free_operators_in_a_run_leave_their_statistics_to_one_read(backend, monkeypatch):
+    """A free operator called with the enactor's context inside a run reads its device
+    statistics at the run's end with the others (no read, so no sync, per call); called
+    on its own it reads them before it returns."""
+    from gunpy import Enactor
+
+    class InDegree(Functor):
+        @staticmethod
+        def gather_edge(src, dst, edge, weight, data):
+            return 1.0
+
+    class E(Enactor):
+        def prepare_frontier(self, frontier):
+            frontier.push(1)
+
+        def loop(self, frontier):
+            ops.neighbor_reduce(self.graph, frontier, InDegree, self.problem,
+                                self.problem.out, context=self.context)
+            return frontier
+
+        def is_converged(self, frontier):
+            return self.iteration >= 3
+
+    G = gunpy.Graph.from_edges([0, 2, 3], [1, 1, 1], num_vertices=4)
+    reads = []
+    flush = ops.Context.flush
+    monkeypatch.setattr(ops.Context, "flush", lambda ctx: reads.append(1) or flush(ctx))
+    e = E(_OutProblem(G, backend=backend))
+    stats = e.enact()
+    assert stats.edges_visited == 3 * 3  # vertex 1's three in-edges, three times
+    assert len(reads) == 2  # the loop's end, then finalize's
+    ctx = ops.Context(G, backend=backend)
+    ops.neighbor_reduce(G, ctx.frontier([1]), InDegree, e.problem, e.problem.out,
+                        context=ctx)
+    assert ctx.record["edges"] == 3 and len(reads) == 3
