@@ -160,3 +160,21 @@ def test_importing_gunpy_loads_nothing_heavy_and_writes_nothing():
             list(registry.BUILTIN)
         print("OK")
     ''', sim=False)
+
+
+def test_cpu_runs_never_import_numba_cuda():
+    # numba.cuda costs about 0.4 s to import, and a CPU run (a machine with no GPU) never
+    # needs it: the operator modules bind it on first CUDA use (gunpy.backends.cuda.bind)
+    run_script('''
+        import gunpy
+        G = gunpy.generators.path(10)
+        assert gunpy.bfs(G, 0, backend="cpu").depth.tolist() == list(range(10))
+        gunpy.sssp(G, 0, backend="cpu")
+        gunpy.cc(G, backend="cpu")
+        gunpy.pagerank(G, backend="cpu")
+        gunpy.bc(G, [0], backend="cpu")
+        import gunpy.operators, gunpy.operators.advance, gunpy.operators.near_far  # noqa: E401
+        assert "numba" in sys.modules
+        assert "numba.cuda" not in sys.modules, "a CPU run imported numba.cuda"
+        print("OK")
+    ''', sim=False)

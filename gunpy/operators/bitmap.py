@@ -10,10 +10,11 @@ so the queue comes out sorted.
 import functools
 
 import numpy as np
-from numba import cuda  # a module global: the simulator swaps it for its fake module
 
 from gunpy import atomics
 from gunpy.operators import scan
+
+cuda = None  # numba.cuda once this module makes CUDA code: gunpy.backends.cuda.bind
 
 __all__ = ["num_words", "queue_to_bitmap", "bitmap_to_queue", "or_into", "popcount", "invert",
            "full"]

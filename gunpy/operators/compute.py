@@ -4,12 +4,13 @@ Also what a filter becomes when it would remove nothing (filter bypass,
 Gunrock section 4.4.3). With no frontier it runs over all vertices 0..n-1.
 """
 
-from numba import cuda  # a module global: the simulator swaps it for its fake module
 
 from gunpy.backends.cpu import functor_pair, run_thin
 from gunpy.functor import compile_functor, hooks_cache
 from gunpy.operators.common import problem_data
 from gunpy.operators.context import callable_module, context_for
+
+cuda = None  # numba.cuda once this module makes CUDA code: gunpy.backends.cuda.bind
 
 __all__ = ["compute", "run", "cuda_kernel", "cpu_kernel", "cpu_source", "execute", "cuda_execute",
            "cpu_execute"]

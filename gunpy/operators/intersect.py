@@ -42,15 +42,18 @@ chunks of consecutive edges, each row's left list marked once and its edges'
 right lists looked up in it (the same calls, order and counters).
 """
 
+import functools
+
 import numpy as np
-from numba import cuda  # a module global: the simulator swaps it for its fake module
 
 from gunpy.functor import compile_functor, hooks_cache
 from gunpy.graph import Graph
-from gunpy.operators.advance.common import cuda_warp_sum, cuda_weight
+from gunpy.operators.advance.common import cuda_weight
 from gunpy.operators.common import problem_data
 from gunpy.operators.context import callable_module, context_for
 from gunpy.operators.intersect_cpu import _STRICT, _merge, cpu_execute, cpu_kernel, cpu_source
+
+cuda = None  # numba.cuda once this module makes CUDA code: gunpy.backends.cuda.bind
 
 __all__ = ["intersect", "run", "check_sorted", "cuda_kernel", "cpu_kernel", "cpu_source",
            "execute", "cuda_execute", "cpu_execute"]
@@ -66,38 +69,63 @@ LONG_PAIR = 64
 _FULL = 0xFFFFFFFF
 
 
-@cuda.jit(device=True, inline="always")
-def _lower_bound(indices, lo, hi, k):
-    """The first position in ``indices[lo:hi]`` (sorted) holding ``k`` or more (``hi`` if none)."""
-    while lo < hi:
-        mid = (lo + hi) // 2
-        if indices[mid] < k:
-            lo = mid + 1
-        else:
-            hi = mid
-    return lo
+@functools.cache
+def _search_helpers():
+    """The binary searches and warp reductions of :func:`cuda_kernel`, made on first CUDA use."""
+    from gunpy.backends.cuda import device
 
+    @device
+    def _lower_bound(indices, lo, hi, k):
+        """The first position in ``indices[lo:hi]`` (sorted) holding ``k`` or more (``hi`` if
+        none)."""
+        while lo < hi:
+            mid = (lo + hi) // 2
+            if indices[mid] < k:
+                lo = mid + 1
+            else:
+                hi = mid
+        return lo
 
-@cuda.jit(device=True, inline="always")
-def _merge_reads(l_indices, p, p_end, r_indices, q, q_end):
-    """The entries the two-pointer merge of two non-empty sorted lists reads, without
-    walking them: it stops at the smaller of the two last values ``v``, having read
-    everything below ``v`` in both lists and ``v``'s copies as far as they pair up (all
-    of them in the list that ends first)."""
-    a_last = l_indices[p_end - 1]
-    b_last = r_indices[q_end - 1]
-    v = min(a_last, b_last)
-    below_a = _lower_bound(l_indices, p, p_end, v)
-    below_b = _lower_bound(r_indices, q, q_end, v)
-    copies_a = _lower_bound(l_indices, below_a, p_end, v + 1) - below_a
-    copies_b = _lower_bound(r_indices, below_b, q_end, v + 1) - below_b
-    paired = min(copies_a, copies_b)
-    read = (below_a - p) + (below_b - q) + 2 * paired
-    if a_last < b_last:
-        read += copies_a - paired
-    elif b_last < a_last:
-        read += copies_b - paired
-    return read
+    @device
+    def _merge_reads(l_indices, p, p_end, r_indices, q, q_end):
+        """The entries the two-pointer merge of two non-empty sorted lists reads, without
+        walking them: it stops at the smaller of the two last values ``v``, having read
+        everything below ``v`` in both lists and ``v``'s copies as far as they pair up (all
+        of them in the list that ends first)."""
+        a_last = l_indices[p_end - 1]
+        b_last = r_indices[q_end - 1]
+        v = min(a_last, b_last)
+        below_a = _lower_bound(l_indices, p, p_end, v)
+        below_b = _lower_bound(r_indices, q, q_end, v)
+        copies_a = _lower_bound(l_indices, below_a, p_end, v + 1) - below_a
+        copies_b = _lower_bound(r_indices, below_b, q_end, v + 1) - below_b
+        paired = min(copies_a, copies_b)
+        read = (below_a - p) + (below_b - q) + 2 * paired
+        if a_last < b_last:
+            read += copies_a - paired
+        elif b_last < a_last:
+            read += copies_b - paired
+        return read
+
+    @device
+    def _warp_max(x):
+        """The largest ``x`` over the warp, in every lane (all 32 lanes call it)."""
+        off = 16
+        while off > 0:
+            x = max(x, cuda.shfl_xor_sync(_FULL, x, off))
+            off //= 2
+        return x
+
+    @device
+    def _sweep_cost(la, lb):
+        """A warp sweep's steps for lists of ``la`` and ``lb`` entries (the model the warp
+        chooses by): a binary search of the longer list per round of 32 shorter-list
+        entries, and one hook call per possible match."""
+        short = min(la, lb)
+        depth = np.int64(64 - cuda.clz(np.int64(max(la, lb))))
+        return (short + 31) // 32 * depth + short
+
+    return _lower_bound, _merge_reads, _warp_max, _sweep_cost
 
 
 def _warp_sweep(apply_intersection):
@@ -110,8 +138,10 @@ def _warp_sweep(apply_intersection):
     list order: the hook sees exactly the merge's calls in the merge's order,
     and a hook writing only slot ``e`` still has one writer at a time.
     """
+    from gunpy.backends.cuda import device
+    _lower_bound = _search_helpers()[0]
 
-    @cuda.jit(device=True, inline="always")
+    @device
     def sweep(s_idx, s0, s_end, g_idx, g0, g_end, swapped, i, j, e, lane, data):
         found = np.int64(0)
         lo = g0
@@ -147,31 +177,13 @@ def _warp_sweep(apply_intersection):
     return sweep
 
 
-@cuda.jit(device=True, inline="always")
-def _warp_max(x):
-    """The largest ``x`` over the warp, in every lane (all 32 lanes call it)."""
-    off = 16
-    while off > 0:
-        x = max(x, cuda.shfl_xor_sync(_FULL, x, off))
-        off //= 2
-    return x
-
-
-@cuda.jit(device=True, inline="always")
-def _sweep_cost(la, lb):
-    """A warp sweep's steps for lists of ``la`` and ``lb`` entries (the model the warp
-    chooses by): a binary search of the longer list per round of 32 shorter-list
-    entries, and one hook call per possible match."""
-    short = min(la, lb)
-    depth = np.int64(64 - cuda.clz(np.int64(max(la, lb))))
-    return (short + 31) // 32 * depth + short
-
-
 @hooks_cache
 def cuda_kernel(hooks, weighted, with_counts=False):
-    from gunpy.backends.cuda import kernel
+    from gunpy.backends.cuda import device, kernel
+    from gunpy.operators.advance.common import cuda_warp_sum
+    _, _merge_reads, _warp_max, _sweep_cost = _search_helpers()
     cond_edge = hooks.cond_edge
-    merge = _merge(hooks.apply_intersection, cuda.jit(device=True, inline="always"))
+    merge = _merge(hooks.apply_intersection, device)
     sweep = _warp_sweep(hooks.apply_intersection)
     weight = cuda_weight(weighted)
 

@@ -29,13 +29,14 @@ iteration per level as before (their ``strategy`` is ``"fused"``).
 from collections import namedtuple
 
 import numpy as np
-from numba import cuda  # a module global: the simulator swaps it for its fake module
 
 from gunpy import atomics
 from gunpy.backends.cpu import run_thin
 from gunpy.functor import hooks_cache
-from gunpy.operators.advance.common import (PushSpec, cpu_visit, cuda_accept, cuda_append,
-                                           cuda_block_expand, cuda_weight)
+from gunpy.operators.advance.common import (PushSpec, cpu_visit, cuda_accept, cuda_block_expand,
+                                           cuda_weight)
+
+cuda = None  # numba.cuda once this module makes CUDA code: gunpy.backends.cuda.bind
 
 __all__ = ["run", "fused", "cpu_levels", "cuda_levels", "LevelsSpec", "PushRule", "MAX_LEVELS",
            "level_cap"]
@@ -158,13 +159,14 @@ def _cpu_source(hooks, spec):
 
 @hooks_cache
 def _cuda_kernel(hooks, spec, block):
-    from gunpy.backends.cuda import kernel
+    from gunpy.backends.cuda import device, kernel
+    from gunpy.operators.advance.common import cuda_append
     cond_vertex, apply_vertex = hooks.cond_vertex, hooks.apply_vertex
     weight = cuda_weight(spec.weighted)
     accept = cuda_accept(hooks, _push_spec(spec))
     mark, filtered = bool(spec.mark_visited), bool(spec.filtered)
 
-    @cuda.jit(device=True, inline="always")
+    @device
     def visit(src, e, args):
         nxt, counters, row_offsets, column_indices, values, visited, data = args
         # 1. the push advance's edge visit: the visited test, cond_edge/apply_edge
@@ -183,7 +185,7 @@ def _cuda_kernel(hooks, spec, block):
 
     walk = cuda_block_expand(visit, block)  # hubs by the block or a warp, not one thread
 
-    @cuda.jit(device=True, inline="always")
+    @device
     def expand(cur, ncur, nxt, counters, hub, row_offsets, column_indices, values, visited,
                data):
         found, largest = walk(cur, ncur, row_offsets, hub, (nxt, counters, row_offsets,

@@ -40,7 +40,6 @@ hubs have thousands of edges); one core below ``serial_below`` edges
 """
 
 import numpy as np
-from numba import cuda  # a module global: the simulator swaps it for its fake module
 
 from gunpy.backends.cpu import functor_pair, run_thin
 from gunpy.functor import compile_functor, hooks_cache
@@ -48,6 +47,8 @@ from gunpy.operators.advance.common import cpu_weight, cuda_weight
 from gunpy.operators.common import problem_data
 from gunpy.operators.context import callable_module, context_for
 from gunpy.operators.neighbor_mode import key_sorter
+
+cuda = None  # numba.cuda once this module makes CUDA code: gunpy.backends.cuda.bind
 
 __all__ = ["neighbor_best", "run", "execute", "cuda_kernel", "cuda_apply_kernel", "cpu_source",
            "cpu_rounds_source", "cuda_execute", "cpu_execute", "pair_sorter"]
@@ -130,8 +131,7 @@ def _vertex_best(hooks, weight, jit):
 @hooks_cache
 def cuda_kernel(hooks, weighted, all_vertices, rounds=False):
     """The choosing kernel; ``rounds``: only the vertices whose ``round_of`` is ``rnd``."""
-    from gunpy.backends.cuda import kernel
-    device = cuda.jit(device=True, inline="always")
+    from gunpy.backends.cuda import device, kernel
     vertex_best = _vertex_best(hooks, cuda_weight(weighted), device)
     round_of = _round_hook(hooks, device) if rounds else None
 
@@ -153,8 +153,7 @@ def cuda_kernel(hooks, weighted, all_vertices, rounds=False):
 @hooks_cache
 def cuda_apply_kernel(hooks, all_vertices):
     """A round's apply step: ``apply_vertex`` on the vertices whose ``round_of`` is ``rnd``."""
-    from gunpy.backends.cuda import kernel
-    device = cuda.jit(device=True, inline="always")
+    from gunpy.backends.cuda import device, kernel
     round_of, apply_vertex = _round_hook(hooks, device), hooks.apply_vertex
 
     def apply(queue, length, data, rnd):

@@ -20,13 +20,14 @@ one core below ``serial_below`` edges (:func:`gunpy.backends.cpu.run_thin`).
 """
 
 import numpy as np
-from numba import cuda  # a module global: the simulator swaps it for its fake module
 
 from gunpy.backends.cpu import functor_pair, run_thin
 from gunpy.functor import compile_functor, hooks_cache
 from gunpy.operators.advance.common import cpu_weight, cuda_weight
 from gunpy.operators.common import problem_data
 from gunpy.operators.context import callable_module, context_for
+
+cuda = None  # numba.cuda once this module makes CUDA code: gunpy.backends.cuda.bind
 
 __all__ = ["neighbor_mex", "run", "execute", "cuda_kernel", "cpu_source", "cuda_execute",
            "cpu_execute"]
@@ -72,8 +73,8 @@ def _vertex_mex(hooks, weight, jit):
 
 @hooks_cache
 def cuda_kernel(hooks, weighted, all_vertices):
-    from gunpy.backends.cuda import kernel
-    vertex_mex = _vertex_mex(hooks, cuda_weight(weighted), cuda.jit(device=True, inline="always"))
+    from gunpy.backends.cuda import device, kernel
+    vertex_mex = _vertex_mex(hooks, cuda_weight(weighted), device)
 
     def mex(queue, length, row_offsets, column_indices, values, out, data, tally, slot):
         n = length[0]

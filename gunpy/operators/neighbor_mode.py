@@ -27,13 +27,14 @@ sorted: ``O(d)`` steps instead of ``O(d log d)``.
 """
 
 import numpy as np
-from numba import cuda  # a module global: the simulator swaps it for its fake module
 
 from gunpy.backends.cpu import functor_pair, run_thin
 from gunpy.functor import compile_functor, hooks_cache
 from gunpy.operators.advance.common import cpu_weight, cuda_weight
 from gunpy.operators.common import problem_data
 from gunpy.operators.context import callable_module, context_for
+
+cuda = None  # numba.cuda once this module makes CUDA code: gunpy.backends.cuda.bind
 
 __all__ = ["neighbor_mode", "run", "execute", "cuda_kernel", "cpu_source", "cuda_execute",
            "cpu_execute", "EDGES"]
@@ -173,9 +174,9 @@ def _vertex_mode(hooks, weight, outgoing, incoming, jit):
 
 @hooks_cache
 def cuda_kernel(hooks, weighted, outgoing, incoming, all_vertices):
-    from gunpy.backends.cuda import kernel
+    from gunpy.backends.cuda import device, kernel
     vertex_mode = _vertex_mode(hooks, cuda_weight(weighted), outgoing, incoming,
-                               cuda.jit(device=True, inline="always"))
+                               device)
 
     def mode(queue, length, row_offsets, column_indices, in_offsets, in_indices, in_edge_ids,
              values, keys, out, data, tally, slot):

@@ -23,7 +23,6 @@ CPU: a ``prange`` over vertices.
 
 import numpy as np
 from llvmlite import ir as llvm_ir
-from numba import cuda  # a module global: the simulator swaps it for its fake module
 from numba.extending import intrinsic
 
 from gunpy.backends.cpu import functor_pair, run_thin
@@ -32,6 +31,8 @@ from gunpy.operators.advance.common import cpu_weight, cuda_weight
 from gunpy.operators.common import degree_sum, problem_data
 from gunpy.operators.context import callable_module, context_for
 from gunpy.operators.reduce import combiner
+
+cuda = None  # numba.cuda once this module makes CUDA code: gunpy.backends.cuda.bind
 
 __all__ = ["neighbor_reduce", "run", "execute", "cuda_execute", "cpu_execute", "MAPPINGS", "OPS",
            "MAX_AGGREGATES"]
@@ -74,16 +75,15 @@ _FULL = 0xFFFFFFFF
 
 @hooks_cache
 def cuda_kernel(hooks, weighted, incoming, mapping, op="sum", apply=False, aggregates=0):
-    from gunpy.backends.cuda import kernel
+    from gunpy.backends.cuda import device, kernel
     gather_edge = hooks.gather_edge
     weight = cuda_weight(weighted)
     ids = reads_edge_data(hooks, ("gather_edge",), weighted=weighted)  # as execute's
-    device = cuda.jit(device=True, inline="always")
     combine, ident = _combiner(op, device)
     finish = _finisher(hooks, apply, aggregates, device)
     add_up = _cuda_add_up(aggregates, device)
 
-    @cuda.jit(device=True, inline="always")
+    @device
     def edge_value(v, p, offsets_nbrs, edge_ids, values, data):
         u = offsets_nbrs[p]
         e = edge_ids[p] if incoming and ids else p

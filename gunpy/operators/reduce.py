@@ -7,9 +7,10 @@ each block, and one atomic per block combines the blocks. CPU: NumPy.
 import functools
 
 import numpy as np
-from numba import cuda  # a module global: the simulator swaps it for its fake module
 
 from gunpy.operators.context import callable_module
+
+cuda = None  # numba.cuda once this module makes CUDA code: gunpy.backends.cuda.bind
 
 __all__ = ["reduce", "reduce_array", "iota", "OPS"]
 
@@ -33,12 +34,12 @@ def combiner(op, jit):
 
 @functools.lru_cache(maxsize=None)
 def _cuda_reduce(op, is_float, block):
-    from gunpy.backends.cuda import kernel
+    from gunpy.backends.cuda import device, kernel
     acc_t = np.float64 if is_float else np.int64
     ident = _identity(op, is_float)
     is_sum, is_min = op == "sum", op == "min"
     TREE_START = 1 << max(0, (block - 1).bit_length() - 1)  # half the next power of two
-    combine = combiner(op, cuda.jit(device=True, inline="always"))
+    combine = combiner(op, device)
 
     def red(arr, n, out):
         sh = cuda.shared.array(block, acc_t)

@@ -37,7 +37,6 @@ frontier (one launch, its edges counted in the kernel, no sync).
 import functools
 
 import numpy as np
-from numba import cuda  # a module global: the simulator swaps it for its fake module
 
 from gunpy.backends.cpu import run_thin, serial_kernel
 from gunpy.functor import compile_functor, hooks_cache
@@ -45,6 +44,8 @@ from gunpy.operators import neighbor_reduce as nr
 from gunpy.operators.advance.common import cpu_weight, cuda_weight
 from gunpy.operators.common import problem_data
 from gunpy.operators.context import callable_module, context_for
+
+cuda = None  # numba.cuda once this module makes CUDA code: gunpy.backends.cuda.bind
 
 __all__ = ["reverse_levels", "group", "run", "run_group", "cpu_group", "cuda_group",
            "cpu_reverse_reduce", "cuda_reverse_reduce", "CUDA_HUB"]
@@ -230,10 +231,10 @@ def cpu_reverse_reduce(ctx, dg, hooks, data, out, store, start, stop, incoming, 
 
 @hooks_cache
 def _cuda_kernel(hooks, weighted, incoming, op, apply, block):
-    from gunpy.backends.cuda import kernel
+    from gunpy.backends.cuda import device, kernel
     gather_edge, apply_vertex = hooks.gather_edge, hooks.apply_vertex
     weight = cuda_weight(weighted)
-    combine, ident = nr._combiner(op, cuda.jit(device=True, inline="always"))
+    combine, ident = nr._combiner(op, device)
 
     def walk(ids, offsets, start, stop, step, offs, nbrs, edge_ids, values, out, data, info):
         # one block: a thread per vertex of a level, a barrier before the next level

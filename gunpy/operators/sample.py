@@ -16,13 +16,14 @@ sampled edges (:func:`gunpy.backends.cpu.run_thin`).
 """
 
 import numpy as np
-from numba import cuda  # a module global: the simulator swaps it for its fake module
 
 from gunpy.backends.cpu import functor_pair, run_thin
 from gunpy.functor import compile_functor, hooks_cache
 from gunpy.operators.advance.common import cpu_weight, cuda_weight
 from gunpy.operators.common import problem_data
 from gunpy.operators.context import callable_module, context_for
+
+cuda = None  # numba.cuda once this module makes CUDA code: gunpy.backends.cuda.bind
 
 __all__ = ["sample", "run", "execute", "cuda_kernel", "cpu_source", "cuda_execute",
            "cpu_execute"]

@@ -31,7 +31,7 @@ import functools
 
 import numpy as np
 
-from numba import cuda  # a module global: the simulator swaps it for its fake module
+cuda = None  # numba.cuda once this module makes CUDA code: gunpy.backends.cuda.bind
 
 __all__ = ["LOADERS", "exclusive_scan", "total", "cpu_exclusive_scan", "block_inclusive_scan"]
 
@@ -43,39 +43,55 @@ LOADERS = ("array", "degrees", "nonzero", "popcount")
 ITEMS = 4
 
 
-@cuda.jit(device=True, inline="always")
-def block_inclusive_scan(sh, tid, block):
-    """Hillis-Steele inclusive scan of the int64 shared array ``sh[0:block]``, in place.
+@functools.cache
+def _block_scan():
+    """:func:`block_inclusive_scan`, made on first CUDA use."""
+    from gunpy.backends.cuda import device
 
-    Every thread of the block calls it (it synchronises the block); ``tid`` is
-    the thread's index. The one block scan of gunpy's kernels: the scan passes
-    below and twc's thread phase use it.
-    """
-    offset = 1
-    while offset < block:
-        v = sh[tid - offset] if tid >= offset else np.int64(0)
-        cuda.syncthreads()
-        sh[tid] += v
-        cuda.syncthreads()
-        offset *= 2
+    @device
+    def block_inclusive_scan(sh, tid, block):
+        """Hillis-Steele inclusive scan of the int64 shared array ``sh[0:block]``, in place.
+
+        Every thread of the block calls it (it synchronises the block); ``tid`` is
+        the thread's index. The one block scan of gunpy's kernels: the scan passes
+        below and twc's thread phase use it.
+        """
+        offset = 1
+        while offset < block:
+            v = sh[tid - offset] if tid >= offset else np.int64(0)
+            cuda.syncthreads()
+            sh[tid] += v
+            cuda.syncthreads()
+            offset *= 2
+
+    return block_inclusive_scan
+
+
+def __getattr__(name):
+    """``block_inclusive_scan``, made on first use (imported by a kernel factory): a CPU run never
+    imports numba.cuda."""
+    if name == "block_inclusive_scan":
+        return _block_scan()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def _loader(kind):
+    from gunpy.backends.cuda import device
     if kind == "array":
-        @cuda.jit(device=True, inline="always")
+        @device
         def load(i, a, b):
             return np.int64(a[i])
     elif kind == "degrees":
-        @cuda.jit(device=True, inline="always")
+        @device
         def load(i, a, b):
             v = b[i]
             return np.int64(a[v + 1] - a[v])
     elif kind == "nonzero":
-        @cuda.jit(device=True, inline="always")
+        @device
         def load(i, a, b):
             return np.int64(1) if a[i] != 0 else np.int64(0)
     elif kind == "popcount":
-        @cuda.jit(device=True, inline="always")
+        @device
         def load(i, a, b):
             return np.int64(cuda.popc(a[i]))
     else:
@@ -86,9 +102,10 @@ def _loader(kind):
 def _tile_reduce(block):
     """``tile_reduce(sh, tid, s)``: the sum of every thread's ``s`` over the block, in
     ``sh[0]`` (a tree in shared memory; the whole block calls it)."""
+    from gunpy.backends.cuda import device
     tree_start = 1 << max(0, (block - 1).bit_length() - 1)  # half the next power of two
 
-    @cuda.jit(device=True, inline="always")
+    @device
     def tile_reduce(sh, tid, s):
         sh[tid] = s
         cuda.syncthreads()
@@ -109,8 +126,10 @@ def _tile_prefix(load, block, items):
     everything before each of them to ``out``. Each input is loaded before its
     output is stored, so ``out`` may be the array the loader reads (in place).
     """
+    from gunpy.backends.cuda import device
+    block_inclusive_scan = _block_scan()
 
-    @cuda.jit(device=True, inline="always")
+    @device
     def tile_prefix(sh, tid, first, n, a, b, offset, out):
         # 1. each thread sums its own consecutive inputs
         s = np.int64(0)

@@ -9,46 +9,53 @@ term's entry by binary search in the sorted row (see :mod:`gunpy.operators.spgem
 import functools
 
 import numpy as np
-from numba import cuda  # a module global: the simulator swaps it for its fake module
 
 from gunpy.functor import hooks_cache
 from gunpy.operators.common import problem_data
-from gunpy.operators.intersect import _lower_bound  # the same binary search
 from gunpy.operators.scan import exclusive_scan
+
+cuda = None  # numba.cuda once this module makes CUDA code: gunpy.backends.cuda.bind
 
 __all__ = ["cuda_structure", "cuda_execute", "cuda_product", "cuda_kernel"]
 
 
-@cuda.jit(device=True, inline="always")
-def _sift_down(a, base, root, end):
-    while 2 * root + 1 < end:
-        child = 2 * root + 1
-        if child + 1 < end and a[base + child] < a[base + child + 1]:
-            child += 1
-        if a[base + root] >= a[base + child]:
-            return
-        t = a[base + root]
-        a[base + root] = a[base + child]
-        a[base + child] = t
-        root = child
+@functools.cache
+def _heap_helpers():
+    """``_heap_sort``: a row's columns sorted in place, made on first CUDA use."""
+    from gunpy.backends.cuda import device
 
+    @device
+    def _sift_down(a, base, root, end):
+        while 2 * root + 1 < end:
+            child = 2 * root + 1
+            if child + 1 < end and a[base + child] < a[base + child + 1]:
+                child += 1
+            if a[base + root] >= a[base + child]:
+                return
+            t = a[base + root]
+            a[base + root] = a[base + child]
+            a[base + child] = t
+            root = child
 
-@cuda.jit(device=True, inline="always")
-def _heap_sort(a, lo, hi):
-    """Sort ``a[lo:hi]`` in place (one thread, no scratch)."""
-    n = hi - lo
-    for root in range(n // 2 - 1, -1, -1):
-        _sift_down(a, lo, root, n)
-    for end in range(n - 1, 0, -1):
-        t = a[lo]
-        a[lo] = a[lo + end]
-        a[lo + end] = t
-        _sift_down(a, lo, 0, end)
+    @device
+    def _heap_sort(a, lo, hi):
+        """Sort ``a[lo:hi]`` in place (one thread, no scratch)."""
+        n = hi - lo
+        for root in range(n // 2 - 1, -1, -1):
+            _sift_down(a, lo, root, n)
+        for end in range(n - 1, 0, -1):
+            t = a[lo]
+            a[lo] = a[lo + end]
+            a[lo + end] = t
+            _sift_down(a, lo, 0, end)
+
+    return _heap_sort
 
 
 @functools.lru_cache(maxsize=None)
 def _cuda_structure_kernels():
     from gunpy.backends.cuda import kernel
+    _heap_sort = _heap_helpers()
 
     def bound(n_rows, n_cols, a_off, a_idx, b_off, x_off, exclude, sizes):
         # 1. the row's table: a power of two at least twice its distinct columns' bound
@@ -140,6 +147,8 @@ def cuda_structure(ctx, lg, rg, xg, offsets, exclude):
 @hooks_cache
 def cuda_kernel(hooks):
     from gunpy.backends.cuda import kernel
+    from gunpy.operators.intersect import _search_helpers
+    _lower_bound = _search_helpers()[0]  # the same binary search
     apply_intersection = hooks.apply_intersection
 
     def products(n_rows, c_off, c_idx, a_off, a_idx, b_off, b_idx, counters, data):

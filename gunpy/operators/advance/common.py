@@ -18,12 +18,14 @@ A push kernel is specialised on a :class:`PushSpec`:
     functor's atomic.
 """
 
+import functools
 from collections import namedtuple
 
 import numpy as np
-from numba import cuda  # a module global: the simulator swaps it for its fake module
 
 from gunpy import atomics
+
+cuda = None  # numba.cuda once this module makes CUDA code: gunpy.backends.cuda.bind
 
 __all__ = ["PushSpec", "OUTPUTS", "cuda_emit", "cuda_weight", "cuda_accept", "cpu_emit",
            "cpu_weight", "cpu_visit", "cuda_append", "cuda_count_edges", "cuda_count_degrees",
@@ -33,9 +35,14 @@ PushSpec = namedtuple("PushSpec", "weighted output mark_visited skip_visited")
 
 OUTPUTS = ("vertex", "edge", "none")
 
+_WARP_HELPERS = ("cuda_append", "cuda_warp_sum", "cuda_warp_max", "cuda_count_degrees",
+                 "cuda_count_edges")
+
 
 def cuda_weight(weighted):
-    @cuda.jit(device=True, inline="always")
+    from gunpy.backends.cuda import device
+
+    @device
     def weight(values, e):
         if weighted:
             return values[e]
@@ -43,17 +50,97 @@ def cuda_weight(weighted):
     return weight
 
 
-@cuda.jit(device=True, inline="always")
-def cuda_append(queue, length, item):
-    """Append ``item`` with one atomic per converged group of lanes (warp aggregation)."""
-    mask = cuda.activemask()
-    leader = cuda.ffs(mask) - 1
-    rank = cuda.popc(mask & cuda.lanemask_lt())
-    base = 0
-    if cuda.laneid == leader:
-        base = cuda.atomic.add(length, 0, cuda.popc(mask))
-    base = cuda.shfl_sync(mask, base, leader)
-    queue[base + rank] = item
+@functools.cache
+def _warp_helpers():
+    """The warp-level device functions every push kernel shares, made on first CUDA use."""
+    from gunpy.backends.cuda import device
+
+    @device
+    def cuda_append(queue, length, item):
+        """Append ``item`` with one atomic per converged group of lanes (warp aggregation)."""
+        mask = cuda.activemask()
+        leader = cuda.ffs(mask) - 1
+        rank = cuda.popc(mask & cuda.lanemask_lt())
+        base = 0
+        if cuda.laneid == leader:
+            base = cuda.atomic.add(length, 0, cuda.popc(mask))
+        base = cuda.shfl_sync(mask, base, leader)
+        queue[base + rank] = item
+
+    @device
+    def cuda_warp_sum(x):
+        """The sum of ``x`` over the warp, in every lane (a butterfly of full-mask shuffles:
+        all 32 lanes must call it)."""
+        off = 16
+        while off > 0:
+            x += cuda.shfl_xor_sync(0xFFFFFFFF, x, off)
+            off //= 2
+        return x
+
+    @device
+    def cuda_warp_max(x):
+        """The largest ``x`` over the warp, in every lane (all 32 lanes must call it)."""
+        off = 16
+        while off > 0:
+            y = cuda.shfl_xor_sync(0xFFFFFFFF, x, off)
+            if y > x:
+                x = y
+            off //= 2
+        return x
+
+    @device
+    def cuda_count_degrees(out_length, edges, largest):
+        """Add every thread's ``edges`` to ``out_length[1]`` and raise ``out_length[2]`` to the
+        largest ``largest``: one atomic of each per block.
+
+        A warp sums (and maxes) with shuffles, its first lane leaves the result in
+        shared memory, and after a block barrier the first warp combines the
+        warps' and makes the block's two global atomics. Called once, by every
+        thread of every block (all have left the grid-stride loop: full warps for
+        the shuffles, the whole block for the barrier), at the end of a push
+        kernel. ``largest`` is -1 for a thread that emitted nothing; the slot
+        starts at -1 (:meth:`gunpy.Frontier.set_size`), so it stays -1 when
+        nothing was emitted.
+        """
+        sums = cuda.shared.array(32, np.int64)  # a slot a warp (at most 32 warps a block)
+        tops = cuda.shared.array(32, np.int64)
+        lane = cuda.laneid
+        warp = cuda.threadIdx.x // 32
+        total = cuda_warp_sum(np.int64(edges))
+        top = cuda_warp_max(np.int64(largest))
+        if lane == 0:
+            sums[warp] = total
+            tops[warp] = top
+        cuda.syncthreads()
+        if warp == 0:
+            nwarps = (cuda.blockDim.x + 31) // 32
+            total = sums[lane] if lane < nwarps else np.int64(0)
+            top = tops[lane] if lane < nwarps else np.int64(-1)
+            total = cuda_warp_sum(total)
+            top = cuda_warp_max(top)
+            if lane == 0:
+                if total != 0:
+                    cuda.atomic.add(out_length, 1, total)
+                if top >= 0:
+                    cuda.atomic.max(out_length, 2, top)
+
+    @device
+    def cuda_count_edges(out_length, edges):
+        """Add every thread's ``edges`` to ``out_length[1]`` (one atomic a block); see
+        :func:`cuda_count_degrees`, which also keeps the largest degree."""
+        cuda_count_degrees(out_length, edges, np.int64(-1))
+
+    return {"cuda_append": cuda_append, "cuda_warp_sum": cuda_warp_sum,
+            "cuda_warp_max": cuda_warp_max, "cuda_count_degrees": cuda_count_degrees,
+            "cuda_count_edges": cuda_count_edges}
+
+
+def __getattr__(name):
+    """``cuda_append`` and the other warp helpers: ``from ... import cuda_append`` in a kernel
+    factory makes them (:func:`_warp_helpers`); a CPU run never does."""
+    if name in _WARP_HELPERS:
+        return _warp_helpers()[name]
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def cuda_emit(output, mark_visited):
@@ -67,11 +154,13 @@ def cuda_emit(output, mark_visited):
     ``out.touched(counted=spec.output == "vertex", bound=edges)``) and the next
     level needs no degree scan.
     """
+    from gunpy.backends.cuda import device
+    cuda_append = _warp_helpers()["cuda_append"]
     # plain booleans: device code cannot compare strings
     append = output != "none"
     as_vertex = output == "vertex"
 
-    @cuda.jit(device=True, inline="always")
+    @device
     def emit(out_queue, out_length, visited, dst, e, row_offsets):
         if mark_visited:
             atomics.or_(visited, dst >> 5, np.uint32(1) << np.uint32(dst & 31))
@@ -83,73 +172,6 @@ def cuda_emit(output, mark_visited):
         return np.int64(0)
 
     return emit
-
-
-@cuda.jit(device=True, inline="always")
-def cuda_warp_sum(x):
-    """The sum of ``x`` over the warp, in every lane (a butterfly of full-mask shuffles:
-    all 32 lanes must call it)."""
-    off = 16
-    while off > 0:
-        x += cuda.shfl_xor_sync(0xFFFFFFFF, x, off)
-        off //= 2
-    return x
-
-
-@cuda.jit(device=True, inline="always")
-def cuda_warp_max(x):
-    """The largest ``x`` over the warp, in every lane (all 32 lanes must call it)."""
-    off = 16
-    while off > 0:
-        y = cuda.shfl_xor_sync(0xFFFFFFFF, x, off)
-        if y > x:
-            x = y
-        off //= 2
-    return x
-
-
-@cuda.jit(device=True, inline="always")
-def cuda_count_degrees(out_length, edges, largest):
-    """Add every thread's ``edges`` to ``out_length[1]`` and raise ``out_length[2]`` to the
-    largest ``largest``: one atomic of each per block.
-
-    A warp sums (and maxes) with shuffles, its first lane leaves the result in
-    shared memory, and after a block barrier the first warp combines the
-    warps' and makes the block's two global atomics. Called once, by every
-    thread of every block (all have left the grid-stride loop: full warps for
-    the shuffles, the whole block for the barrier), at the end of a push
-    kernel. ``largest`` is -1 for a thread that emitted nothing; the slot
-    starts at -1 (:meth:`gunpy.Frontier.set_size`), so it stays -1 when
-    nothing was emitted.
-    """
-    sums = cuda.shared.array(32, np.int64)  # a slot a warp (at most 32 warps a block)
-    tops = cuda.shared.array(32, np.int64)
-    lane = cuda.laneid
-    warp = cuda.threadIdx.x // 32
-    total = cuda_warp_sum(np.int64(edges))
-    top = cuda_warp_max(np.int64(largest))
-    if lane == 0:
-        sums[warp] = total
-        tops[warp] = top
-    cuda.syncthreads()
-    if warp == 0:
-        nwarps = (cuda.blockDim.x + 31) // 32
-        total = sums[lane] if lane < nwarps else np.int64(0)
-        top = tops[lane] if lane < nwarps else np.int64(-1)
-        total = cuda_warp_sum(total)
-        top = cuda_warp_max(top)
-        if lane == 0:
-            if total != 0:
-                cuda.atomic.add(out_length, 1, total)
-            if top >= 0:
-                cuda.atomic.max(out_length, 2, top)
-
-
-@cuda.jit(device=True, inline="always")
-def cuda_count_edges(out_length, edges):
-    """Add every thread's ``edges`` to ``out_length[1]`` (one atomic a block); see
-    :func:`cuda_count_degrees`, which also keeps the largest degree."""
-    cuda_count_degrees(out_length, edges, np.int64(-1))
 
 
 def cuda_block_expand(visit, block):
@@ -171,9 +193,10 @@ def cuda_block_expand(visit, block):
     ``expand`` returns the thread's sum of those degrees and their largest
     (-1: none). Every thread of the block must call it with the same ``n``.
     """
+    from gunpy.backends.cuda import device
     cta = min(256, block)
 
-    @cuda.jit(device=True, inline="always")
+    @device
     def expand(cur, n, row_offsets, hub, args):
         tid = cuda.threadIdx.x
         lane = cuda.laneid
@@ -245,10 +268,11 @@ def cuda_accept(hooks, spec):
     Skips visited destinations first when ``spec.skip_visited``; runs
     ``apply_edge`` when ``cond_edge`` holds.
     """
+    from gunpy.backends.cuda import device
     cond_edge, apply_edge = hooks.cond_edge, hooks.apply_edge
     skip = bool(spec.skip_visited)
 
-    @cuda.jit(device=True, inline="always")
+    @device
     def accept(src, dst, e, w, visited, data):
         if skip and (visited[dst >> 5] >> np.uint32(dst & 31)) & np.uint32(1):
             return False

@@ -17,13 +17,13 @@ accepted items to the slice of a scratch buffer that starts at its first rank
 import functools
 
 import numpy as np
-from numba import cuda  # a module global: the simulator swaps it for its fake module
 
 from gunpy.functor import hooks_cache
 from gunpy.operators import scan
-from gunpy.operators.advance.common import (cpu_visit, cuda_accept, cuda_count_degrees,
-                                           cuda_emit, cuda_weight)
+from gunpy.operators.advance.common import cpu_visit, cuda_accept, cuda_emit, cuda_weight
 from gunpy.operators.common import cpu_compact
+
+cuda = None  # numba.cuda once this module makes CUDA code: gunpy.backends.cuda.bind
 
 __all__ = ["cuda_kernels", "cpu_kernel", "cuda_execute", "cpu_execute", "ITEMS"]
 
@@ -31,21 +31,30 @@ __all__ = ["cuda_kernels", "cpu_kernel", "cuda_execute", "cpu_execute", "ITEMS"]
 ITEMS = 4
 
 
-@cuda.jit(device=True, inline="always")
-def _owner(scanned, lo, hi, r):
-    """Last index i in [lo, hi) with scanned[i] <= r (upper bound minus one)."""
-    while lo < hi:
-        mid = (lo + hi) // 2
-        if scanned[mid] <= r:
-            lo = mid + 1
-        else:
-            hi = mid
-    return lo - 1
+@functools.cache
+def _owner_search():
+    """``_owner``: the binary search of merge-path, made on first CUDA use."""
+    from gunpy.backends.cuda import device
+
+    @device
+    def _owner(scanned, lo, hi, r):
+        """Last index i in [lo, hi) with scanned[i] <= r (upper bound minus one)."""
+        while lo < hi:
+            mid = (lo + hi) // 2
+            if scanned[mid] <= r:
+                lo = mid + 1
+            else:
+                hi = mid
+        return lo - 1
+
+    return _owner
 
 
 @hooks_cache
 def cuda_kernels(hooks, spec, block):
     from gunpy.backends.cuda import kernel
+    from gunpy.operators.advance.common import cuda_count_degrees
+    _owner = _owner_search()
     accept = cuda_accept(hooks, spec)
     weight = cuda_weight(spec.weighted)
     emit = cuda_emit(spec.output, spec.mark_visited)

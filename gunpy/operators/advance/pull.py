@@ -26,12 +26,15 @@ out-degree sum of the vertices found (the next frontier's push work, for the
 direction heuristic).
 """
 
+import functools
+
 import numpy as np
-from numba import cuda  # a module global: the simulator swaps it for its fake module
 
 from gunpy import atomics
 from gunpy.functor import hooks_cache, reads_edge_data
-from gunpy.operators.advance.common import cpu_weight, cuda_warp_sum, cuda_weight
+from gunpy.operators.advance.common import cpu_weight, cuda_weight
+
+cuda = None  # numba.cuda once this module makes CUDA code: gunpy.backends.cuda.bind
 
 __all__ = ["MAPPINGS", "cuda_kernel", "cpu_kernel", "execute", "cuda_execute", "cpu_execute",
            "choose_mapping", "needs_edge_ids"]
@@ -53,28 +56,34 @@ def needs_edge_ids(hooks, weighted):
     return reads_edge_data(hooks, ("cond_edge", "apply_edge"), weighted=weighted)
 
 
-@cuda.jit(device=True, inline="always")
-def _bit(words, v):
-    return (words[v >> 5] >> np.uint32(v & 31)) & np.uint32(1)
+@functools.cache
+def _bit_helpers():
+    """The bitmap and counter device functions of the pull kernels, made on first CUDA use."""
+    from gunpy.backends.cuda import device
+    from gunpy.operators.advance.common import cuda_warp_sum
 
+    @device
+    def _bit(words, v):
+        return (words[v >> 5] >> np.uint32(v & 31)) & np.uint32(1)
 
-@cuda.jit(device=True, inline="always")
-def _record(next_bits, v, row_offsets):
-    # v joins the output bitmap; returns its out-degree (the next push's work)
-    atomics.or_(next_bits, v >> 5, np.uint32(1) << np.uint32(v & 31))
-    return row_offsets[v + 1] - row_offsets[v]
+    @device
+    def _record(next_bits, v, row_offsets):
+        # v joins the output bitmap; returns its out-degree (the next push's work)
+        atomics.or_(next_bits, v >> 5, np.uint32(1) << np.uint32(v & 31))
+        return row_offsets[v + 1] - row_offsets[v]
 
+    @device
+    def _add_counters(counters, examined, found, found_edges):
+        # called by every lane of every warp once its loop is done: full-mask shuffles are safe
+        examined = cuda_warp_sum(examined)
+        found = cuda_warp_sum(found)
+        found_edges = cuda_warp_sum(found_edges)
+        if cuda.laneid == 0:
+            cuda.atomic.add(counters, 0, examined)
+            cuda.atomic.add(counters, 1, found)
+            cuda.atomic.add(counters, 2, found_edges)
 
-@cuda.jit(device=True, inline="always")
-def _add_counters(counters, examined, found, found_edges):
-    # called by every lane of every warp once its loop is done: full-mask shuffles are safe
-    examined = cuda_warp_sum(examined)
-    found = cuda_warp_sum(found)
-    found_edges = cuda_warp_sum(found_edges)
-    if cuda.laneid == 0:
-        cuda.atomic.add(counters, 0, examined)
-        cuda.atomic.add(counters, 1, found)
-        cuda.atomic.add(counters, 2, found_edges)
+    return _bit, _record, _add_counters
 
 
 def cuda_kernel(hooks, weighted, mapping, early_exit, edge_ids=True):
@@ -89,8 +98,9 @@ def _edge_of(weighted, edge_ids, device):
     """``edge(in_edge_ids, values, p) -> (e, w)``: the in-edge at CSC position ``p``'s CSR
     id and weight, or ``(-1, 1.0)`` without reading either array (``edge_ids=False``)."""
     weight = cuda_weight(weighted) if device == "cuda" else cpu_weight(weighted)
-    jit = cuda.jit(device=True, inline="always") if device == "cuda" else None
-    if jit is None:
+    if device == "cuda":
+        from gunpy.backends.cuda import device as jit
+    else:
         from numba import njit
         jit = njit(inline="always")
 
@@ -107,6 +117,7 @@ def _edge_of(weighted, edge_ids, device):
 @hooks_cache
 def _cuda_thread_kernel(hooks, weighted, early_exit, edge_ids=True):
     from gunpy.backends.cuda import kernel
+    _bit, _record, _add_counters = _bit_helpers()
     cond_edge, apply_edge = hooks.cond_edge, hooks.apply_edge
     edge = _edge_of(weighted, edge_ids, "cuda")
 
@@ -144,6 +155,7 @@ def _cuda_thread_kernel(hooks, weighted, early_exit, edge_ids=True):
 @hooks_cache
 def _cuda_warp_kernel(hooks, weighted, early_exit, edge_ids=True):
     from gunpy.backends.cuda import kernel
+    _bit, _record, _add_counters = _bit_helpers()
     cond_edge, apply_edge = hooks.cond_edge, hooks.apply_edge
     edge = _edge_of(weighted, edge_ids, "cuda")
 

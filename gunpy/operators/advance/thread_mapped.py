@@ -19,13 +19,13 @@ operator table as ``"advance.push.<name>"``; ``spec`` is a
 """
 
 import numpy as np
-from numba import cuda  # a module global: the simulator swaps it for its fake module
 
 from gunpy.backends.cpu import functor_pair, run_thin
 from gunpy.functor import hooks_cache
-from gunpy.operators.advance.common import (cpu_visit, cuda_accept, cuda_count_degrees,
-                                           cuda_emit, cuda_weight)
+from gunpy.operators.advance.common import cpu_visit, cuda_accept, cuda_emit, cuda_weight
 from gunpy.operators.common import cpu_compact
+
+cuda = None  # numba.cuda once this module makes CUDA code: gunpy.backends.cuda.bind
 
 __all__ = ["cuda_kernel", "cpu_source", "cpu_kernel", "cpu_serial", "cpu_thin",
            "cuda_execute", "cpu_execute"]
@@ -34,6 +34,7 @@ __all__ = ["cuda_kernel", "cpu_source", "cpu_kernel", "cpu_serial", "cpu_thin",
 @hooks_cache
 def cuda_kernel(hooks, spec):
     from gunpy.backends.cuda import kernel
+    from gunpy.operators.advance.common import cuda_count_degrees
     accept = cuda_accept(hooks, spec)
     weight = cuda_weight(spec.weighted)
     emit = cuda_emit(spec.output, spec.mark_visited)

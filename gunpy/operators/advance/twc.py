@@ -21,13 +21,12 @@ all threads, so one hub never serialises a task.
 """
 
 import numpy as np
-from numba import cuda  # a module global: the simulator swaps it for its fake module
 
 from gunpy.functor import hooks_cache
-from gunpy.operators.advance.common import (cpu_visit, cuda_accept, cuda_count_degrees,
-                                           cuda_emit, cuda_weight)
+from gunpy.operators.advance.common import cpu_visit, cuda_accept, cuda_emit, cuda_weight
 from gunpy.operators.common import cpu_compact
-from gunpy.operators.scan import block_inclusive_scan
+
+cuda = None  # numba.cuda once this module makes CUDA code: gunpy.backends.cuda.bind
 
 __all__ = ["cuda_kernel", "cpu_kernel", "cuda_execute", "cpu_execute", "CPU_HEAVY"]
 
@@ -40,13 +39,15 @@ _CPU_EDGE_BLOCK = 2048
 
 @hooks_cache
 def cuda_kernel(hooks, spec, block):
-    from gunpy.backends.cuda import kernel
+    from gunpy.backends.cuda import device, kernel
+    from gunpy.operators.advance.common import cuda_count_degrees
+    from gunpy.operators.scan import block_inclusive_scan
     accept = cuda_accept(hooks, spec)
     weight = cuda_weight(spec.weighted)
     emit = cuda_emit(spec.output, spec.mark_visited)
     nwarps = max(1, block // 32)
 
-    @cuda.jit(device=True, inline="always")
+    @device
     def visit(src, e, row_offsets, column_indices, values, out_queue, out_length, visited,
               data):
         dst = column_indices[e]

@@ -25,12 +25,13 @@ tests-and-sets the bitmask with an atomic OR.
 """
 
 import numpy as np
-from numba import cuda  # a module global: the simulator swaps it for its fake module
 
 from gunpy import atomics
 from gunpy.functor import hooks_cache
 from gunpy.operators.common import cpu_compact
 from gunpy.operators.filter import predicated
+
+cuda = None  # numba.cuda once this module makes CUDA code: gunpy.backends.cuda.bind
 
 __all__ = ["cuda_kernel", "cpu_kernel", "execute", "WARP_HASH", "HISTORY", "warp_hash_slots"]
 

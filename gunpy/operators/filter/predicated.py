@@ -15,13 +15,14 @@ CPU: chunks of the frontier compact into their own slice, then one packing pass.
 import functools
 
 import numpy as np
-from numba import cuda  # a module global: the simulator swaps it for its fake module
 
 from gunpy.backends.cpu import functor_pair, run_thin
 from gunpy.functor import hooks_cache
 from gunpy.operators import scan
 from gunpy.operators.advance.common import cpu_weight, cuda_weight
 from gunpy.operators.common import cpu_compact
+
+cuda = None  # numba.cuda once this module makes CUDA code: gunpy.backends.cuda.bind
 
 __all__ = ["cuda_kernel", "scatter_kernel", "cpu_kernel", "cpu_source", "execute", "cuda_compact"]
 

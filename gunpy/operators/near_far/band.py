@@ -16,6 +16,7 @@ left on the far pile (:func:`raise_level`), skipping empty buckets; the old
 level becomes the floor of the split that follows.
 """
 
+import functools
 import math
 
 __all__ = ["STALE", "NEAR", "FAR", "band", "raise_level", "cuda_band", "cuda_raise_level",
@@ -45,10 +46,23 @@ def raise_level(level, lowest):
 
 
 def _compile():
-    from numba import cuda, njit
-    inline = {"inline": "always"}
-    return (cuda.jit(device=True, **inline)(band), cuda.jit(device=True, **inline)(raise_level),
-            njit(**inline)(band), njit(**inline)(raise_level))
+    from numba import njit
+    return njit(inline="always")(band), njit(inline="always")(raise_level)
 
 
-cuda_band, cuda_raise_level, cpu_band, cpu_raise_level = _compile()
+cpu_band, cpu_raise_level = _compile()
+
+
+@functools.cache
+def _cuda_compiled():
+    """The rule as CUDA device functions, made on first CUDA use."""
+    from gunpy.backends.cuda import device
+    return {"cuda_band": device(band), "cuda_raise_level": device(raise_level)}
+
+
+def __getattr__(name):
+    """``cuda_band`` and ``cuda_raise_level``, made on first use (``from ... import cuda_band``
+    in a kernel factory): a CPU run never imports numba.cuda."""
+    if name in ("cuda_band", "cuda_raise_level"):
+        return _cuda_compiled()[name]
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -14,14 +14,13 @@ thread's serial walk. A call's outcome comes back in one :data:`STATE` record.
 """
 
 import numpy as np
-from numba import cuda  # a module global: the simulator swaps it for its fake module
 
 from gunpy.backends.cpu import run_thin
 from gunpy.functor import hooks_cache
 from gunpy.operators.advance.common import cpu_weight, cuda_block_expand, cuda_weight
-from gunpy.operators.near_far.band import (FAR, NEAR, cpu_band, cpu_raise_level, cuda_band,
-                                           cuda_raise_level)
-from gunpy.operators.near_far.split import cuda_block_min
+from gunpy.operators.near_far.band import FAR, NEAR, cpu_band, cpu_raise_level
+
+cuda = None  # numba.cuda once this module makes CUDA code: gunpy.backends.cuda.bind
 
 __all__ = ["STATE", "FAR_LIMIT", "CUDA_FAR_LIMIT", "cpu_fused", "cuda_fused"]
 
@@ -238,18 +237,20 @@ def _cuda_fused_kernel(hooks, weighted, block):
     other pile. One launch and one read of ``state`` replace a launch, a
     split and a size read per step (thousands on a road network).
     """
-    from gunpy.backends.cuda import kernel
+    from gunpy.backends.cuda import device, kernel
+    from gunpy.operators.near_far.band import cuda_band, cuda_raise_level
+    from gunpy.operators.near_far.split import cuda_block_min
     cond_edge, apply_edge, priority = hooks.cond_edge, hooks.apply_edge, hooks.priority
     weight = cuda_weight(weighted)
 
-    @cuda.jit(device=True, inline="always")
+    @device
     def queue_once(stamps, v, mark, q, counters, slot, row_offsets):
         # append v to q unless it carries mark already; counters[slot + 1] sums degrees
         if cuda.atomic.max(stamps, v, mark) < mark:
             q[cuda.atomic.add(counters, slot, 1)] = v
             cuda.atomic.add(counters, slot + 1, row_offsets[v + 1] - row_offsets[v])
 
-    @cuda.jit(device=True, inline="always")
+    @device
     def visit(v, e, args):
         nxt, far_q, counters, level, rnd, epoch, qstamp, stamp, row_offsets, column_indices, \
             values, data = args
@@ -265,7 +266,7 @@ def _cuda_fused_kernel(hooks, weighted, block):
 
     walk = cuda_block_expand(visit, block)  # hubs by the block or a warp, not one thread
 
-    @cuda.jit(device=True, inline="always")
+    @device
     def expand(cur, cnt, nxt, far_q, counters, hub, level, rnd, epoch, qstamp, stamp,
                row_offsets, column_indices, values, data):
         examined, _ = walk(cur, cnt, row_offsets, hub, (nxt, far_q, counters, level, rnd, epoch,
@@ -273,7 +274,7 @@ def _cuda_fused_kernel(hooks, weighted, block):
                                                         column_indices, values, data))
         return examined  # the edges this thread examined
 
-    @cuda.jit(device=True, inline="always")
+    @device
     def expand_round(cur_is_a, far_is_a, work_a, work_b, far_a, far_b, cnt, counters, hub,
                      level, rnd, epoch, qstamp, stamp, row_offsets, column_indices, values, data):
         # the current worklist into the other one and the current far pile (one inlined
@@ -282,7 +283,7 @@ def _cuda_fused_kernel(hooks, weighted, block):
                       far_a if far_is_a else far_b, counters, hub, level, rnd, epoch, qstamp,
                       stamp, row_offsets, column_indices, values, data)
 
-    @cuda.jit(device=True, inline="always")
+    @device
     def split_far(far_q, fn, other, work, counters, level, floor, rnd, epoch, qstamp, stamp,
                   row_offsets, data):
         for i in range(cuda.threadIdx.x, fn, cuda.blockDim.x):
@@ -295,7 +296,7 @@ def _cuda_fused_kernel(hooks, weighted, block):
             elif b == FAR:
                 other[cuda.atomic.add(counters, 3, 1)] = v
 
-    @cuda.jit(device=True, inline="always")
+    @device
     def write_state(st, level, far_size, refills, edges, expanded, near_size, epoch, rnd,
                     swapped, near_edges):
         st["level"] = level

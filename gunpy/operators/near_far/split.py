@@ -6,40 +6,60 @@ CPU: chunks fill private slices of a near and a far buffer; a packing pass
 appends them. Both classify through :func:`~gunpy.operators.near_far.band.band`.
 """
 
+import functools
+
 import numpy as np
-from numba import cuda  # a module global: the simulator swaps it for its fake module
 
 from gunpy import atomics
 from gunpy.backends.cpu import functor_pair, run_thin
 from gunpy.functor import hooks_cache
-from gunpy.operators.advance.common import cuda_append, cuda_count_edges
 from gunpy.operators.common import cpu_compact
-from gunpy.operators.near_far.band import FAR, NEAR, cpu_band, cuda_band
+from gunpy.operators.near_far.band import FAR, NEAR, cpu_band
+
+cuda = None  # numba.cuda once this module makes CUDA code: gunpy.backends.cuda.bind
 
 __all__ = ["cuda_split", "cpu_split", "cuda_min_priority", "cpu_min_priority", "cuda_block_min"]
 
 
-@cuda.jit(device=True, inline="always")
-def cuda_block_min(sh, acc, block):
-    """The minimum of every thread's ``acc`` in the block (``sh``: ``block`` shared slots)."""
-    tid = cuda.threadIdx.x
-    sh[tid] = acc
-    cuda.syncthreads()
-    stride = 1
-    while stride < block:  # half the next power of two: any block size
-        stride *= 2
-    stride //= 2
-    while stride > 0:
-        if tid < stride and tid + stride < block and sh[tid + stride] < sh[tid]:
-            sh[tid] = sh[tid + stride]
+@functools.cache
+def _block_min():
+    """:func:`cuda_block_min`, made on first CUDA use."""
+    from gunpy.backends.cuda import device
+
+    @device
+    def cuda_block_min(sh, acc, block):
+        """The minimum of every thread's ``acc`` in the block (``sh``: ``block`` shared slots)."""
+        tid = cuda.threadIdx.x
+        sh[tid] = acc
         cuda.syncthreads()
+        stride = 1
+        while stride < block:  # half the next power of two: any block size
+            stride *= 2
         stride //= 2
-    return sh[0]
+        while stride > 0:
+            if tid < stride and tid + stride < block and sh[tid + stride] < sh[tid]:
+                sh[tid] = sh[tid + stride]
+            cuda.syncthreads()
+            stride //= 2
+        return sh[0]
+
+    return cuda_block_min
+
+
+def __getattr__(name):
+    """``cuda_block_min``, made on first use (imported by a kernel factory): a CPU run never
+    imports numba.cuda."""
+    if name == "cuda_block_min":
+        return _block_min()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 @hooks_cache
 def _cuda_kernels(hooks, block):
     from gunpy.backends.cuda import kernel
+    from gunpy.operators.advance.common import cuda_append, cuda_count_edges
+    from gunpy.operators.near_far.band import cuda_band
+    cuda_block_min = _block_min()
     priority = hooks.priority
 
     def split(in_queue, in_length, level, floor, dedupe, seen, near_q, near_len, far_q, far_len,
