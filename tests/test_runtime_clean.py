@@ -178,3 +178,24 @@ def test_cpu_runs_never_import_numba_cuda():
         assert "numba.cuda" not in sys.modules, "a CPU run imported numba.cuda"
         print("OK")
     ''', sim=False)
+
+
+def test_the_default_backend_on_a_machine_without_a_driver_never_imports_numba_cuda():
+    # backend="auto" asks cuda_status(), which first tries to load the driver library where
+    # numba-cuda looks for it: where none loads, numba.cuda is not imported to learn that
+    run_script('''
+        import ctypes
+        real = ctypes.CDLL
+        def no_driver(path, *args, **kwargs):  # as on a machine with no NVIDIA driver
+            if "libcuda" in str(path):
+                raise OSError(f"{path}: cannot open shared object file")
+            return real(path, *args, **kwargs)
+        ctypes.CDLL = no_driver
+        import gunpy
+        from gunpy.backends import cuda_status
+        assert gunpy.bfs(gunpy.generators.path(5), 0).stats.backend == "cpu"
+        ok, why = cuda_status()
+        assert not ok and "no CUDA driver" in why, why
+        assert "numba.cuda" not in sys.modules, "backend='auto' imported numba.cuda"
+        print("OK")
+    ''', sim=False)
