@@ -43,6 +43,13 @@ OPS = ("sum", "min", "max")
 MAX_AGGREGATES = 4
 
 
+@hooks_cache
+def _reads_edge(hooks, weighted):
+    """Whether ``gather_edge`` may read its edge (or, ``weighted``, its weight): judged from
+    its bytecode once per compiled functor, not on every call."""
+    return reads_edge_data(hooks, ("gather_edge",), weighted=weighted)
+
+
 def _combiner(op, jit):
     """``(combine, identity)``: reduce's combine, and the float identity of ``op``."""
     ident = 0.0 if op == "sum" else (np.inf if op == "min" else -np.inf)
@@ -78,7 +85,7 @@ def cuda_kernel(hooks, weighted, incoming, mapping, op="sum", apply=False, aggre
     from gunpy.backends.cuda import device, kernel
     gather_edge = hooks.gather_edge
     weight = cuda_weight(weighted)
-    ids = reads_edge_data(hooks, ("gather_edge",), weighted=weighted)  # as execute's
+    ids = _reads_edge(hooks, weighted)  # as execute's
     combine, ident = _combiner(op, device)
     finish = _finisher(hooks, apply, aggregates, device)
     add_up = _cuda_add_up(aggregates, device)
@@ -213,7 +220,7 @@ def cpu_source(hooks, weighted, incoming, op, apply=False, aggregates=0, all_ver
 
     gather_edge = hooks.gather_edge
     weight = cpu_weight(weighted)
-    ids = reads_edge_data(hooks, ("gather_edge",), weighted=weighted)  # as execute's
+    ids = _reads_edge(hooks, weighted)  # as execute's
     combine, ident = _combiner(op, njit(inline="always"))
     finish = _finisher(hooks, apply, aggregates, njit(inline="always"))
     k, every = aggregates, all_vertices
@@ -267,7 +274,7 @@ def execute(ctx, frontier, hooks, data, out, *, edges="in", mapping="auto", op="
     backend = ctx.backend
     incoming = edges == "in"
     # in_edge_ids only when gather_edge reads edge / weight (an undirected graph's twins)
-    ids = incoming and reads_edge_data(hooks, ("gather_edge",), weighted=ctx.graph.weighted)
+    ids = incoming and _reads_edge(hooks, ctx.graph.weighted)
     dg = backend.graph(ctx.graph, csc=incoming, edge_ids=ids)
     offsets = dg.in_offsets if incoming else dg.row_offsets
     all_vertices = frontier is None
