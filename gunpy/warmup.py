@@ -168,7 +168,10 @@ class _Offline:
             return  # never launched, never compiled: as on the GPU
         # the argument types numba's launch path computes (typeof for a launch argument;
         # a NumPy array types as the device array of its dtype would), then its compile
-        kernel.compile(tuple(kernel.typeof_pyval(a) for a in args))
+        from gunpy.backends.launcher import check_launchable
+        argtypes = tuple(kernel.typeof_pyval(a) for a in args)
+        check_launchable(kernel, args)
+        kernel.compile(argtypes)
 
 
 # ----------------------------------------------------------------------------- carry

@@ -58,10 +58,13 @@ def _entries(root):
                   if f.endswith(".gpk"))
 
 
-def test_build_export_import_then_a_gpu_process_hits(tmp_path, private_cache):
+def test_build_export_import_then_a_gpu_process_hits(tmp_path, private_cache, monkeypatch):
     import numba
     if numba.config.ENABLE_CUDASIM:
         pytest.skip("numba's simulator compiles nothing")
+    from gunpy.backends.cuda import fill_kernel
+    # what this process compiled before (a GPU run's earlier tests) is not looked for again
+    monkeypatch.setattr(fill_kernel, "overloads", {})
     jc.reset_counters()
     with carry.stand_in_device((9, 0)):
         be = carry._offline_backend((9, 0))

@@ -190,7 +190,11 @@ def test_a_phase_limit_and_the_budget_cap(tmp_path, day):
     # bundle's reserve; the tests, nothing (or what little was left)
     status, secs, limit = phases["3. differential run"]
     assert status in ("ok", "timeout") and float(limit) < 20 and float(secs) <= float(limit) + 3
-    assert phases["7. GPU tests"][0] in ("skipped", "stopped at the budget"), report
+    # the tests: what little was left (a warm CPU kernel cache can leave them a few
+    # seconds, enough for the dry run's tiny selection to end)
+    status, secs, limit = phases["7. GPU tests"]
+    assert status in ("skipped", "stopped at the budget") or \
+        (status == "ok" and float(limit) < 20 - float(phases["3. differential run"][1])), report
     assert phases["1. census"][0] == "not selected"
     assert p.returncode == 1  # a phase timed out
     assert took < 20 + 8
@@ -258,7 +262,10 @@ def test_racecheck_filter_keeps_what_is_not_intended(day):
     lines_of = _intended(day)
     (twc_entry, twc_lines), = [x for x in lines_of if x[0][1] == "cta_owner[0] = tid"]
     (hub_entry, hub_lines), = [x for x in lines_of if x[0][1] == "hub[0] = tid"]
-    n, h = min(twc_lines), min(hub_lines)
+    (cull_entry, cull_lines), = [x for x in lines_of if x[0][1] == "lane_hash[h] = lane"]
+    n, h, c = min(twc_lines), min(hub_lines), min(cull_lines)
+    cull = ("gunpy::operators::filter::cull::cuda_kernel::_3clocals_3e::cull[abi:v69,cw51]"
+            "(Array<int, (int)1, C, mutable, aligned>, long long)")
     twc = "cudapy::gunpy::operators::advance::twc::cuda_kernel::$3clocals$3e::advance(...)"
     lev = "cudapy::gunpy::operators::levels::cuda_levels::$3clocals$3e::levels(...)"
     text = "\n".join([
@@ -273,6 +280,11 @@ def test_racecheck_filter_keeps_what_is_not_intended(day):
         f"========= Warning: Race reported between Write access at {lev}+0x10 in "
         f"/s/gunpy/operators/advance/common.py:{h}",
         f"=========     and Write access at {lev}+0x10 in /s/gunpy/operators/advance/common.py:{h}",
+        "=========",
+        # intended: warp culling's lane bid, as compute-sanitizer 2025.3 on an H200 printed
+        # it (the file's name alone, the kernel's demangled name)
+        f"========= Error: Race reported between Write access at {cull}+0x1240 in cull.py:{c}",
+        f"=========     and Write access at {cull}+0x1240 in cull.py:{c} [12 hazards]",
         "=========",
         # not intended: the right line in a kernel the table does not name
         f"========= Error: Race reported between Write access at cudapy::gunpy::operators::scan"
@@ -295,12 +307,13 @@ def test_racecheck_filter_keeps_what_is_not_intended(day):
     intended, others = day.classify_races(text, lines_of)
     k_twc = [x[0] for x in lines_of].index(twc_entry)
     k_hub = [x[0] for x in lines_of].index(hub_entry)
-    assert intended == {k_twc: [1, 31], k_hub: [1, 1]}
+    k_cull = [x[0] for x in lines_of].index(cull_entry)
+    assert intended == {k_twc: [1, 31], k_hub: [1, 1], k_cull: [1, 12]}
     assert len(others) == 3
     assert "operators::scan" in others[0] and f"twc.py:{n + 1}" in others[1]
     assert "Potential WAW hazard" in others[2]
     lines, count = day.racecheck_report(text, lines_of)
-    assert count == 3 and "2 intended records filtered, 3 other records" in "\n".join(lines)
+    assert count == 3 and "3 intended records filtered, 3 other records" in "\n".join(lines)
 
 
 def test_the_bundle_stays_within_the_device_tools_limits(tmp_path, day, monkeypatch):

@@ -111,6 +111,33 @@ def test_launcher_types_once_per_signature(driver, monkeypatch):
 
 
 @host
+def test_an_empty_tuple_packs_to_no_values(driver):
+    """A functor's data can be an empty tuple (a problem with no fields): it passes nothing."""
+    k = cuda.jit(_small_kernel)
+    args = (driver.fake(8, np.int32), 8, 0.5, True, ())
+    driver.stand_in(k, args)
+    pack = gl.packer(tuple(k.typeof_pyval(a) for a in args), gl.signature_key(args))
+    assert _plain(pack(*args)) == _plain(_numba_values(k, args))
+    la = gl.Launcher(k)
+    la.launch(1, 32, args)
+    la.launch(1, 32, args)
+    assert isinstance(la.last, gl._Compiled) and la.hits == 1
+
+
+@pytest.mark.parametrize("bad, where", [(None, "argument 4 is None"),
+                                        ("any", "argument 4 is 'any'"),
+                                        (Small(None, 3), "argument 4.a is None"),
+                                        ((1, ("x",)), r"argument 4\[1\]\[0\] is 'x'")])
+def test_what_no_device_launch_can_pass_is_a_clear_error(bad, where):
+    """None and strings type and run under the simulator, but numba-cuda cannot pass them to
+    a kernel on a device: every mode refuses them at the launch, naming the argument."""
+    k = cuda.jit(_small_kernel)
+    with pytest.raises(TypeError, match=f"_small_kernel: {where}, which numba-cuda cannot"):
+        gl.check_launchable(k, (np.zeros(8, np.int32), 8, 0.5, True, bad))
+    gl.check_launchable(k, (np.zeros(8, np.int32), 8, 0.5, True, Small(np.zeros(2), 3)))
+
+
+@host
 def test_launches_never_warn_and_leave_users_kernels_alone(driver):
     k = cuda.jit(_small_kernel)
     args = (driver.fake(8, np.int32), 8, 0.5, True, Small(driver.fake(8, np.float64), 3))

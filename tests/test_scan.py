@@ -54,7 +54,7 @@ def _poison(be):
 @pytest.fixture(scope="module")
 def sim():
     from gunpy.backends.cuda import CudaBackend
-    be = CudaBackend()
+    be = CudaBackend(block_size=32)  # the simulator's default; a GPU's is 256
     assert be.block_size == 32
     return be
 

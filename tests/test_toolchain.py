@@ -226,7 +226,7 @@ def test_gunpy_info_prints_the_toolchain(capsys, mode):
     assert cli.main(["info"]) == 0
     out = capsys.readouterr().out
     v = tc.versions()
-    assert f"NVVM {v.nvvm}" in out
+    assert f"NVVM {v.nvvm or 'unknown'}" in out  # unknown: no nvidia-nvvm wheel (the GPU image)
     assert f"writes PTX ISA {v.ptx_isa[0]}.{v.ptx_isa[1]}" in out
     assert "nvJitLink " + (".".join(map(str, v.nvjitlink)) if v.nvjitlink else "none") in out
     assert "cuda driver: " in out and "load" in out

@@ -54,7 +54,7 @@ import numba
 import numpy as np
 
 __all__ = ["Launcher", "LaunchStream", "launcher", "signature_key", "numba_only", "launch_path",
-           "LAUNCH_PATHS", "ON_CUDASIM"]
+           "LAUNCH_PATHS", "ON_CUDASIM", "check_launchable"]
 
 ON_CUDASIM = bool(numba.config.ENABLE_CUDASIM)
 
@@ -83,7 +83,7 @@ def launch_path():
     the path this process launches through, as ``GUNPY_LAUNCHER`` chose at import."""
     return "numba" if _NUMBA_ONLY else "gunpy"
 
-_GRID_WARNING = r"Grid size \d+ will likely result in GPU under-utilization"
+_GRID_WARNING = r"(?:\x1b\[[0-9;]*m)?Grid size \d+ will likely result in GPU under-utilization"
 
 #: values typed by their Python class alone (numba's typeof of each is fixed by it)
 _SCALARS = {int, float, bool, np.bool_, np.int8, np.int16, np.int32, np.int64, np.uint8,
@@ -114,6 +114,34 @@ def _key(value):
     if isinstance(value, tuple):
         return (t, *map(_key, value))
     return _OTHER
+
+
+def _unpassable(value, where):
+    """The first ``(where, value)`` inside ``value`` (tuples searched) that numba-cuda's launch
+    cannot pass to a kernel (``_Kernel._prepare_args``): ``None`` and strings type, compile
+    and run under the simulator, but no device launch takes them."""
+    if value is None or isinstance(value, (str, bytes)):
+        return where, value
+    if isinstance(value, tuple):
+        names = getattr(value, "_fields", None) or range(len(value))
+        for name, item in zip(names, value):
+            found = _unpassable(item, f"{where}.{name}" if isinstance(name, str)
+                                else f"{where}[{name}]")
+            if found is not None:
+                return found
+    return None
+
+
+def check_launchable(kernel, args):
+    """A ``TypeError`` naming the kernel and the argument when one of ``args`` cannot be
+    passed to a kernel on a device. Checked once per signature on every path, the simulator
+    and the compile-only modes included, where nothing else would notice."""
+    for i, arg in enumerate(args):
+        found = _unpassable(arg, f"argument {i}")
+        if found is not None:
+            name = getattr(getattr(kernel, "py_func", kernel), "__qualname__", kernel)
+            raise TypeError(f"kernel {name}: {found[0]} is {found[1]!r}, which numba-cuda "
+                            f"cannot pass to a kernel on a device (pass an array or a number)")
 
 
 def signature_key(args):
@@ -177,6 +205,7 @@ class Launcher:
         entry = self.entries.get(key)
         if entry is None:
             self.misses += 1
+            check_launchable(self.dispatcher, args)
             # numba's path types, compiles where new and launches; the entry serves the next
             _numba_launch(self.dispatcher, blocks, threads, shared, stream, args)
             entry = self.entries[key] = self._entry(key, args)
@@ -348,7 +377,8 @@ def packer(argtypes, key):
                 raise NotImplementedError(f"cannot pack a {ty}")
             steps.append(("check", f"type({x}) is {const(cls)}"))
             names = [f"{x}_{i}" for i in range(len(items))]
-            steps.append(("line", f"{', '.join(names)}{',' if len(names) == 1 else ''} = {x}"))
+            if names:  # an empty tuple passes no values
+                steps.append(("line", f"{', '.join(names)}{',' if len(names) == 1 else ''} = {x}"))
             for item_ty, item_k, name in zip(ty, items, names):
                 walk(item_ty, item_k, name)
         elif isinstance(ty, types.Array):

@@ -231,8 +231,8 @@ def _pull(ud, t, out, step):
         mode = "none"
     seen = ud.space.words()  # read in "value" mode only
     F = step.functor(backend, True, mode)
-    data = K.ProductData(ud.values, out, seen,
-                         step.ident if step.terminal is None else step.terminal)
+    # the terminal value is read in "value" mode only (``any``'s terminal is no value)
+    data = K.ProductData(ud.values, out, seen, step.terminal if mode == "value" else step.ident)
     found = advance(step.graph, ud.structure, F, data, out=step.context.frontier(),
                     mask=block, skip_masked=True,
                     update_mask=False, direction="pull",

@@ -1,6 +1,9 @@
 """Small pieces several operators share: frontier edge counts and CPU compaction."""
 
 import functools
+import operator
+from collections import namedtuple
+from itertools import repeat
 
 import numpy as np
 
@@ -71,10 +74,37 @@ def chunk_bounds(n, nchunks):
 
 
 def problem_data(data):
-    """The functors' ``data``: ``data`` itself, or a Problem's ``data()``."""
+    """The functors' ``data``: ``data`` itself, or a Problem's ``data()``, without the fields
+    that are ``None``.
+
+    A namedtuple's ``None`` fields (an optional array a run does not use) are left out of
+    the tuple the functors see (:func:`without_none`): no kernel launch on a device can
+    pass a ``None``, and a functor that reads one fails to compile on every backend, as it
+    would with the ``None`` in place.
+    """
     fields = getattr(data, "data", None)
     if callable(fields) and not isinstance(data, tuple):
-        return fields()
-    if data is None:
+        data = fields()
+    elif data is None:
         return ()
+    if any(map(operator.is_, data, repeat(None))):
+        return without_none(data)
     return data
+
+
+_WITHOUT = {}  # (namedtuple class, which fields are None) -> the class of the others
+
+
+def without_none(data):
+    """``data`` (a namedtuple) as a namedtuple of the same name without its ``None``
+    fields; a plain tuple as it is (its items are read by position)."""
+    cls = type(data)
+    if not hasattr(cls, "_fields"):
+        return data
+    absent = tuple(item is None for item in data)
+    kept = _WITHOUT.get((cls, absent))
+    if kept is None:
+        kept = namedtuple(cls.__name__, [f for f, a in zip(cls._fields, absent) if not a])
+        kept.__module__, kept.__qualname__ = cls.__module__, cls.__qualname__
+        _WITHOUT[(cls, absent)] = kept
+    return tuple.__new__(kept, [item for item in data if item is not None])

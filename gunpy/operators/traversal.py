@@ -23,6 +23,7 @@ from gunpy.operators import advance as advance_op
 from gunpy.operators import compute as compute_op
 from gunpy.operators import filter as filter_op
 from gunpy.operators import levels as levels_op
+from gunpy.operators.common import problem_data
 from gunpy.operators.context import Context
 from gunpy.operators.fusion import FusionPolicy
 from gunpy.operators.near_far import NearFarQueue
@@ -115,7 +116,7 @@ class Traversal:
             out = self._pool.output_for(frontier, "edge" if output == "edge" else "vertex")
         # in a culling (idempotent) push it is the filter that marks survivors visited
         out = advance_op.run(
-            ctx, frontier, compile_functor(functor, self.backend), self.problem.data(), out,
+            ctx, frontier, compile_functor(functor, self.backend), problem_data(self.problem), out,
             ctx.visited, functor.skip_visited, not (push and self.idempotent),
             load_balance or self.load_balance, direction, output, pull_input,
             self.policy.pull_mapping, early_exit, self.auto_threshold)
@@ -216,7 +217,7 @@ class Traversal:
         return self.near_far_queue
 
     def _operands(self, functor):  # what every operator takes besides frontiers
-        return compile_functor(functor, self.backend), self.problem.data()
+        return compile_functor(functor, self.backend), problem_data(self.problem)
 
     # -- frontiers and the visited set ---------------------------------------------------
     def full_frontier(self, kind="vertex"):

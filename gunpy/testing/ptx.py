@@ -12,6 +12,8 @@ import time
 import numba
 import numpy as np
 
+from gunpy.backends.launcher import check_launchable
+
 __all__ = ["PtxBackend", "KernelReport", "machine_code_reports", "machine_code_records",
            "machine_code_table", "oldest_ptxas", "ptxas_version", "OLDEST_CUDA13_NVCC"]
 
@@ -121,6 +123,7 @@ class _PtxMixin:
         from numba import cuda
         pyfunc = kernel.py_func
         argtypes = tuple(numba.typeof(a) for a in args)
+        check_launchable(kernel, args)
         key = (pyfunc, argtypes)
         if key not in self.compiled:
             bounds = getattr(kernel, "targetoptions", {}).get("launch_bounds")
