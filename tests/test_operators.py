@@ -123,6 +123,32 @@ def test_self_loops_and_repeated_edges_are_traversed_as_stored(backend):
     assert _host(ctx, data.depth).tolist() == [-1, 0, 1, -1, -1, -1]
 
 
+Optional = namedtuple("Optional", "depth spare label")
+
+
+class ReadsSpare(Claim):
+    @staticmethod
+    def apply_edge(src, dst, edge, weight, data):
+        data.spare[dst] = 1
+
+
+def test_none_fields_are_left_out_of_the_functors_data(backend):
+    """An optional array left None is not passed (no launch on a device can pass a None):
+    a functor that does not read it runs, one that reads it fails to compile, and a string
+    is refused by name before any launch."""
+    G = GRAPHS["preferential_hubs"]
+    ctx = ops.Context(G, backend)
+    data = Optional(_depth_data(ctx, G, [0]).depth, None, 3)
+    out = ops.advance(G, ctx.frontier([0]), Claim, data, context=ctx)
+    assert sorted(out.to_numpy().tolist()) == sorted(_successors(G, [0]) - {0})
+    with pytest.raises(Exception, match="spare"):  # (fresh depths: the simulator runs it)
+        ops.advance(G, ctx.frontier([0]), ReadsSpare,
+                    data._replace(depth=_depth_data(ctx, G, [0]).depth), context=ctx)
+    if backend == "cuda":  # the CPU backend passes a string; no device launch can
+        with pytest.raises(TypeError, match=r"argument \d+\.label is 'x', which numba-cuda"):
+            ops.advance(G, ctx.frontier([0]), Claim, data._replace(label="x"), context=ctx)
+
+
 @pytest.mark.parametrize("output", ["vertex", "edge", "none"])
 def test_push_advance_outputs(output, backend):
     G = GRAPHS["preferential_hubs"]
