@@ -349,6 +349,16 @@ def test_supported_numba_cuda_versions_pass(installed):
     assert check_numba_cuda(installed) == installed
 
 
+def test_a_numpy_without_row_stack_is_named_with_its_fix(monkeypatch):
+    """NumPy 2.5 removed np.row_stack, which numba-cuda 0.30 calls as its CUDA target loads
+    (the first GPU day's image had NumPy 2.5.2): refused before a kernel, with the fix."""
+    from gunpy.backends import cuda as gc
+    monkeypatch.delenv("GUNPY_UNSUPPORTED_NUMBA_CUDA", raising=False)
+    monkeypatch.delattr(np, "row_stack", raising=False)
+    with pytest.raises(gc.UnsupportedNumbaCuda, match=r"np.row_stack.*pip install 'numpy<2.5'"):
+        gc.check_numba_cuda("0.30.4")
+
+
 def test_the_version_check_can_be_overridden_with_a_warning(monkeypatch):
     from gunpy.backends.cuda import check_numba_cuda
     monkeypatch.setenv("GUNPY_UNSUPPORTED_NUMBA_CUDA", "1")
