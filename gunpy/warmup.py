@@ -170,7 +170,8 @@ class _Offline:
         # a NumPy array types as the device array of its dtype would), then its compile
         from gunpy.backends.launcher import check_launchable
         argtypes = tuple(kernel.typeof_pyval(a) for a in args)
-        check_launchable(kernel, args)
+        if argtypes not in kernel.overloads:
+            check_launchable(kernel, args, argtypes)
         kernel.compile(argtypes)
 
 

@@ -116,8 +116,10 @@ def test_an_empty_tuple_packs_to_no_values(driver):
     k = cuda.jit(_small_kernel)
     args = (driver.fake(8, np.int32), 8, 0.5, True, ())
     driver.stand_in(k, args)
-    pack = gl.packer(tuple(k.typeof_pyval(a) for a in args), gl.signature_key(args))
+    argtypes = tuple(k.typeof_pyval(a) for a in args)
+    pack = gl.packer(argtypes, gl.signature_key(args))
     assert _plain(pack(*args)) == _plain(_numba_values(k, args))
+    gl.check_launchable(k, args, argtypes)  # what the compile-only modes check: the same
     la = gl.Launcher(k)
     la.launch(1, 32, args)
     la.launch(1, 32, args)

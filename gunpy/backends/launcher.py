@@ -132,16 +132,25 @@ def _unpassable(value, where):
     return None
 
 
-def check_launchable(kernel, args):
+def check_launchable(kernel, args, argtypes=None):
     """A ``TypeError`` naming the kernel and the argument when one of ``args`` cannot be
     passed to a kernel on a device. Checked once per signature on every path, the simulator
-    and the compile-only modes included, where nothing else would notice."""
+    and the compile-only modes included, where nothing else would notice.
+
+    ``argtypes`` (the compile-only modes, which launch nothing): the packing function a
+    device launch of these types would use (:func:`packer`) is written and compiled too.
+    """
     for i, arg in enumerate(args):
         found = _unpassable(arg, f"argument {i}")
         if found is not None:
             name = getattr(getattr(kernel, "py_func", kernel), "__qualname__", kernel)
             raise TypeError(f"kernel {name}: {found[0]} is {found[1]!r}, which numba-cuda "
                             f"cannot pass to a kernel on a device (pass an array or a number)")
+    if argtypes is not None:
+        try:
+            packer(argtypes, signature_key(args))
+        except NotImplementedError:
+            pass  # a type it does not pack: numba's own path serves that signature
 
 
 def signature_key(args):

@@ -123,9 +123,9 @@ class _PtxMixin:
         from numba import cuda
         pyfunc = kernel.py_func
         argtypes = tuple(numba.typeof(a) for a in args)
-        check_launchable(kernel, args)
         key = (pyfunc, argtypes)
         if key not in self.compiled:
+            check_launchable(kernel, args, argtypes)
             bounds = getattr(kernel, "targetoptions", {}).get("launch_bounds")
             same = _same_kernel(pyfunc, argtypes, self.cc, bounds)
             ptx = _compiled_ptx.get(same)
