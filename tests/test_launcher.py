@@ -140,6 +140,44 @@ def test_what_no_device_launch_can_pass_is_a_clear_error(bad, where):
 
 
 @host
+def test_small_copies_are_the_driver_calls_at_the_arrays_pointer():
+    """A few items up or down go straight to cuMemcpyHtoDAsync / cuMemcpyDtoHAsync at the
+    array's pointer plus the offset, on the launch stream (a read then waits for it):
+    checked with host memory standing in for the device's, the driver calls as memmoves."""
+    from numba.cuda.cudadrv.devicearray import DeviceNDArray
+
+    from gunpy.bench.launch import _FakeMemory
+    mem = np.zeros(16, np.int64)
+    arr = DeviceNDArray((16,), (8,), np.int64, gpu_data=_FakeMemory(mem.ctypes.data))
+    calls = []
+
+    class Driver:
+        def cuMemcpyHtoDAsync(self, dst, src, size, handle):
+            calls.append(("htod", dst, size, handle))
+            ctypes.memmove(dst, src, size)
+
+        def cuMemcpyDtoHAsync(self, dst, src, size, handle):
+            calls.append(("dtoh", src, size, handle))
+            ctypes.memmove(dst, src, size)
+
+        def cuStreamSynchronize(self, handle):
+            calls.append(("sync", handle))
+
+    copies = object.__new__(gl.DriverCopies)
+    copies.driver, copies.handle = Driver(), 77
+    copies.landing = np.zeros(gl.DriverCopies.LANDING, np.uint8)
+    copies.landing_ptr = copies.landing.ctypes.data
+    copies.to_device(arr, 5, np.array([3, -1, 9], np.int64))
+    assert mem.tolist()[4:9] == [0, 3, -1, 9, 0]
+    assert calls[-1] == ("htod", mem.ctypes.data + 40, 24, 77)
+    got = copies.to_host(arr, 6, 2)
+    assert got.tolist() == [-1, 9] and got.dtype == np.int64
+    assert calls[-2:] == [("dtoh", mem.ctypes.data + 48, 16, 77), ("sync", 77)]
+    mem[6] = 5
+    assert got[0] == -1  # a copy, not a view of the landing buffer
+
+
+@host
 def test_launches_never_warn_and_leave_users_kernels_alone(driver):
     k = cuda.jit(_small_kernel)
     args = (driver.fake(8, np.int32), 8, 0.5, True, Small(driver.fake(8, np.float64), 3))

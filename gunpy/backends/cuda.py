@@ -45,7 +45,7 @@ from numba import cuda
 
 from gunpy._jitcache import cuda_jit
 from gunpy.backends.base import Backend, operator_table
-from gunpy.backends.launcher import LaunchStream, launcher
+from gunpy.backends.launcher import DriverCopies, LaunchStream, launch_path, launcher
 
 __all__ = ["CudaBackend", "StagingRing", "kernel", "device", "bind", "fill_kernel", "ON_CUDASIM",
            "NUMBA_CUDA_SUPPORTED", "UnsupportedNumbaCuda", "check_numba_cuda"]
@@ -317,6 +317,9 @@ class CudaBackend(Backend):
 
     def read(self, arr, i=0):
         self.syncs += 1
+        copies = self._copies(arr)
+        if copies is not None:
+            return copies.to_host(arr, i, 1)[0].item()
         return arr[i:i + 1].copy_to_host()[0].item()
 
     def write(self, arr, i, value):
@@ -330,14 +333,17 @@ class CudaBackend(Backend):
         """``arr[at:at + len(host)] = host``: from the pinned staging ring, asynchronously
         on :attr:`stream` (an upload; the ring's rare wait is a sync), or, for more than
         the ring takes, a blocking copy from pageable memory (a sync)."""
-        dst = arr[at:at + host.shape[0]]
         staged = self._staging().stage(host)
         if staged is None:
             self.syncs += 1
-            dst.copy_to_device(host)
+            arr[at:at + host.shape[0]].copy_to_device(host)
         else:
             self.uploads += 1
-            dst.copy_to_device(staged, stream=self.stream.numba)
+            copies = self._copies(arr)
+            if copies is not None:
+                copies.to_device(arr, at, staged)
+            else:
+                arr[at:at + host.shape[0]].copy_to_device(staged, stream=self.stream.numba)
 
     def _staging(self):
         ring = self.__dict__.get("_ring")
@@ -345,10 +351,22 @@ class CudaBackend(Backend):
             ring = self._ring = StagingRing(self)
         return ring
 
+    def _copies(self, arr):
+        """The small copies' driver path (:class:`DriverCopies`) for ``arr``, or None:
+        numba's copies (the simulator, ``GUNPY_LAUNCHER=numba``, a strided view)."""
+        copies = self.__dict__.get("_driver_copies", False)
+        if copies is False:
+            copies = self._driver_copies = (None if ON_CUDASIM or launch_path() == "numba"
+                                            else DriverCopies(self.stream))
+        return copies if copies is not None and arr.strides[0] == arr.dtype.itemsize else None
+
     def head_to_host(self, arr, n):
         if n == 0:
             return np.zeros(0, dtype=arr.dtype)
         self.syncs += 1
+        copies = self._copies(arr)
+        if copies is not None and n * arr.dtype.itemsize <= copies.LANDING:
+            return copies.to_host(arr, 0, n)
         return arr[:n].copy_to_host()
 
     def synchronize(self):

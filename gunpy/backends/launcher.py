@@ -54,7 +54,7 @@ import numba
 import numpy as np
 
 __all__ = ["Launcher", "LaunchStream", "launcher", "signature_key", "numba_only", "launch_path",
-           "LAUNCH_PATHS", "ON_CUDASIM", "check_launchable"]
+           "LAUNCH_PATHS", "ON_CUDASIM", "check_launchable", "DriverCopies"]
 
 ON_CUDASIM = bool(numba.config.ENABLE_CUDASIM)
 
@@ -429,3 +429,49 @@ def packer(argtypes, key):
     pack = namespace["pack"]
     pack.source = source
     return pack
+
+
+# -- small copies -------------------------------------------------------------------------
+def device_pointer(array):
+    """A device array's data pointer (its first element's address), as a kernel gets it."""
+    return (array.__dict__.get("_gunpy_values") or array_values(array))[4]
+
+
+class DriverCopies:
+    """Small copies as the one driver call numba's own copies end in, on the launch stream.
+
+    numba's ``arr[i:j].copy_to_device(pinned, stream=)`` and ``arr[i:j].copy_to_host()``
+    build a device-array view of the slice and a host array before that one call: on an
+    H200 (``bench/gpu_micro.py``, 2026-11-28) a one-item upload from the pinned ring cost
+    185 us and a one-item read 85 us, where a launch costs 6 us and a sync 9 us. Levels
+    make both: a frontier's length reset, a level's counters. Here the pointer comes
+    from the array's kept descriptor (:func:`device_pointer`) and the copy is
+    ``cuMemcpyHtoDAsync`` from the pinned ring, or ``cuMemcpyDtoHAsync`` into a pinned
+    landing buffer and a stream synchronisation: the same calls, in the same order on
+    the same stream. Off for the simulator and with ``GUNPY_LAUNCHER=numba`` (numba's
+    copies then, as its launches).
+    """
+
+    #: bytes a read can land in (a few counters)
+    LANDING = 256
+
+    def __init__(self, stream, driver=None):
+        from numba import cuda
+        from numba.cuda.cudadrv import driver as drv
+        self.driver = driver or drv.driver
+        self.handle = drv._stream_handle(stream.numba)
+        self.landing = cuda.pinned_array(self.LANDING, dtype=np.uint8)
+        self.landing_ptr = self.landing.ctypes.data
+
+    def to_device(self, array, at, staged):
+        """``array[at:at + len(staged)] = staged`` (``staged``: pinned host memory)."""
+        self.driver.cuMemcpyHtoDAsync(device_pointer(array) + at * array.dtype.itemsize,
+                                      staged.ctypes.data, staged.nbytes, self.handle)
+
+    def to_host(self, array, at, n):
+        """A host copy of ``array[at:at + n]`` (at most :attr:`LANDING` bytes), waited for."""
+        size = array.dtype.itemsize
+        self.driver.cuMemcpyDtoHAsync(self.landing_ptr, device_pointer(array) + at * size,
+                                      n * size, self.handle)
+        self.driver.cuStreamSynchronize(self.handle)
+        return self.landing[:n * size].view(array.dtype).copy()
