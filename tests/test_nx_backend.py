@@ -149,6 +149,7 @@ def test_networkx_own_tests_pass_with_gunpy_as_test_backend(tmp_path):
             "networkx.algorithms.link_analysis.tests.test_hits",
             "networkx.algorithms.tests.test_isolate",
             "networkx.algorithms.tests.test_reciprocity",
+            "networkx.algorithms.tree.tests.test_recognition",
             "networkx.classes.tests.test_function",
             # the spanning-forest classes, and the multigraph iterator's (its edge_subgraph
             # views of a MultiGraph reach the conversion: len() of their rows counts keys)
@@ -177,7 +178,9 @@ def test_networkx_own_tests_pass_with_gunpy_as_test_backend(tmp_path):
     # average_shortest_path_length; test_degree_centrality the degree centralities;
     # test_efficiency global_efficiency; test_mst's Kruskal and Borůvka classes
     # minimum_spanning_tree and minimum_spanning_edges; test_isolate and test_reciprocity
-    # their families; test_function number_of_selfloops and is_negatively_weighted)
+    # their families; test_function number_of_selfloops and is_negatively_weighted;
+    # test_recognition is_tree, is_forest, is_branching and is_arborescence; test_unweighted
+    # bidirectional_shortest_path, test_weighted all_pairs_dijkstra_path_length)
     assert missing == "[]", tail
     # the weighted betweenness tests (both functions, k sampled too) answered by gunpy
     weighted = [line for line in out.stdout.splitlines() if line.startswith("GUNPY_WEIGHTED")]

@@ -41,6 +41,7 @@ CALLS = {
                                          "single_target_shortest_path_length")},
     "descendants_at_distance": [((S, 2), {})],
     "has_path": [((S, T), {})],
+    "bidirectional_shortest_path": [((S, T), {}), ((T, S), {}), ((S, "not a node"), {})],
     **{name: [((), {})] for name in (
         "is_connected", "number_connected_components", "is_weakly_connected",
         "number_weakly_connected_components", "connected_components",
@@ -50,7 +51,7 @@ CALLS = {
         "degree_centrality", "in_degree_centrality", "out_degree_centrality", "triangles",
         "transitivity", "clustering", "average_clustering", "core_number", "k_core",
         "k_shell", "k_crust", "isolates", "number_of_isolates", "number_of_selfloops",
-        "overall_reciprocity")},
+        "overall_reciprocity", "is_tree", "is_forest", "is_branching", "is_arborescence")},
     "is_isolate": [((S,), {}), ((T,), {}), (("not a node",), {})],
     "reciprocity": [((), {}), ((S,), {}), (([S, T],), {}), (([S, "not a node"],), {})],
     "is_negatively_weighted": [((), {W: W}), ((), {}), ((), {"edge": S})],
@@ -62,6 +63,7 @@ CALLS = {
                              ((S,), {W: W, "method": "bellman-ford"}),
                              ((S, T), {W: W, "method": "bellman-ford"})],
     "single_source_dijkstra": [((S,), {W: W}), ((S, T), {W: W})],
+    "all_pairs_dijkstra_path_length": [((), {W: W}), ((), {W: W, "cutoff": 2})],
     **{name: [((S,), {W: W})] for name in (
         "single_source_dijkstra_path", "single_source_dijkstra_path_length",
         "single_source_bellman_ford_path_length", "single_source_bellman_ford_path",

@@ -288,3 +288,87 @@ def test_structure_functions_equal_networkx_on_random_graphs():
                     assert nx.overall_reciprocity(g) == nx.overall_reciprocity(g, backend="gunpy")
                 some = list(g)[:5]
                 assert nx.reciprocity(g, some) == nx.reciprocity(g, some, backend="gunpy")
+
+
+def _forests():
+    """Trees, forests and near misses: ``{name: graph}``."""
+    tree = nx.random_labeled_tree(30, seed=3)
+    forest = nx.disjoint_union_all([tree, nx.path_graph(4), nx.empty_graph(2)])
+    cycle = tree.copy()
+    cycle.add_edge(0, 29) if not tree.has_edge(0, 29) else cycle.add_edge(1, 28)
+    loop = tree.copy()
+    loop.add_edge(5, 5)
+    out = nx.bfs_tree(tree, 0)  # an arborescence
+    polytree = out.copy()
+    polytree.add_edge(*next(iter(out.edges))[::-1])  # an edge back: a 2-cycle underneath
+    into = out.reverse()  # a polytree with in-degrees above 1
+    return {"tree": tree, "forest": forest, "cycle": cycle, "self-loop": loop,
+            "one node": nx.empty_graph(1), "one self-loop": nx.Graph([(0, 0)]),
+            "isolated": nx.empty_graph(3), "arborescence": out,
+            "branching": nx.disjoint_union(out, nx.bfs_tree(nx.path_graph(5), 2)),
+            "two-cycle": polytree, "in-tree": into,
+            "directed cycle": nx.cycle_graph(4, nx.DiGraph),
+            "directed self-loop": nx.DiGraph([(0, 1), (1, 1)]),
+            "labels": nx.relabel_nodes(tree, lambda v: f"n{v}"),
+            **{name: GRAPHS[name] for name in ("directed", "parts", "karate")}}
+
+
+FORESTS = _forests()
+
+
+@pytest.mark.parametrize("name", sorted(FORESTS))
+def test_tree_recognition(name):
+    g = FORESTS[name]
+    fs = [nx.is_tree, nx.is_forest]
+    if g.is_directed():
+        fs += [nx.is_branching, nx.is_arborescence]
+    for f in fs:
+        got, want = f(g, backend="gunpy"), f(g)
+        assert got is want, f.__name__
+
+
+def test_tree_recognition_answers_and_errors():
+    directed_only = (nx.is_branching, nx.is_arborescence)
+    for f in (nx.is_tree, nx.is_forest, *directed_only):  # the cases give both answers
+        assert {f(g) for g in FORESTS.values()
+                if g.is_directed() or f not in directed_only} == {True, False}
+    for f in (nx.is_tree, nx.is_forest, nx.is_branching, nx.is_arborescence):
+        with pytest.raises(nx.NetworkXPointlessConcept):
+            f(nx.DiGraph(), backend="gunpy")
+    with pytest.raises(nx.NetworkXPointlessConcept):
+        nx.is_forest(nx.Graph(), backend="gunpy")
+    with pytest.raises(nx.NetworkXNotImplemented):
+        nx.is_branching(FORESTS["tree"], backend="gunpy")
+    multi = nx.MultiGraph([(0, 1), (0, 1)])  # a cycle gunpy's graph would hold as one edge
+    assert can_run("is_forest", (multi,), {}) is not True
+    assert nx.is_forest(multi) is False
+
+
+@pytest.mark.parametrize("name", sorted(GRAPHS))
+def test_bidirectional_shortest_path(name):
+    import random
+    g = GRAPHS[name]
+    r, nodes = random.Random(1), list(g)
+    pairs = [(r.choice(nodes), r.choice(nodes)) for _ in range(40)] + [(nodes[0], nodes[0])]
+    for s, t in pairs:
+        try:
+            want = nx.bidirectional_shortest_path(g, s, t)
+        except nx.NetworkXNoPath:
+            with pytest.raises(nx.NetworkXNoPath):
+                nx.bidirectional_shortest_path(g, s, t, backend="gunpy")
+            continue
+        assert nx.bidirectional_shortest_path(g, s, t, backend="gunpy") == want, (s, t)
+    for s, t in ((nodes[0], "nowhere"), ("nowhere", nodes[0])):
+        with pytest.raises(nx.NodeNotFound):
+            nx.bidirectional_shortest_path(g, s, t, backend="gunpy")
+
+
+@pytest.mark.parametrize("name", ["directed", "karate"])
+def test_all_pairs_dijkstra_path_length(name):
+    g = _weighted(name)
+    for kw in ({}, {"cutoff": 3}):
+        got = nx.all_pairs_dijkstra_path_length(g, backend="gunpy", **kw)
+        for (u, a), (v, b) in zip(got, nx.all_pairs_dijkstra_path_length(g, **kw), strict=True):
+            assert u == v
+            same(a, b)
+    assert list(nx.all_pairs_dijkstra_path_length(nx.Graph(), backend="gunpy")) == []

@@ -34,6 +34,12 @@ _FUNCTIONS = {
                    "cutoff=, return_seen= supported)",
     "all_pairs_shortest_path_length": "a BFS a node, each dict in networkx's order (a "
                                       "generator; cutoff= supported)",
+    "all_pairs_dijkstra_path_length": "an SSSP a node, each dict in networkx's pop order (a "
+                                      "generator; cutoff= supported; weights as for "
+                                      "single_source_dijkstra_path_length)",
+    "bidirectional_shortest_path": "networkx's path: a BFS from each end gives the levels "
+                                   "its search expands and the node where its fringes meet, "
+                                   "both sides' queue parents the path",
     "all_pairs_shortest_path": "a BFS a node, paths in networkx's queue order (a generator; "
                                "cutoff= supported)",
     "average_shortest_path_length": "a BFS (weight=: an SSSP) a node, networkx's sum in its "
@@ -137,4 +143,11 @@ _FUNCTIONS = {
     "reciprocity": "each edge's reverse found by a sorted search of the edge keys; nodes= "
                    "a node or an nbunch, as networkx",
     "overall_reciprocity": "the same search: reciprocated edges over all edges",
+    "is_forest": "edges == nodes - gunpy.cc's component count (weak components when "
+                 "directed; multigraphs left to networkx)",
+    "is_tree": "edges == nodes - 1 and gunpy.cc's one component (multigraphs left to "
+               "networkx)",
+    "is_branching": "is_forest and every in-degree (gunpy.spmv over the reverse graph) at "
+                    "most 1 (multigraphs left to networkx)",
+    "is_arborescence": "is_tree and every in-degree at most 1 (multigraphs left to networkx)",
 }

@@ -1,14 +1,22 @@
-"""Isolates, self-loops, negative weights and reciprocity, read off the converted graph.
+"""Isolates, self-loops, negative weights, reciprocity and forests, read off the converted
+graph.
 
 Degrees are ``gunpy.spmv`` of ones (the centrality family's helpers); a node is isolated
 when it has no out-edge and no in-edge (a self-loop is an edge). Reciprocity marks each
 edge ``u -> v`` whose reverse ``v -> u`` is stored, by one sorted search of the edge keys
-``u * n + v``. Multigraphs are left to networkx where it counts parallel edges.
+``u * n + v``. A graph is a forest when its ``m`` edges number ``n - c`` (``c``: gunpy.cc's
+count of its (weakly) connected components; a component of ``k`` nodes has at least
+``k - 1`` edges, a self-loop or an edge back one more), a tree when ``c`` is 1 too, and a
+branching or an arborescence when no in-degree passes 1 either. Multigraphs are left to
+networkx where it counts parallel edges.
 """
 
 import networkx as nx
 import numpy as np
 
+import gunpy
+
+from ._graph import _device
 from .centrality import _in_degrees, _out_degrees
 
 
@@ -97,3 +105,42 @@ def reciprocity(G, nodes=None):
         v = G.node_index(node)
         out[node] = None if total[v] == 0 else 2 * int(mutual[v]) / int(total[v])
     return out
+
+
+def _edge_count(g):
+    """networkx's ``number_of_edges()``: an undirected edge is stored twice, a self-loop once."""
+    if g.directed:
+        return g.num_edges
+    return (g.num_edges + int(np.count_nonzero(_sources(g) == g.column_indices))) // 2
+
+
+def _null(G):
+    if len(G) == 0:
+        raise nx.NetworkXPointlessConcept("G has no nodes.")
+
+
+def is_forest(G):
+    # can_run: no multigraphs (a parallel edge is a cycle gunpy's graph holds once)
+    _null(G)
+    g = G.graph
+    return _edge_count(g) == len(G) - int(gunpy.cc(g, backend=_device()).num_components)
+
+
+def is_tree(G):
+    _null(G)
+    g = G.graph
+    return _edge_count(g) == len(G) - 1 and \
+        int(gunpy.cc(g, backend=_device()).num_components) == 1
+
+
+def _in_degrees_at_most_one(G):
+    return bool(np.all(_in_degrees(G) <= 1))
+
+
+def is_branching(G):
+    # networkx raises NetworkXNotImplemented for undirected graphs before dispatching
+    return is_forest(G) and _in_degrees_at_most_one(G)
+
+
+def is_arborescence(G):
+    return is_tree(G) and _in_degrees_at_most_one(G)
