@@ -2,25 +2,10 @@
 
 Registered through the ``networkx.backends`` entry point (like nx-cugraph and
 graphblas-algorithms), so networkx dispatches these functions to gunpy when a
-call says ``backend="gunpy"`` (or ``nx.config.backend_priority`` lists it):
-
-the BFS family (``bfs_edges``, ``generic_bfs_edges``, ``bfs_tree``, ``bfs_predecessors``,
-``bfs_successors``, ``bfs_layers``, ``descendants_at_distance``), reachability and components
-(``has_path``, ``descendants``, ``ancestors``, ``node_connected_component``,
-``[weakly_|strongly_]connected_components``, ``is_[weakly_|strongly_]connected``,
-``number_[weakly_|strongly_]connected_components``, ``condensation``), shortest paths
-(``shortest_path``, ``shortest_path_length``, ``single_source_shortest_path[_length]``,
-``single_target_shortest_path[_length]``, ``predecessor``,
-``all_pairs_shortest_path[_length]``, ``average_shortest_path_length``,
-``single_source_dijkstra[_path][_length]``, ``dijkstra_path[_length]``,
-``multi_source_dijkstra[_path][_length]``, ``bellman_ford_path[_length]``,
-``single_source_bellman_ford[_path][_length]``, ``bellman_ford_predecessor_and_distance``),
-``global_efficiency``, centrality
-(``[edge_]betweenness_centrality``, ``closeness_centrality``, ``harmonic_centrality``,
-``eccentricity``, ``[in_|out_]degree_centrality``), ``pagerank``,
-``hits``, ``triangles``, ``transitivity``, ``[average_]clustering``,
-``louvain_communities``, ``core_number``, ``k_core``, ``k_shell``, ``k_crust``,
-``k_corona``, ``minimum_spanning_tree``, ``minimum_spanning_edges``: every one with what it supports in ``docs/networkx.md``.
+call says ``backend="gunpy"`` (or ``nx.config.backend_priority`` lists it): the functions
+of ``_functions.py`` (BFS and reachability, components, shortest paths, centrality, link
+analysis, clustering, communities, cores, spanning trees, tree recognition, structure),
+each with what it supports in ``docs/networkx.md``.
 
 Results are exactly networkx's (``louvain_communities`` excepted: another partition of
 about the same modularity, see its entry below): the same dict / generator / list shapes, the
