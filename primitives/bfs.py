@@ -197,5 +197,6 @@ register_primitive(Primitive(
               "single_source_shortest_path", "closeness_centrality", "harmonic_centrality",
               "eccentricity", "single_target_shortest_path_length",
               "single_target_shortest_path", "predecessor", "all_pairs_shortest_path_length",
-              "all_pairs_shortest_path", "average_shortest_path_length", "global_efficiency"),
+              "all_pairs_shortest_path", "average_shortest_path_length", "global_efficiency",
+              "bidirectional_shortest_path"),
     dist="gunpy.dist:bfs"))

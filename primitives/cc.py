@@ -268,4 +268,5 @@ register_primitive(Primitive(
              Option("load_balance", "auto", "how the hooking advance maps edge lists to threads")),
     networkx=("connected_components", "weakly_connected_components", "is_connected",
               "number_connected_components", "is_weakly_connected",
-              "number_weakly_connected_components"), dist="gunpy.dist:cc"))
+              "number_weakly_connected_components", "is_tree", "is_forest", "is_branching",
+              "is_arborescence"), dist="gunpy.dist:cc"))

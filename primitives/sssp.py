@@ -306,5 +306,6 @@ register_primitive(Primitive(
               "single_source_bellman_ford_path_length", "single_source_bellman_ford",
               "single_source_bellman_ford_path", "bellman_ford_path",
               "bellman_ford_predecessor_and_distance", "shortest_path",
+              "all_pairs_dijkstra_path_length",
               "shortest_path_length"),
     dist="gunpy.dist:sssp"))

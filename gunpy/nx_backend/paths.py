@@ -81,47 +81,6 @@ def single_target_shortest_path(G, target, cutoff=None):
     return {v: path[::-1] for v, path in paths.items()}
 
 
-def bidirectional_shortest_path(G, source, target):
-    """networkx's path: its search expands the smaller fringe, forward (the source's BFS
-    levels, in queue order) or backward (the target's, over the predecessors), and stops at
-    the first node the other side has seen. With the levels' sizes (a BFS each way) its
-    ``d``-th expansion meets (``d``: the distance); the node met is the first of the level
-    that expansion opens whose depth on the other side completes ``d``, and the path runs
-    through it on both sides' queue parents."""
-    if source not in G:
-        raise nx.NodeNotFound(f"Source {source} is not in G")
-    if target not in G:
-        raise nx.NodeNotFound(f"Target {target} is not in G")
-    if source == target:
-        return [source]
-    back = _reversed(G) if G.is_directed() else G
-    s, forward = _bfs(G, source)
-    t, backward = _bfs(back, target)
-    d = int(forward[t])
-    if d < 0:
-        raise nx.NetworkXNoPath(f"No path between {source} and {target}.")
-    sizes_f = np.bincount(forward[forward >= 0])
-    sizes_b = np.bincount(backward[backward >= 0])
-    i = j = 0  # the levels the fringes hold
-    for _ in range(d):
-        ahead = sizes_f[i] <= sizes_b[j]  # networkx expands the forward fringe on ties
-        i, j = (i + 1, j) if ahead else (i, j + 1)
-    order_f, parent_f = _queue_order(G, s, np.where(forward <= i, forward, -1))
-    order_b, parent_b = _queue_order(back, t, np.where(backward <= j, backward, -1))
-    # the level the last expansion opened, in its scan order: the first node of it that the
-    # other side's fringe holds
-    opened, depth, other = (order_f[i], backward, j) if ahead else (order_b[j], forward, i)
-    w = int(opened[np.argmax(depth[opened] == other)])
-    labels = G.nodes
-    path = [w]
-    while path[-1] != s:
-        path.append(int(parent_f[path[-1]]))
-    path.reverse()
-    while path[-1] != t:
-        path.append(int(parent_b[path[-1]]))
-    return [labels[v] for v in path]
-
-
 def predecessor(G, source, target=None, cutoff=None, return_seen=None):
     """Every BFS predecessor of each node (those one level up), in networkx's queue order."""
     if source not in G:
