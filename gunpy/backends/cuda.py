@@ -101,21 +101,18 @@ def check_numba_cuda(installed=None):
     lo, hi = NUMBA_CUDA_SUPPORTED
     supported = f">={'.'.join(map(str, lo))},<{hi[0]}.{hi[1]}"
     have = _release(installed) if installed else None
-    numpy_why = None
-    if have is not None and lo <= have < hi:
-        if hasattr(np, "row_stack"):
-            return installed
-        numpy_why = (f"it calls np.row_stack, which NumPy {np.__version__} no longer has "
-                     f"(removed in 2.5)")
-    if numpy_why is not None:
-        why = numpy_why
+    in_range = have is not None and lo <= have < hi
+    if in_range and hasattr(np, "row_stack"):
+        return installed
+    if in_range:
+        why = f"it calls np.row_stack, which NumPy {np.__version__} no longer has (removed in 2.5)"
     elif have is None:
         why = "its version cannot be read" if installed else "it is not installed as a package"
     elif have >= hi:
         why = "this release is untested (gunpy uses numba-cuda internals that change)"
     else:
         why = [what for first, what in _KNOWN_FAILURES if have >= first][-1]
-    fix = "'numpy<2.5'" if numpy_why else f"'numba-cuda{supported}'"
+    fix = "'numpy<2.5'" if in_range else f"'numba-cuda{supported}'"
     msg = (f"gunpy's CUDA backend supports numba-cuda {supported}; this Python has "
            f"numba-cuda {installed or '(none)'}: {why}. Fix: pip install "
            f"{fix} (offline: carry the wheels, bench/carry-wheels), or set "
