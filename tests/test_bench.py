@@ -201,3 +201,18 @@ def test_progress_bars_on_a_terminal_only_and_never_with_quiet(monkeypatch):
     assert "graphs" not in shown["pipe"] and "karate" not in shown["pipe"], shown["pipe"]
     assert "graphs: 100%" in shown["terminal"] and "1/1" in shown["terminal"], shown["terminal"]
     assert "graphs" not in shown["quiet terminal"], shown["quiet terminal"]
+
+
+def test_level_path_reports_time_floor_and_the_files_a_level_crosses(capsys):
+    import importlib.util
+    import pathlib
+    path = pathlib.Path(__file__).parents[1] / "bench" / "level_path.py"
+    spec = importlib.util.spec_from_file_location("level_path", path)
+    level_path = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(level_path)
+    level_path.main(["--vertices", "40", "--runs", "1"])
+    out = capsys.readouterr().out
+    assert "host time per level" in out and "(40 levels" in out
+    assert "kernel floor" in out
+    # the path starts in the primitive's loop and reaches the advance operator
+    assert "primitives/bfs.py" in out and "gunpy/operators/advance/__init__.py" in out
