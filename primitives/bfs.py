@@ -198,5 +198,5 @@ register_primitive(Primitive(
               "eccentricity", "single_target_shortest_path_length",
               "single_target_shortest_path", "predecessor", "all_pairs_shortest_path_length",
               "all_pairs_shortest_path", "average_shortest_path_length", "global_efficiency",
-              "bidirectional_shortest_path"),
+              "bidirectional_shortest_path", "ego_graph"),
     dist="gunpy.dist:bfs"))

@@ -148,4 +148,7 @@ register_primitive(Primitive(
     # spmv of ones gives the degrees; the structure questions read the same CSR
     networkx=("degree_centrality", "in_degree_centrality", "out_degree_centrality",
               "isolates", "number_of_isolates", "is_isolate", "reciprocity",
-              "overall_reciprocity", "number_of_selfloops", "is_negatively_weighted")))
+              "overall_reciprocity", "number_of_selfloops", "is_negatively_weighted",
+              "eigenvector_centrality", "katz_centrality", "average_neighbor_degree",
+              "average_degree_connectivity", "voterank", "preferential_attachment",
+              "is_empty", "complement", "reverse")))

@@ -306,6 +306,7 @@ register_primitive(Primitive(
               "single_source_bellman_ford_path_length", "single_source_bellman_ford",
               "single_source_bellman_ford_path", "bellman_ford_path",
               "bellman_ford_predecessor_and_distance", "shortest_path",
-              "all_pairs_dijkstra_path_length",
+              "all_pairs_dijkstra_path_length", "all_pairs_dijkstra", "all_pairs_dijkstra_path",
+              "all_pairs_bellman_ford_path_length", "all_pairs_bellman_ford_path",
               "shortest_path_length"),
     dist="gunpy.dist:sssp"))

@@ -263,4 +263,6 @@ def _summary(r, G, source):
 
 register_primitive(Primitive(
     "triangles", triangles, fields=TrianglesResult._fields, summary=_summary,
-    networkx=("triangles", "transitivity")))
+    networkx=("triangles", "transitivity", "jaccard_coefficient", "adamic_adar_index",
+              "resource_allocation_index", "common_neighbor_centrality",
+              "square_clustering")))

@@ -84,12 +84,37 @@ CALLS = {
     "louvain_communities": [((), {W: W, "seed": 1})],
     "minimum_spanning_edges": [((), {W: W})],
     "minimum_spanning_tree": [((), {W: W})],
+    "all_pairs_dijkstra": [((), {W: W}), ((), {W: W, "cutoff": 2})],
+    "all_pairs_dijkstra_path": [((), {W: W}), ((), {W: W, "cutoff": 2})],
+    "all_pairs_bellman_ford_path_length": [((), {W: W})],
+    "all_pairs_bellman_ford_path": [((), {W: W})],
+    **{name: [((), {}), (([(S, T), (T, S), (S, S)],), {})] for name in (
+        "jaccard_coefficient", "resource_allocation_index", "adamic_adar_index",
+        "preferential_attachment", "common_neighbor_centrality")},
+    "eigenvector_centrality": [((), {}), ((), {W: W}), ((), {"max_iter": 3})],
+    "katz_centrality": [((), {}), ((), {W: W}),
+                        ((), {"alpha": 0.05, "beta": 2, "normalized": False})],
+    "ego_graph": [((S,), {}), ((S, 2), {"center": False}), ((T, 1.5), {"undirected": True}),
+                  ((S, 2), {"distance": W}), ((S, -1), {}), (("not a node",), {})],
+    "complement": [((), {})],
+    "reverse": [((), {}), ((), {"copy": False})],
+    "is_empty": [((), {})],
+    "average_neighbor_degree": [((), {}), ((), {W: W}),
+                                ((), {"source": "in", "target": "in+out"}),
+                                ((), {"nodes": [T, S, "not a node"]}), ((), {"nodes": S})],
+    "average_degree_connectivity": [((), {}), ((), {W: W}),
+                                    ((), {"source": "in", "target": "out", W: W}),
+                                    ((), {"nodes": [T, S, S]}), ((), {"nodes": S})],
+    "voterank": [((), {}), ((2,), {}), ((-1,), {})],
+    "square_clustering": [((), {}), ((S,), {}), (([S, T, "x"],), {})],
 }
 
 #: answers compared within an absolute tolerance (power iterations, gunpy's to tol=1e-8
 #: for hits; sums taken in gunpy's order); the others are networkx's to the bit
 APPROX = {"pagerank": 1e-9, "hits": 1e-6, "betweenness_centrality": 1e-9,
-          "edge_betweenness_centrality": 1e-9}
+          "edge_betweenness_centrality": 1e-9, "eigenvector_centrality": 1e-9,
+          "katz_centrality": 1e-9, "resource_allocation_index": 1e-12,
+          "adamic_adar_index": 1e-12, "average_neighbor_degree": 1e-12}
 
 
 def _base(directed=False):

@@ -372,3 +372,86 @@ def test_all_pairs_dijkstra_path_length(name):
             assert u == v
             same(a, b)
     assert list(nx.all_pairs_dijkstra_path_length(nx.Graph(), backend="gunpy")) == []
+
+
+def _power_weights(g, seed):
+    """Distinct powers of two: every path sum distinct (one shortest path to each node) and
+    exact, so Bellman-Ford's paths are networkx's whatever its queue does."""
+    import random
+    g = g.copy()
+    exponents = random.Random(seed).sample(range(g.number_of_edges()),
+                                           g.number_of_edges())
+    for (u, v), k in zip(g.edges, exponents):
+        g[u][v]["weight"] = 2 ** k
+    return g
+
+
+def _pairs(got, want):
+    got, want = list(got), list(want)
+    assert [u for u, _ in got] == [u for u, _ in want]
+    return zip((x for _, x in got), (x for _, x in want))
+
+
+@pytest.mark.parametrize("name", ["directed", "karate", "parts"])
+def test_all_pairs_dijkstra_and_bellman_ford(name):
+    g = _weighted(name)
+    for kw in ({}, {"cutoff": 2.5}):
+        for a, b in _pairs(nx.all_pairs_dijkstra(g, backend="gunpy", **kw),
+                           nx.all_pairs_dijkstra(g, **kw)):
+            same(a[0], b[0])
+            same(a[1], b[1])
+        for a, b in _pairs(nx.all_pairs_dijkstra_path(g, backend="gunpy", **kw),
+                           nx.all_pairs_dijkstra_path(g, **kw)):
+            same(a, b)
+    small = nx.gnm_random_graph(12, 24, seed=2, directed=g.is_directed())
+    small.add_edge(3, 3)
+    for h in (_power_weights(small, 1), nx.relabel_nodes(small, str), GRAPHS[name]):
+        if h is GRAPHS[name] and nx.get_edge_attributes(h, "weight"):
+            continue  # karate's integer weights tie: left to networkx
+        for f in ("all_pairs_bellman_ford_path_length", "all_pairs_bellman_ford_path"):
+            for a, b in _pairs(getattr(nx, f)(h, backend="gunpy"), getattr(nx, f)(h)):
+                assert a == b and {k: type(x) for k, x in a.items()} == \
+                    {k: type(x) for k, x in b.items()}
+
+
+def test_all_pairs_bellman_ford_ties_are_networkx_s_at_the_call():
+    # equal paths (unequal weights): gunpy declines at the call, never half-way through
+    g = nx.cycle_graph(4)  # from 0, two paths of length 2 to node 2
+    g.add_edge(0, 4, weight=3)
+    with pytest.raises(NotImplementedError):
+        nx.all_pairs_bellman_ford_path(g, backend="gunpy")
+    with nx.config.backend_priority(algos=["gunpy"]):
+        assert list(nx.all_pairs_bellman_ford_path(g)) == \
+            list(nx.all_pairs_bellman_ford_path(g, backend="networkx"))
+    mixed = nx.path_graph(4)  # int and float weights: the lengths' types need the paths
+    mixed[1][2]["weight"] = 0.5
+    for a, b in _pairs(nx.all_pairs_bellman_ford_path_length(mixed, backend="gunpy"),
+                       nx.all_pairs_bellman_ford_path_length(mixed)):
+        # keys in distance order (networkx's are its queue's), values and types its
+        assert a == b and {k: type(x) for k, x in a.items()} == \
+            {k: type(x) for k, x in b.items()}
+
+
+@pytest.mark.parametrize("name", sorted(GRAPHS))
+def test_shortest_path_to_a_target(name):
+    import random
+    g = GRAPHS[name]
+    r, nodes = random.Random(3), list(g)
+    for s, t in [(r.choice(nodes), r.choice(nodes)) for _ in range(25)]:
+        try:
+            want = nx.shortest_path(g, s, t)
+        except nx.NetworkXNoPath:
+            with pytest.raises(nx.NetworkXNoPath):
+                nx.shortest_path(g, s, t, backend="gunpy")
+            continue
+        assert nx.shortest_path(g, s, t, backend="gunpy") == want
+    h = _power_weights(nx.gnm_random_graph(12, 24, seed=4, directed=g.is_directed()), 2)
+    for t in h:
+        kw = {"weight": "weight", "method": "bellman-ford"}
+        if nx.has_path(h, 0, t):
+            assert nx.shortest_path(h, 0, t, backend="gunpy", **kw) == \
+                nx.shortest_path(h, 0, t, **kw)
+    with pytest.raises(nx.NodeNotFound):
+        nx.shortest_path(g, nodes[0], "nowhere", backend="gunpy")
+    assert "bidirectional" in can_run("shortest_path", (g, nodes[0], nodes[1]),
+                                      {"weight": "weight"})

@@ -156,7 +156,7 @@ def test_what_gunpy_leaves_to_networkx():
                                          {"weight": lambda u, v, d: 1})
     assert "several sources" in can_run("multi_source_dijkstra", (g, [0, 1]), {})
     assert "iterator" in can_run("multi_source_dijkstra_path", (g, iter([0])), {})
-    assert "bidirectional" in can_run("shortest_path", (g, 0, 5), {})
+    assert "bidirectional" in can_run("shortest_path", (g, 0, 5), {"weight": "weight"})
     assert "all pairs" in can_run("shortest_path_length", (g,), {})
     floats = GRAPHS["floats"]
     assert "may round" in can_run("shortest_path", (floats, 0), {"weight": "weight",
@@ -170,7 +170,7 @@ def test_what_gunpy_leaves_to_networkx():
     same(nx.single_source_bellman_ford_path_length(p, 2, backend="gunpy"),
          nx.single_source_bellman_ford_path_length(p, 2))
     with pytest.raises(NotImplementedError):
-        nx.shortest_path(g, 0, 5, backend="gunpy")
+        nx.shortest_path(g, 0, 5, weight="weight", backend="gunpy")
 
 
 def test_the_networkx_page_runs_and_lists_every_dispatched_function():

@@ -4,7 +4,8 @@ Registered through the ``networkx.backends`` entry point (like nx-cugraph and
 graphblas-algorithms), so networkx dispatches these functions to gunpy when a
 call says ``backend="gunpy"`` (or ``nx.config.backend_priority`` lists it): the functions
 of ``_functions.py`` (BFS and reachability, components, shortest paths, centrality, link
-analysis, clustering, communities, cores, spanning trees, tree recognition, structure),
+analysis, link prediction, clustering, assortativity, communities, cores, spanning trees,
+tree recognition, structure, ego graphs, complements and reverses),
 each with what it supports in ``docs/networkx.md``.
 
 Results are exactly networkx's (``louvain_communities`` excepted: another partition of
@@ -22,8 +23,9 @@ itself where it chose gunpy (``nx.config.backend_priority``), and a call that sa
 ``backend="gunpy"`` raises networkx's ``NotImplementedError``. The audit of every function
 against these inputs is ``docs/networkx.md``'s "What gunpy declines".
 
-One module per family (``traversal``, ``paths``, ``components``, ``centrality``,
-``cluster``, ``community``, ``tree``); ``dispatch`` holds ``can_run``, ``_functions`` the table
+One module per family (``traversal``, ``paths``, ``allpairs``, ``components``,
+``centrality``, ``cluster``, ``community``, ``tree``, ``structure``, ``linkpred``,
+``subgraphs``, ``assortativity``); ``dispatch`` holds ``can_run``, ``_functions`` the table
 ``_FUNCTIONS`` of what gunpy answers.
 The gunpy backend used is ``$GUNPY_NX_BACKEND`` (``auto``, ``cpu`` or ``cuda``;
 default ``auto``).
@@ -49,7 +51,8 @@ def get_info():
 import gunpy  # noqa: E402,F401  (tests patch gunpy.<primitive> through this name)
 
 from ._graph import GunpyGraph, convert_from_nx, convert_to_nx
-from . import centrality, cluster, community, components, paths, structure, traversal, tree
+from . import (allpairs, assortativity, centrality, cluster, community, components, linkpred,
+               paths, structure, subgraphs, traversal, tree)
 from .dispatch import can_run, should_run
 
 __all__ = ["BackendInterface", "GunpyGraph", "get_info"]
@@ -68,7 +71,8 @@ class BackendInterface:
         """networkx's test-suite hook: nothing to mark; unsupported calls are declined."""
 
 
-_FAMILIES = (traversal, paths, components, centrality, cluster, community, tree, structure)
+_FAMILIES = (traversal, paths, allpairs, components, centrality, cluster, community, tree,
+             structure, linkpred, subgraphs, assortativity)
 for _name in _FUNCTIONS:  # every dispatched function, under its networkx name
     _family = next(m for m in _FAMILIES if hasattr(m, _name))
     setattr(BackendInterface, _name, staticmethod(getattr(_family, _name)))

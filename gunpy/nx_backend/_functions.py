@@ -37,6 +37,17 @@ _FUNCTIONS = {
     "all_pairs_dijkstra_path_length": "an SSSP a node, each dict in networkx's pop order (a "
                                       "generator; cutoff= supported; weights as for "
                                       "single_source_dijkstra_path_length)",
+    "all_pairs_dijkstra": "an SSSP a node: single_source_dijkstra's lengths and paths (a "
+                          "generator; cutoff= supported; weights as for "
+                          "single_source_dijkstra_path_length)",
+    "all_pairs_dijkstra_path": "the same, paths only",
+    "all_pairs_bellman_ford_path_length": "single_source_bellman_ford_path_length a node (a "
+                                          "generator; int and float weights mixed: every "
+                                          "source answered before the first is yielded)",
+    "all_pairs_bellman_ford_path": "single_source_bellman_ford_path a node (a generator; "
+                                   "unequal weights: every source answered before the first "
+                                   "is yielded, so equal paths anywhere are left to networkx "
+                                   "at the call)",
     "bidirectional_shortest_path": "networkx's path: a BFS from each end gives the levels "
                                    "its search expands and the node where its fringes meet, "
                                    "both sides' queue parents the path",
@@ -47,8 +58,10 @@ _FUNCTIONS = {
                                     "(floyd-warshall methods left to networkx)",
     "global_efficiency": "a BFS a node, networkx's sum of inverse distances in its order",
     "shortest_path": "with a source and no target: single_source_shortest_path, "
-                     "single_source_dijkstra_path or single_source_bellman_ford_path (a "
-                     "target or no source left to networkx)",
+                     "single_source_dijkstra_path or single_source_bellman_ford_path; a "
+                     "source and a target: bidirectional_shortest_path (weight=None) or "
+                     "bellman_ford_path (Dijkstra's bidirectional search to a target, or "
+                     "no source, left to networkx)",
     "shortest_path_length": "with a source: BFS or SSSP lengths (a target too; no source left "
                             "to networkx)",
     "single_source_dijkstra": "SSSP distances, paths rebuilt in networkx's pop order (target=, "
@@ -150,4 +163,46 @@ _FUNCTIONS = {
     "is_branching": "is_forest and every in-degree (gunpy.spmv over the reverse graph) at "
                     "most 1 (multigraphs left to networkx)",
     "is_arborescence": "is_tree and every in-degree at most 1 (multigraphs left to networkx)",
+    "resource_allocation_index": "gunpy's intersect operator on a mask graph of the pairs "
+                                 "(chunks of 65,536, so the generator stays lazy): each "
+                                 "common neighbour's 1 / degree, summed in vertex order "
+                                 "(networkx's set order may differ in the last bits); "
+                                 "ebunch=None: nx.non_edges' pairs and order",
+    "jaccard_coefficient": "the same intersections: common neighbours over the union "
+                           "(the whole intersection from the operator's counts)",
+    "adamic_adar_index": "the same intersections, 1 / log(degree) summed (a common neighbour "
+                         "of degree 1 raises ZeroDivisionError at its pair, as networkx)",
+    "preferential_attachment": "the product of networkx's degrees (self-loops twice), "
+                               "chunk by chunk",
+    "common_neighbor_centrality": "the same intersections' counts and a BFS from each "
+                                  "pair's first node (alpha=1: the counts alone)",
+    "eigenvector_centrality": "networkx's power iteration (x + A^T x, normalised), one "
+                              "gunpy.spmv over the transpose an iteration, networkx's "
+                              "start and convergence test (nstart= a number for every "
+                              "node; NaN, infinite or NumPy weights left to networkx)",
+    "katz_centrality": "networkx's iteration alpha A^T x + beta, one gunpy.spmv an "
+                       "iteration, its test and scaling (beta= a number or a dict of every "
+                       "node's, nstart= as eigenvector_centrality's)",
+    "ego_graph": "networkx's subgraph copy of the nodes gunpy.bfs reaches within radius "
+                 "(distance=: gunpy.sssp's, weights as Dijkstra's; undirected=True: a BFS of "
+                 "the edges both ways; distance= with undirected=True on a directed graph "
+                 "left to networkx)",
+    "complement": "the edges networkx's loop adds, in its order, from a NumPy mask of the "
+                  "CSR a block of rows at a time (multigraphs left to networkx)",
+    "reverse": "networkx's graph: each CSR edge turned round, in networkx's edge order, "
+               "attributes deep-copied (copy=False and multigraphs left to networkx)",
+    "average_neighbor_degree": "gunpy.spmv of the target degrees over the graph and its "
+                               "transpose (the neighbours' sums) over gunpy.spmv's source "
+                               "degrees (nodes= a single node, multigraphs, NaN, infinite "
+                               "or NumPy weights left to networkx)",
+    "average_degree_connectivity": "the same neighbour sums, grouped by degree with NumPy in "
+                                   "networkx's order (weights: Python ints only; "
+                                   "multigraphs left to networkx)",
+    "is_empty": "the converted graph's edge count",
+    "voterank": "networkx's rounds with NumPy: each vote the sum of the voters' abilities "
+                "in the order networkx's edge loop adds them (its floats and ties), the "
+                "first largest elected (multigraphs left to networkx)",
+    "square_clustering": "the wedge counts |N(v) & N(x)| with NumPy (a block of rows at a "
+                         "time): networkx's integer squares, triangles and potential "
+                         "(directed graphs left to networkx)",
 }

@@ -11,6 +11,7 @@ when the graph changes through its methods; see :func:`convert_from_nx` and
 """
 
 import itertools
+import math
 import operator
 import os
 
@@ -292,8 +293,11 @@ def _bfs(G, source, depth_limit=None):
     s = G.node_index(source)
     r = gunpy.bfs(G.graph, s, backend=_device())
     depth = r.depth.astype(np.int64)
-    if depth_limit is not None:
-        depth[depth > depth_limit] = -1
+    if depth_limit is not None and depth_limit != math.inf:
+        # networkx expands level after level while ``limit > level``: the levels up to
+        # ceil(limit), the source's always (NaN: only it)
+        limit = max(math.ceil(depth_limit), 0) if depth_limit == depth_limit else 0
+        depth[depth > limit] = -1
     return s, depth
 
 

@@ -7,6 +7,7 @@ and the floats are networkx's to the bit.
 """
 
 import math
+import sys
 
 import networkx as nx
 import numpy as np
@@ -244,3 +245,182 @@ def eccentricity(G, v=None, sp=None, weight=None):
             raise nx.NetworkXError(f"Found infinite path length because the {kind} connected")
         e[n] = max(length.values())
     return e[v] if v in G else e
+
+
+# ----------------------------------------------------------------------------- spectral
+def _transpose(G):
+    """``A^T`` as a gunpy graph (row v: v's in-edges, with their weights), so that
+    ``gunpy.spmv(_transpose(G), x)[v]`` is networkx's ``sum of x[u] * w(u, v)`` over u -> v;
+    an undirected graph is its own."""
+    g = G.graph
+    if not g.directed:
+        return g
+    cached = getattr(G, "_transposed", None)
+    if cached is None:
+        c = g.csc()
+        values = None if g.values is None else np.asarray(g.values)[c.in_edge_ids]
+        cached = G._transposed = gunpy.Graph(c.in_offsets, c.in_indices, values,
+                                             directed=True, _trusted=True)
+    return cached
+
+
+def _start(G, nstart):
+    """The start vector in node order, and the order of the answer's keys (nstart's)."""
+    if nstart is None:
+        return None, G.nodes
+    x = np.array([nstart[v] for v in G.nodes], dtype=np.float64)
+    return x, list(nstart)
+
+
+def eigenvector_centrality(G, max_iter=100, tol=1.0e-6, nstart=None, weight=None):
+    """networkx's power iteration ``x <- (x + A^T x) / |x + A^T x|`` (gunpy.spmv over the
+    transpose), its start ``nstart / sum(nstart)`` (ones) and its test: the change's
+    1-norm under ``n * tol``. can_run: nstart, if given, has a number for every node and
+    no other key; real finite Python weights."""
+    if len(G) == 0:
+        raise nx.NetworkXPointlessConcept("cannot compute centrality for the null graph")
+    x, keys = _start(G, nstart)
+    if x is None:
+        x = np.ones(len(G))
+    if not x.any():
+        raise nx.NetworkXError("initial vector cannot have all zero values")
+    total = sum(nstart.values()) if nstart is not None else len(G)
+    if not total:
+        raise ZeroDivisionError("division by zero")  # networkx's, for a start summing to 0
+    x = x / total
+    at = None if keys is G.nodes else np.array([G.node_index(v) for v in keys])
+    AT = _transpose(G)
+    n = len(G)
+    for _ in range(max_iter):
+        last = x
+        x = last + gunpy.spmv(AT, last, backend=_device()).y
+        x = x / (math.hypot(*x.tolist()) or 1)
+        if np.abs(x - last).sum() < n * tol:
+            break
+    else:
+        raise nx.PowerIterationFailedConvergence(max_iter)
+    return dict(zip(keys, (x if at is None else x[at]).tolist()))
+
+
+def katz_centrality(G, alpha=0.1, beta=1.0, max_iter=1000, tol=1.0e-6, nstart=None,
+                    normalized=True, weight=None):
+    """networkx's iteration ``x <- alpha A^T x + beta`` from ``nstart`` (zeros), gunpy.spmv
+    over the transpose, its test (the change's 1-norm under ``n * tol``) and its scaling
+    (by ``1 / |x|``). can_run: beta a number or a dict of one for every node, nstart as
+    for eigenvector_centrality, real finite Python weights."""
+    if len(G) == 0:
+        return {}
+    n = len(G)
+    try:
+        b = float(beta)
+    except (TypeError, ValueError, AttributeError) as err:
+        if set(beta) != set(G.nxg):
+            raise nx.NetworkXError("beta dictionary must have a value for every node") \
+                from err
+        b = np.array([beta[v] for v in G.nodes], dtype=np.float64)
+    x, keys = _start(G, nstart)
+    if x is None:
+        x = np.zeros(n)
+    at = None if keys is G.nodes else np.array([G.node_index(v) for v in keys])
+    AT = _transpose(G)
+    for _ in range(max_iter):
+        last = x
+        x = alpha * gunpy.spmv(AT, last, backend=_device()).y + b
+        if np.abs(x - last).sum() < n * tol:
+            break
+    else:
+        raise nx.PowerIterationFailedConvergence(max_iter)
+    if normalized:
+        norm = math.hypot(*x.tolist())
+        x = x * (1.0 / norm if norm else 1.0)
+    return dict(zip(keys, (x if at is None else x[at]).tolist()))
+
+
+def _spectral(p):
+    """Why eigenvector / katz centrality is left to networkx (None: gunpy runs it)."""
+    from .dispatch import _facts
+    g, w = p["nxg"], p["weight"]
+    if p["nstart"] is not None and not isinstance(p["nstart"], dict):
+        return "nstart not a dict is left to networkx"
+    for key in ("nstart", "beta"):
+        values = p.get(key)
+        if not isinstance(values, dict):
+            continue
+        if g is not None and (len(values) != len(g) or not all(v in g for v in values)):
+            if key == "beta":  # networkx raises NetworkXError, as gunpy does
+                continue
+            return f"{key} without a value for every node (or with others) is left to networkx"
+        if not all(type(v) in (int, float) and math.isfinite(v) for v in values.values()):
+            return f"{key} with non-finite or non-Python numbers is left to networkx"
+    if type(p.get("alpha", 0.1)) not in (int, float) or (
+            isinstance(p.get("beta"), dict) and type(p["alpha"]) is int):
+        return ("alpha not a Python float (an int with a beta dict: the answer's types) is "
+                "left to networkx")
+    if p.get("beta") is not None and not isinstance(p["beta"], dict) and (
+            type(p["beta"]) not in (int, float) or not math.isfinite(p["beta"])):
+        return "beta not a finite Python number is left to networkx"
+    if w is not None and g is not None:
+        f = _facts(g, w)
+        if not (f.numeric and f.python) or f.nan or \
+                f.most > sys.float_info.max / max(len(g), 1):
+            return "NaN, infinite, NumPy or non-numeric weights are left to networkx"
+
+
+# ----------------------------------------------------------------------------- voterank
+def _voters(G):
+    """Each node's voters (whose ability its vote adds), in the order networkx's
+    ``G.edges()`` loop adds them, with the row each lands in: directed, its successors in
+    adjacency order; undirected, first the neighbours before it in node order (their edges
+    come first), then its own adjacency's later ones (a self-loop twice). Returned as
+    ``[(rows, voters)]`` by position in the row, so that a round sums each row left to
+    right, as networkx's floats do."""
+    ro, ci = _nx_order_csr(G)
+    n = len(G)
+    src = np.repeat(np.arange(n), np.diff(ro))
+    pos = np.arange(ci.size) - ro[src]
+    if G.is_directed():
+        rows, voters, key = src, ci, pos
+    else:
+        early = ci < src
+        loop = ci == src
+        rows = np.concatenate([src, src[loop]])
+        voters = np.concatenate([ci, ci[loop]])
+        # before: the neighbour's node order; own: after every earlier one, by position
+        key = np.concatenate([np.where(early, ci, n + 2 * pos), n + 2 * pos[loop] + 1])
+    k = np.lexsort((key, rows))
+    rows, voters = rows[k], voters[k]
+    starts = np.searchsorted(rows, np.arange(n))
+    place = np.arange(rows.size) - starts[rows]
+    by = np.argsort(place, kind="stable")
+    cuts = np.searchsorted(place[by], np.arange(place.max(initial=-1) + 2))
+    return [(rows[by[a:b]], voters[by[a:b]]) for a, b in zip(cuts, cuts[1:])]
+
+
+def voterank(G, number_of_nodes=None):
+    """networkx's VoteRank: each round every node's vote is the sum of its voters'
+    abilities (:func:`_voters`' order, so the floats and their ties are networkx's), the
+    elected (the first largest in node order) loses its ability and its (out-)neighbours
+    1 / average degree of theirs."""
+    elected = []
+    if len(G) == 0:
+        return elected
+    if number_of_nodes is None or number_of_nodes > len(G):
+        number_of_nodes = len(G)
+    ro, ci = _nx_order_csr(G)
+    degree = np.diff(ro) + (0 if G.is_directed() else _self_loops(G))  # networkx's degrees
+    average = int(degree.sum()) / len(G)
+    voters = _voters(G)
+    ability = np.ones(len(G))
+    for _ in range(number_of_nodes):
+        vote = np.zeros(len(G))
+        for rows, who in voters:
+            vote[rows] += ability[who]
+        vote[elected] = 0
+        n = int(np.argmax(vote))
+        if vote[n] == 0:
+            return [G.nodes[v] for v in elected]
+        elected.append(n)
+        ability[n] = 0
+        nbrs = ci[ro[n]:ro[n + 1]]
+        ability[nbrs] = np.maximum(ability[nbrs] - 1 / average, 0)
+    return [G.nodes[v] for v in elected]

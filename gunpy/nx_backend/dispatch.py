@@ -17,6 +17,9 @@ import numpy as np
 
 from ._functions import _FUNCTIONS
 from ._graph import GunpyGraph, _adjacency, _cache_of, _hashable
+from .assortativity import _checks as _assortativity
+from .centrality import _spectral
+from .subgraphs import _checks as _subgraph
 from .tree import _check as _spanning_forest
 
 
@@ -93,7 +96,9 @@ _FAMILY = {
                      "bellman_ford_path_length", "single_source_bellman_ford_path_length",
                      "single_source_bellman_ford", "single_source_bellman_ford_path",
                      "bellman_ford_path", "bellman_ford_predecessor_and_distance",
-                     "all_pairs_dijkstra_path_length"),
+                     "all_pairs_dijkstra_path_length", "all_pairs_dijkstra",
+                     "all_pairs_dijkstra_path", "all_pairs_bellman_ford_path_length",
+                     "all_pairs_bellman_ford_path"),
                     "shortest paths"),
     **dict.fromkeys(("connected_components", "weakly_connected_components", "is_connected",
                      "is_weakly_connected", "number_connected_components",
@@ -287,9 +292,10 @@ def _exact_sums(g, w):
 def _source_and_no_target(p):
     if p["source"] is None:
         return "all pairs or paths to a target from every node are left to networkx"
-    if p["target"] is not None and "length" not in p["_name"]:
-        return ("a source and a target: networkx's bidirectional search picks among equal "
-                "paths by its own order")
+    if p["target"] is not None and "length" not in p["_name"] and p["weight"] is not None \
+            and p["method"] != "bellman-ford":
+        return ("a source, a target and a weight: networkx's bidirectional Dijkstra picks "
+                "among equal paths by its own order")
 
 
 def _named(name, check):
@@ -381,6 +387,11 @@ def _directed_simple(p):
         return "undirected graphs and multigraphs are left to networkx"
 
 
+def _undirected(p):
+    if p["nxg"] is not None and p["nxg"].is_directed():
+        return "directed graphs (networkx's successor sets) are left to networkx"
+
+
 def _clustering(p):
     if p["nxg"] is not None and p["nxg"].is_directed():
         return "directed clustering (networkx's directed triangles) is not supported"
@@ -462,7 +473,8 @@ _DIJKSTRA = ("single_source_dijkstra_path_length", "single_source_dijkstra",
              "single_source_dijkstra_path", "dijkstra_path", "dijkstra_path_length")
 _BELLMAN_FORD = ("single_source_bellman_ford_path_length", "single_source_bellman_ford",
                  "single_source_bellman_ford_path", "bellman_ford_path",
-                 "bellman_ford_predecessor_and_distance", "bellman_ford_path_length")
+                 "bellman_ford_predecessor_and_distance", "bellman_ford_path_length",
+                 "all_pairs_bellman_ford_path_length", "all_pairs_bellman_ford_path")
 _MULTI = ("multi_source_dijkstra", "multi_source_dijkstra_path",
           "multi_source_dijkstra_path_length")
 _CHECKS = {
@@ -470,8 +482,9 @@ _CHECKS = {
                                                  "bfs_successors")},
     "bfs_layers": (_one_source,),
     "generic_bfs_edges": (_own_neighbors,),
-    **{name: (_positive_weights,) for name in (*_DIJKSTRA,
-                                               "all_pairs_dijkstra_path_length")},
+    **{name: (_positive_weights,) for name in (*_DIJKSTRA, "all_pairs_dijkstra_path_length",
+                                               "all_pairs_dijkstra",
+                                               "all_pairs_dijkstra_path")},
     **{name: (_one_source_or_none, _positive_weights) for name in _MULTI},
     "shortest_path": (_named("shortest_path", _source_and_no_target), _positive_weights,
                       _named("shortest_path", _fifo_order)),
@@ -489,6 +502,13 @@ _CHECKS = {
     **{name: (_cores,) for name in ("core_number", "k_core", "k_shell", "k_crust",
                                     "k_corona")},
     "hits": (_hits,),
+    **{name: (_subgraph,) for name in ("ego_graph", "complement", "reverse")},
+    **{name: (_named(name, _assortativity),) for name in ("average_neighbor_degree",
+                                                          "average_degree_connectivity")},
+    "voterank": (_simple,),
+    "square_clustering": (_undirected,),
+    "eigenvector_centrality": (_spectral,),
+    "katz_centrality": (_spectral,),
     "minimum_spanning_edges": (_spanning_forest,),
     "minimum_spanning_tree": (_spanning_forest,),
     "pagerank": (_pagerank,),

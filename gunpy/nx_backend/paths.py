@@ -25,6 +25,7 @@ import gunpy
 
 from ._graph import (_adjacency, _bfs, _device, _int_weights, _nx_order_csr, _queue_order,
                      _reversed)
+from .traversal import bidirectional_shortest_path
 
 
 # ----------------------------------------------------------------------------- unweighted
@@ -111,21 +112,6 @@ def predecessor(G, source, target=None, cutoff=None, return_seen=None):
     return pred
 
 
-def all_pairs_shortest_path_length(G, cutoff=None):
-    for n in G.nodes:
-        yield (n, single_source_shortest_path_length(G, n, cutoff=cutoff))
-
-
-def all_pairs_shortest_path(G, cutoff=None):
-    for n in G.nodes:
-        yield (n, single_source_shortest_path(G, n, cutoff=cutoff))
-
-
-def all_pairs_dijkstra_path_length(G, cutoff=None, weight="weight"):
-    for n in G.nodes:
-        yield (n, single_source_dijkstra_path_length(G, n, cutoff=cutoff, weight=weight))
-
-
 def average_shortest_path_length(G, weight=None, method=None):
     # can_run: unweighted, or Dijkstra / Bellman-Ford on weights it runs (floyd-warshall
     # left to networkx); networkx's sum over the same dicts, in their order
@@ -172,21 +158,6 @@ def _exact_total(G):
         raise NotImplementedError("Bellman-Ford lengths whose float sum may round in "
                                   "networkx's order: left to networkx")
     return total / scale
-
-
-def global_efficiency(G):
-    if G.is_directed():
-        raise nx.NetworkXNotImplemented("not implemented for directed type")
-    n = len(G)
-    denom = n * (n - 1)
-    if denom == 0:
-        return 0
-    g_eff = 0
-    for _, targets in all_pairs_shortest_path_length(G):
-        for distance in targets.values():
-            if distance > 0:
-                g_eff += 1 / distance
-    return g_eff / denom
 
 
 # ----------------------------------------------------------------------------- Dijkstra
@@ -563,12 +534,16 @@ def bellman_ford_path_length(G, source, target, weight="weight"):
 
 # ----------------------------------------------------------------------------- generic
 def shortest_path(G, source=None, target=None, weight=None, method="dijkstra"):
-    # can_run: a source and no target; Bellman-Ford only where every weight is the same
+    # can_run: a source (a target too, but for weighted Dijkstra's bidirectional search)
     if method not in ("dijkstra", "bellman-ford"):
         raise ValueError(f"method not supported: {method}")
     if weight is None:
+        if target is not None:  # networkx's bidirectional search's path
+            return bidirectional_shortest_path(G, source, target)
         return single_source_shortest_path(G, source)
     if method == "bellman-ford":
+        if target is not None:
+            return bellman_ford_path(G, source, target, weight)
         return single_source_bellman_ford_path(G, source, weight=weight)
     return single_source_dijkstra_path(G, source, weight=weight)
 

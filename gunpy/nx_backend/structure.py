@@ -144,3 +144,7 @@ def is_branching(G):
 
 def is_arborescence(G):
     return is_tree(G) and _in_degrees_at_most_one(G)
+
+
+def is_empty(G):
+    return G.graph.num_edges == 0
