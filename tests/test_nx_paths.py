@@ -188,6 +188,51 @@ def test_the_networkx_page_runs_and_lists_every_dispatched_function():
     assert listed == set(_FUNCTIONS)
 
 
+#: the algorithms nx-cugraph dispatches (its _nx_cugraph/__init__.py function list, less its
+#: graph generators and conversions)
+NX_CUGRAPH = {
+    "all_pairs_bellman_ford_path", "all_pairs_bellman_ford_path_length", "all_pairs_dijkstra",
+    "all_pairs_dijkstra_path", "all_pairs_dijkstra_path_length", "all_pairs_shortest_path",
+    "all_pairs_shortest_path_length", "ancestors", "average_clustering", "bellman_ford_path",
+    "bellman_ford_path_length", "betweenness_centrality", "bfs_edges", "bfs_layers",
+    "bfs_predecessors", "bfs_successors", "bfs_tree", "bidirectional_shortest_path",
+    "clustering", "complement", "connected_components", "core_number", "degree_centrality",
+    "descendants", "descendants_at_distance", "dijkstra_path", "dijkstra_path_length",
+    "edge_betweenness_centrality", "ego_graph", "eigenvector_centrality", "generic_bfs_edges",
+    "has_path", "hits", "in_degree_centrality", "is_arborescence", "is_branching",
+    "is_connected", "is_forest", "is_isolate", "is_negatively_weighted", "is_tree",
+    "is_weakly_connected", "isolates", "k_truss", "katz_centrality", "louvain_communities",
+    "lowest_common_ancestor", "node_connected_component", "number_connected_components",
+    "number_of_isolates", "number_of_selfloops", "number_weakly_connected_components",
+    "out_degree_centrality", "overall_reciprocity", "pagerank", "reciprocity", "reverse",
+    "shortest_path", "shortest_path_length", "single_source_bellman_ford",
+    "single_source_bellman_ford_path", "single_source_bellman_ford_path_length",
+    "single_source_dijkstra", "single_source_dijkstra_path",
+    "single_source_dijkstra_path_length", "single_source_shortest_path",
+    "single_source_shortest_path_length", "single_target_shortest_path",
+    "single_target_shortest_path_length", "transitivity", "triangles",
+    "weakly_connected_components",
+}
+
+
+def test_the_networkx_page_says_which_functions_nx_cugraph_has():
+    import os
+    import re
+
+    from gunpy.nx_backend import _FUNCTIONS
+    path = os.path.join(os.path.dirname(__file__), "..", "docs", "networkx.md")
+    table = open(path).read().split("## Functions", 1)[1].split("\n\n")[1]
+    rows = [line.split("|") for line in table.splitlines()[2:]]
+    assert len(rows) > 50
+    for row in rows:
+        names = re.findall(r"`(\w+)`", row[1])
+        has = [n for n in names if n in NX_CUGRAPH]
+        want = "yes" if has == names else "no" if not has else ", ".join(f"`{n}`" for n in has)
+        assert row[-2].strip() == want, row[1]
+    assert NX_CUGRAPH - set(_FUNCTIONS) == {"k_truss", "lowest_common_ancestor"}
+    assert len(set(_FUNCTIONS) - NX_CUGRAPH) == 30
+
+
 @pytest.mark.parametrize("name", sorted(GRAPHS))
 def test_closeness_harmonic_eccentricity_to_the_bit(name):
     # networkx's loops over gunpy's path-length dicts: sums in networkx's order, so the
