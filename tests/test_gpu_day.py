@@ -362,3 +362,13 @@ def test_the_readme_lists_the_phases_and_limits(day):
     for p in day.PHASES:
         limit = "rest" if p.limit is None else str(p.limit)
         assert re.search(rf"\| `{re.escape(p.name)}` \| {limit} \|", text), p.name
+
+
+def test_the_report_names_the_commit_of_the_gunpy_under_test(day, tmp_path, monkeypatch):
+    # imported from the checkout (this editable install): the checkout's commit
+    assert re.fullmatch(r"[0-9a-f]{7,}( \(with uncommitted changes\))?", day._commit())
+    # a wheel installed beside a newer checkout (the device): the wheel's own commit
+    (tmp_path / ".whl").mkdir()
+    (tmp_path / ".whl" / "COMMIT").write_text("abc1234\n")
+    monkeypatch.setattr(day, "ROOT", str(tmp_path))
+    assert day._commit() == "abc1234 (the installed wheel, .whl/COMMIT)"
