@@ -23,6 +23,8 @@ speed-up; one untimed round of each first (kernels compiled or loaded).
 and a cached one) per function family on ``nx.gnm_random_graph(n, 4 n)`` for
 growing ``n``: the smallest size where gunpy is faster is the threshold in
 ``gunpy/nx_backend/dispatch.py``'s ``should_run`` (docs/networkx.md has the table).
+``--crossover --families katz,voterank --sizes 250000`` times single calls on a
+graph of a million edges.
 """
 
 import argparse
@@ -159,8 +161,20 @@ FAMILIES = {
     "clustering": lambda G, s: nx.clustering(G, **_kw()),
     "louvain": lambda G, s: nx.community.louvain_communities(G, seed=1, **_kw()),
     "cores": lambda G, s: nx.core_number(G, **_kw()),
+    "eigenvector": lambda G, s: nx.eigenvector_centrality(G, max_iter=1000, **_kw()),
+    "katz": lambda G, s: nx.katz_centrality(G, alpha=0.05, max_iter=1000, **_kw()),
+    "link prediction": lambda G, s: list(nx.jaccard_coefficient(G, _pairs(G), **_kw())),
+    "voterank": lambda G, s: nx.voterank(G, 10, **_kw()),
+    "neighbour degree": lambda G, s: nx.average_neighbor_degree(G, **_kw()),
+    "ego graph": lambda G, s: nx.ego_graph(G, s, radius=2, **_kw()),
 }
 _BACKEND = {}
+
+
+def _pairs(G):
+    """A node pair a node (each with a node some way along), for the link-prediction scores."""
+    n = G.number_of_nodes()
+    return [(i, (7 * i + 3) % n) for i in range(n)]
 
 
 def _kw():

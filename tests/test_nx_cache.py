@@ -130,3 +130,17 @@ def test_a_converted_graph_lowers_the_threshold():
         before = _graph.conversions
         assert nx.descendants(g, 0) == nx.descendants.orig_func(g, 0)
         assert _graph.conversions == before + 1  # gunpy ran: the unweighted graph, no re-read
+
+
+def test_families_measured_with_their_thresholds():
+    from gunpy.nx_backend import _FUNCTIONS
+    from gunpy.nx_backend.dispatch import _FAMILY
+    assert set(_FAMILY) <= set(_FUNCTIONS) and set(_FAMILY.values()) <= set(MIN_EDGES)
+    g = nx.gnm_random_graph(300, 1_200, seed=2)  # past katz's and voterank's thresholds
+    assert should_run("katz_centrality", (g,), {}) is True
+    assert should_run("voterank", (g,), {}) is True
+    assert "below 2048" in should_run("average_neighbor_degree", (g,), {})
+    # networkx's ego_graph reads only the ball around the node: never chosen by size
+    big = nx.gnm_random_graph(20_000, 200_000, seed=3)
+    assert "every size" in should_run("ego_graph", (big, 0), {})
+    assert set(nx.ego_graph(g, 0, backend="gunpy")) == set(nx.ego_graph(g, 0))

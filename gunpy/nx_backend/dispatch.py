@@ -61,6 +61,8 @@ def should_run(name, args, kwargs):
         cold, warm = MIN_EDGES[_FAMILY.get(name, "other")]
         least = warm if converted else cold
         if edges < least:
+            if least == math.inf:
+                return f"networkx is faster at every size measured for {name}"
             state = "converted" if converted else "not yet converted"
             return (f"{edges} edges ({state}): networkx is faster below {least} for "
                     f"{name}")
@@ -81,6 +83,14 @@ MIN_EDGES = {
     "clustering": (512, 128),
     "louvain": (2_048, 2_048),
     "cores": (4_096, 2_048),
+    "eigenvector": (512, 256),
+    "katz": (128, 128),
+    "link prediction": (1_024, 256),
+    "voterank": (128, 128),
+    "neighbour degree": (2_048, 1_024),
+    # networkx's ego_graph walks only the ball around the node: faster at every size
+    # measured (radius 2, up to a million edges), so gunpy runs it only when asked by name
+    "ego graph": (math.inf, math.inf),
     "other": (131_072, 16_384),  # functions not measured (hits, ...): as traversal
 }
 _FAMILY = {
@@ -112,6 +122,13 @@ _FAMILY = {
                     "clustering"),
     "louvain_communities": "louvain",
     **dict.fromkeys(("core_number", "k_core", "k_shell", "k_crust", "k_corona"), "cores"),
+    "eigenvector_centrality": "eigenvector",
+    "katz_centrality": "katz",
+    **dict.fromkeys(("jaccard_coefficient", "adamic_adar_index", "resource_allocation_index"),
+                    "link prediction"),
+    "voterank": "voterank",
+    "average_neighbor_degree": "neighbour degree",
+    "ego_graph": "ego graph",
 }
 
 
