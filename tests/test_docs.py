@@ -123,3 +123,10 @@ def test_user_guide_stats_example_runs(capsys):
     its = ns["r"].stats.per_iteration
     assert len(lines) == len(its) == 15  # an 8 x 8 grid from a corner: 15 levels
     assert lines[0].split()[:4] == ["0", its[0]["direction"], "1", str(its[0]["edges"])]
+
+
+def test_gpu_python_page_runs_as_written():
+    """docs/gpu-python.md: every example, in its exact words (doctest)."""
+    result = doctest.testfile(os.path.join(DOCS, "gpu-python.md"), module_relative=False,
+                              optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
+    assert result.failed == 0 and result.attempted >= 12
