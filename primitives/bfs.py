@@ -107,7 +107,7 @@ class BFSResult(Result):
 
 
 def bfs(G, source, *, direction="auto", load_balance="auto", idempotent=False, backend="auto",
-        direction_policy=None):
+        direction_policy=None, max_depth=None):
     """Breadth-first search from ``source``.
 
     Parameters
@@ -126,6 +126,10 @@ def bfs(G, source, *, direction="auto", load_balance="auto", idempotent=False, b
     backend : {"auto", "cuda", "cpu"}, default "auto"
     direction_policy : gunpy.enactor.DirectionPolicy, optional
         Switching heuristic and its parameters for ``direction="auto"``.
+    max_depth : int, optional
+        Stop at the vertices ``max_depth`` edges from the source (networkx's
+        ``cutoff``): farther ones stay unreached (-1). The traversal ends there, so
+        a shallow search costs what its ball of vertices does, not the graph.
 
     Returns
     -------
@@ -138,7 +142,9 @@ def bfs(G, source, *, direction="auto", load_balance="auto", idempotent=False, b
     IndexError
         ``source`` is out of range.
     ValueError
-        An unknown backend, direction or load-balance option.
+        An unknown backend, direction or load-balance option, a negative ``max_depth``.
+    TypeError
+        A ``max_depth`` that is not an integer.
 
     See Also
     --------
@@ -157,11 +163,22 @@ def bfs(G, source, *, direction="auto", load_balance="auto", idempotent=False, b
     >>> r = gunpy.bfs(G, 0, backend="cpu")
     >>> r.depth.tolist(), r.parent.tolist()
     ([0, 1, 2, 3], [0, 0, 1, 2])
+    >>> gunpy.bfs(G, 0, max_depth=1, backend="cpu").depth.tolist()
+    [0, 1, -1, -1]
     """
+    if max_depth is not None:
+        if isinstance(max_depth, (bool, np.bool_)) or not isinstance(max_depth,
+                                                                     (int, np.integer)):
+            raise TypeError(f"max_depth must be an integer number of levels, got {max_depth!r}")
+        if max_depth < 0:
+            raise ValueError(f"max_depth must be at least 0, got {max_depth}")
+        max_depth = int(max_depth)
     problem = BFSProblem(G, backend=backend)
     problem.reset(source)
+    # one iteration a level: the cap ends the traversal at depth max_depth
     enactor = BFSEnactor(problem, load_balance=load_balance, direction=direction,
-                         idempotent=idempotent, direction_policy=direction_policy)
+                         idempotent=idempotent, direction_policy=direction_policy,
+                         max_iterations=max_depth)
     stats = enactor.enact()
     depth = problem.take(problem.depth)
     stats.graph500_edges = lambda: component_edges(G, depth >= 0)

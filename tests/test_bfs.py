@@ -374,3 +374,30 @@ def test_results_own_their_arrays(backend):
     taken = problem.take(problem.depth)
     assert isinstance(taken, np.ndarray)
     assert (taken is problem.depth) == isinstance(problem.depth, np.ndarray)
+
+
+@pytest.mark.parametrize("direction", ["push", "pull", "auto"])
+def test_max_depth_stops_the_search_at_that_level(backend, direction):
+    import networkx as nx
+
+    from gunpy.testing import to_nx
+    for name in ("grid", "path_undirected", "star_hub", "disconnected", "random_directed"):
+        G = GRAPHS[name]
+        g = to_nx(G)
+        full = gunpy.bfs(G, 0, backend=backend, direction=direction)
+        for k in (0, 1, 2, 5):
+            r = gunpy.bfs(G, 0, backend=backend, direction=direction, max_depth=k)
+            want = nx.single_source_shortest_path_length(g, 0, cutoff=k)
+            got = {v: d for v, d in enumerate(r.depth.tolist()) if d >= 0}
+            assert got == want, (name, k)
+            assert r.stats.iterations <= k and r.stats.edges_visited <= full.stats.edges_visited
+            reached = r.depth >= 0
+            assert (r.parent[reached] >= 0).all() and (r.parent[~reached] == -1).all()
+            np.testing.assert_array_equal(r.depth[reached],
+                                          r.depth[r.parent[reached]] + (np.arange(
+                                              G.num_vertices)[reached] != 0))
+    G = GRAPHS["path_undirected"]
+    with pytest.raises(ValueError, match="at least 0"):
+        gunpy.bfs(G, 0, backend=backend, max_depth=-1)
+    with pytest.raises(TypeError, match="integer"):
+        gunpy.bfs(G, 0, backend=backend, max_depth=1.5)

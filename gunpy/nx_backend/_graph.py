@@ -291,14 +291,13 @@ def _nx_order_csr(G):
 
 def _bfs(G, source, depth_limit=None):
     s = G.node_index(source)
-    r = gunpy.bfs(G.graph, s, backend=_device())
-    depth = r.depth.astype(np.int64)
+    limit = None
     if depth_limit is not None and depth_limit != math.inf:
         # networkx expands level after level while ``limit > level``: the levels up to
-        # ceil(limit), the source's always (NaN: only it)
+        # ceil(limit), the source's always (NaN: only it); the BFS stops there
         limit = max(math.ceil(depth_limit), 0) if depth_limit == depth_limit else 0
-        depth[depth > limit] = -1
-    return s, depth
+    r = gunpy.bfs(G.graph, s, backend=_device(), max_depth=limit)
+    return s, r.depth.astype(np.int64)
 
 
 def _int_weights(G):

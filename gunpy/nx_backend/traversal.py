@@ -68,7 +68,7 @@ def descendants_at_distance(G, source, distance):
         raise nx.NetworkXError(f"The node {source} is not in the graph.")
     if distance < 0:  # networkx's layers are numbered from 0
         return set()
-    s, depth = _bfs(G, source)
+    s, depth = _bfs(G, source, distance)  # the BFS stops at that level
     return {G.nodes[v] for v in np.flatnonzero(depth == distance).tolist()}
 
 
