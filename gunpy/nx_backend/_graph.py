@@ -300,6 +300,12 @@ def _bfs(G, source, depth_limit=None):
     return s, r.depth.astype(np.int64)
 
 
+def _edge_rows(row_offsets):
+    """Each stored edge's row (its source vertex), int64, for CSR ``row_offsets``."""
+    ro = np.asarray(row_offsets, dtype=np.int64)
+    return np.repeat(np.arange(ro.size - 1, dtype=np.int64), np.diff(ro))
+
+
 def _int_weights(G):
     """networkx keeps integer sums for integer weights; match the type it would return."""
     cached = getattr(G, "_int_w", None)

@@ -13,7 +13,7 @@ import numpy as np
 
 import gunpy
 
-from ._graph import _adjacency, _device
+from ._graph import _adjacency, _device, _edge_rows
 from .centrality import _transpose
 
 
@@ -32,8 +32,7 @@ def _pattern(G, graph):
 def _loops(G, weighted):
     """Each vertex's self-loop (its weight, or 1; 0 where none), for undirected degrees."""
     g = G.graph
-    ro = np.asarray(g.row_offsets, dtype=np.int64)
-    src = np.repeat(np.arange(len(G)), np.diff(ro))
+    src = _edge_rows(g.row_offsets)
     at = np.flatnonzero(src == np.asarray(g.column_indices))
     loops = np.zeros(len(G))
     loops[src[at]] = np.asarray(g.values)[at] if weighted and g.values is not None else 1

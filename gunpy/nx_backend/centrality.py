@@ -14,7 +14,7 @@ import numpy as np
 
 import gunpy
 
-from ._graph import _device, _nx_order_csr, _reversed, convert_from_nx
+from ._graph import _device, _edge_rows, _nx_order_csr, _reversed, convert_from_nx
 from .paths import single_source_dijkstra_path_length, single_source_shortest_path_length
 
 def betweenness_centrality(G, k=None, normalized=True, weight=None, endpoints=False,
@@ -376,7 +376,7 @@ def _voters(G):
     right, as networkx's floats do."""
     ro, ci = _nx_order_csr(G)
     n = len(G)
-    src = np.repeat(np.arange(n), np.diff(ro))
+    src = _edge_rows(ro)
     pos = np.arange(ci.size) - ro[src]
     if G.is_directed():
         rows, voters, key = src, ci, pos

@@ -5,7 +5,7 @@ import numpy as np
 
 import gunpy
 
-from ._graph import _device
+from ._graph import _device, _edge_rows
 
 def triangles(G, nodes=None):
     if G.is_directed():
@@ -78,7 +78,7 @@ def square_clustering(G, nodes=None):
     n = len(G)
     ro = np.asarray(g.row_offsets, dtype=np.int64)
     ci = np.asarray(g.column_indices, dtype=np.int64)
-    src = np.repeat(np.arange(n), np.diff(ro))
+    src = _edge_rows(ro)
     keep = src != ci
     src, ci = src[keep], ci[keep]
     deg = np.bincount(src, minlength=n)

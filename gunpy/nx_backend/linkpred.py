@@ -25,7 +25,7 @@ import gunpy
 from gunpy.graph import _index_dtype
 from gunpy.operators import Context, intersect
 
-from ._graph import _bfs, _device
+from ._graph import _bfs, _device, _edge_rows
 
 #: pairs scored per intersect call
 CHUNK = 1 << 16
@@ -57,7 +57,7 @@ def _degrees(G):
         ro = np.asarray(g.row_offsets, dtype=np.int64)
         ci = np.asarray(g.column_indices, dtype=np.int64)
         rows = np.diff(ro)
-        src = np.repeat(np.arange(rows.size), rows)
+        src = _edge_rows(ro)
         degree = rows + np.bincount(src[ci == src], minlength=rows.size)
         # math.log, as networkx's (once a distinct degree): NumPy's log may round otherwise
         values, at = np.unique(degree, return_inverse=True)

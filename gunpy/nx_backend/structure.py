@@ -16,7 +16,7 @@ import numpy as np
 
 import gunpy
 
-from ._graph import _device
+from ._graph import _device, _edge_rows
 from .centrality import _in_degrees, _out_degrees
 
 
@@ -50,14 +50,10 @@ def is_isolate(G, n):
     return bool(r[v + 1] == r[v])
 
 
-def _sources(g):
-    return np.repeat(np.arange(g.num_vertices, dtype=np.int64), np.diff(g.row_offsets))
-
-
 def number_of_selfloops(G):
     # can_run: no multigraphs (networkx counts each parallel self-loop)
     g = G.graph
-    return int(np.count_nonzero(_sources(g) == g.column_indices))
+    return int(np.count_nonzero(_edge_rows(g.row_offsets) == g.column_indices))
 
 
 def is_negatively_weighted(G, edge=None, weight="weight"):
@@ -69,7 +65,7 @@ def is_negatively_weighted(G, edge=None, weight="weight"):
 def _reciprocated(g):
     """``(src, reciprocated)``: each edge's source, and whether its reverse is stored."""
     n = np.int64(g.num_vertices)
-    src, dst = _sources(g), g.column_indices.astype(np.int64)
+    src, dst = _edge_rows(g.row_offsets), g.column_indices.astype(np.int64)
     if src.size == 0:
         return src, np.zeros(0, dtype=np.bool_)
     keys = src * n + dst
@@ -111,7 +107,7 @@ def _edge_count(g):
     """networkx's ``number_of_edges()``: an undirected edge is stored twice, a self-loop once."""
     if g.directed:
         return g.num_edges
-    return (g.num_edges + int(np.count_nonzero(_sources(g) == g.column_indices))) // 2
+    return (g.num_edges + int(np.count_nonzero(_edge_rows(g.row_offsets) == g.column_indices))) // 2
 
 
 def _null(G):
