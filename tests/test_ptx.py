@@ -173,6 +173,21 @@ def test_intersect_kernels_compile():
     assert all(".target sm_90" in be.compiled[k] for k in kernels)
 
 
+def test_nx_link_prediction_functor_compiles():
+    """The networkx backend's link-prediction scores: intersect with per-edge counters and
+    sums (one writer per mask edge) and the operator's own intersection counts."""
+    from gunpy import operators as ops
+    from gunpy.nx_backend.linkpred import _Data, _Scores
+    be = fresh()
+    n, m = G.num_vertices, W.num_edges
+    data = _Data(np.ones(n, np.int64), np.ones(n), np.ones(n), np.zeros(m, np.int64),
+                 np.zeros(m), np.zeros(m), np.zeros(m, np.int64))
+    ops.intersect(W, _Scores, data, left=G, right=G, counts=np.zeros(m, np.int64),
+                  context=ops.Context(W, be))
+    kernels = [k for k in be.compiled if k[0].__qualname__.endswith("intersect")]
+    assert kernels and all(".target sm_90" in be.compiled[k] for k in kernels)
+
+
 # -- gunpy.blas: the functors behind every GraphBLAS operation --------------------------
 BLAS_SEMIRINGS = ["min_plus", "plus_times", "plus_pair", "any_secondi", "any_pair", "lor_land",
                   "max_first", "min_second", "plus_min", "times_plus"]
