@@ -174,7 +174,7 @@ class Frontier:
         """Set the length on both sides (the host already knows it); zero the degree count
         and forget the largest degree."""
         self._queue_written()
-        self.backend.copy_in(self.length, 0, np.array([n, 0, -1], dtype=np.int64))
+        self.backend.set_length(self.length, n)
         self._size = int(n)
         self._counted = False
 

@@ -251,3 +251,33 @@ def test_thin_build_from_the_environment(monkeypatch):
     monkeypatch.setenv("GUNPY_CPU_THIN_BUILD", "fastest")
     with pytest.raises(ValueError, match="nrt_free"):
         CpuBackend()
+
+
+@pytest.mark.parametrize("load_balance", ["thread_mapped", "twc", "merge_path"])
+def test_an_unfused_level_checks_and_looks_up_nothing(backend, load_balance, monkeypatch):
+    # an Enactor binds its push advance once (gunpy.operators.advance.Push): the
+    # backend's implementations are looked up, and the options checked, on the first
+    # level only, so a run of 60 levels does what a run of 30 does
+    from gunpy.backends.base import Backend
+    from gunpy.operators import advance as advance_op
+    lookups, binds = [], []
+    operator, init = Backend.operator, advance_op.Push.__init__
+
+    def counted_operator(self, name, default=None):
+        lookups.append(name)
+        return operator(self, name, default)
+
+    def counted_init(self, *args, **kwargs):
+        binds.append(1)
+        return init(self, *args, **kwargs)
+    monkeypatch.setattr(Backend, "operator", counted_operator)
+    monkeypatch.setattr(advance_op.Push, "__init__", counted_init)
+    seen = []
+    for n in (30, 60):
+        lookups.clear(), binds.clear()
+        r = gunpy.bfs(gunpy.generators.path(n), 0, direction="push", load_balance=load_balance,
+                      backend=backend)
+        assert r.stats.iterations == n and r.depth[-1] == n - 1
+        seen.append((sorted(lookups), len(binds)))
+    assert seen[0] == seen[1], "a level looked up an implementation or bound its advance again"
+    assert seen[0][1] == 1

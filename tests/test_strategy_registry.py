@@ -166,3 +166,31 @@ def test_pull_registry_validates(registered_pull):
         advance.register_strategy("bad", reverse_mapped, kind="sideways")
     with pytest.raises(ValueError, match="counted"):  # the error lists it
         DirectionPolicy(pull_mapping="nope")
+
+
+def test_a_strategy_replaced_mid_traversal_runs_at_once(backend, cpu_split):
+    # a Traversal binds its push advance once; registering again must not leave it stale
+    if backend == "cpu" and cpu_split == "serial":
+        pytest.skip("thin CPU frontiers run as one pass whatever the strategy")
+    from gunpy.primitives.bfs import BFSFunctor, BFSProblem
+    from gunpy.operators.traversal import Traversal
+    G = nasty_graphs()["random_directed"]
+    advance.register_strategy("reverse_mapped", cpu=cpu_execute, cuda=cuda_execute)
+    try:
+        problem = BFSProblem(G, backend=backend)
+        problem.reset(0)
+        t = Traversal(problem, load_balance="reverse_mapped")
+        frontier = t.start_frontier().push(0)
+        calls.clear()
+        frontier = t.advance(frontier, BFSFunctor)
+        assert calls == [1]
+
+        def counted(*args, **kwargs):
+            calls.append("replaced")
+            return (cuda_execute if backend == "cuda" else cpu_execute)(*args, **kwargs)
+        advance.register_strategy("reverse_mapped", replace=True, **{backend: counted})
+        if frontier.size:
+            t.advance(frontier, BFSFunctor)
+            assert "replaced" in calls
+    finally:
+        advance.unregister_strategy("reverse_mapped")

@@ -299,6 +299,11 @@ class Backend:
         """A NumPy copy of ``arr[:n]``."""
         raise NotImplementedError
 
+    def set_length(self, length, n):
+        """Set a frontier's device ``length`` to ``[n, 0, -1]``: its size, a zeroed degree
+        count and no largest degree (one upload)."""
+        self.copy_in(length, 0, np.array([n, 0, -1], dtype=np.int64))
+
     def read_head(self, arr, n):
         """``arr[:n]`` as host values in one read (a few counters at once: one sync)."""
         return self.head_to_host(arr, n)
@@ -316,9 +321,10 @@ class Backend:
     def counts(self):
         """:class:`Counts` so far (``launches``, ``syncs`` and ``uploads`` are None where
         the backend does not launch kernels)."""
+        # read twice a level by an Enactor: tuple.__new__ skips the namedtuple's Python __new__
         if not self.counts_launches:
-            return Counts(None, None, None, self.allocs)
-        return Counts(self.launches, self.syncs, self.uploads, self.allocs)
+            return tuple.__new__(Counts, (None, None, None, self.allocs))
+        return tuple.__new__(Counts, (self.launches, self.syncs, self.uploads, self.allocs))
 
     def workspace(self, name, n, dtype):
         """A work array of at least ``n`` items, kept on this backend between calls.

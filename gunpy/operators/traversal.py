@@ -87,6 +87,7 @@ class Traversal:
         self.track_visited = self.direction != "push" or self.idempotent
         self.context.visited = self.context.new_bitmap() if self.track_visited else None
         self._advanced = False  # an advance ran since restart(): the visited set is behind
+        self._pushes = {}  # (functor, load_balance, output, visited kept) -> advance_op.Push
 
     def restart(self):
         """Forget the last traversal's push-pull state and near/far level."""
@@ -110,19 +111,34 @@ class Traversal:
             self._start_visited(frontier)
         if direction == "auto" or self.track_visited:
             direction = self.push_pull.decide(self.context, frontier, direction)
-        push, ctx = direction == "push", self.context
+        ctx = self.context
         self._advanced = True
         if out is None:
             out = self._pool.output_for(frontier, "edge" if output == "edge" else "vertex")
-        # in a culling (idempotent) push it is the filter that marks survivors visited
+        if direction == "push":
+            return self._push(functor, load_balance or self.load_balance, output)(
+                frontier, out, problem_data(self.problem))
         out = advance_op.run(
             ctx, frontier, compile_functor(functor, self.backend), problem_data(self.problem), out,
-            ctx.visited, functor.skip_visited, not (push and self.idempotent),
-            load_balance or self.load_balance, direction, output, pull_input,
-            self.policy.pull_mapping, early_exit, self.auto_threshold)
-        if not push:
-            self.push_pull.pulled(out.examined if early_exit else None, frontier.known_edges or 0)
+            ctx.visited, functor.skip_visited, True, load_balance or self.load_balance,
+            direction, output, pull_input, self.policy.pull_mapping, early_exit,
+            self.auto_threshold)
+        self.push_pull.pulled(out.examined if early_exit else None, frontier.known_edges or 0)
         return out
+
+    def _push(self, functor, load_balance, output):
+        # the push advance for these options, checked and bound on first use
+        # (a level then pays none of it)
+        tracked = self.context.visited is not None
+        key = (functor, load_balance, output, tracked)
+        push = self._pushes.get(key)
+        if push is None or push.generation != advance_op._generation:
+            # in a culling (idempotent) push it is the filter that marks survivors visited
+            push = self._pushes[key] = advance_op.Push(
+                self.context, compile_functor(functor, self.backend), load_balance=load_balance,
+                output=output, mark_visited=tracked and not self.idempotent and output == "vertex",
+                skip_visited=tracked and functor.skip_visited, threshold=self.auto_threshold)
+        return push
 
     def filter(self, frontier, functor, *, mode=None, out=None):
         """Keep the items of ``frontier`` whose ``cond_vertex`` holds (running ``apply_vertex``).
@@ -138,9 +154,12 @@ class Traversal:
                                  "(Enactor(..., idempotent=True))")
             if not frontier.has_queue:
                 mode = "predicated"  # a bitmap (pull output) holds no duplicates
+        hooks = compile_functor(functor, self.backend)
+        if filter_op.bypassed(frontier, hooks, mode):
+            return frontier
         if out is None:
             out = self._pool.output_for(frontier, frontier.kind)
-        return filter_op.run(self.context, frontier, out, *self._operands(functor), mode)
+        return filter_op.run(self.context, frontier, out, hooks, problem_data(self.problem), mode)
 
     def compute(self, frontier, functor):
         """Run ``apply_vertex`` on every item of ``frontier`` (``None``: every vertex)."""

@@ -19,7 +19,7 @@ from gunpy.operators.context import callable_module, context_for
 
 __all__ = ["advance", "run", "STRATEGIES", "PULL_MAPPINGS", "LOAD_BALANCE_OPTIONS",
            "Strategy", "register_strategy", "unregister_strategy", "load_balance_options",
-           "pull_mapping_options", "check_load_balance", "execute", "choose",
+           "pull_mapping_options", "check_load_balance", "Push", "choose",
            "AUTO_THRESHOLD", "AUTO_HUB_DEGREE", "DIRECTIONS"]
 
 #: the directions :func:`advance` takes (an Enactor also offers ``"auto"``)
@@ -153,9 +153,13 @@ def unregister_strategy(name, *, kind="push", missing_ok=False):
 #: ``(name, auto)`` of the push strategies with an ``auto`` predicate, latest first
 _AUTO = ()
 
+#: bumped whenever a strategy is (un)registered: a kept :class:`Push` made before is stale
+_generation = 0
+
 
 def _options_changed():
-    global LOAD_BALANCE_OPTIONS, _AUTO
+    global LOAD_BALANCE_OPTIONS, _AUTO, _generation
+    _generation += 1
     LOAD_BALANCE_OPTIONS = load_balance_options()
     _AUTO = tuple((s.name, _with_largest(s.auto)) for s in reversed(STRATEGIES.values())
                   if s.auto is not None)
@@ -234,43 +238,67 @@ for _mapping in ("thread", "warp", "auto"):  # pull's own kernels; "auto" picks 
     register_strategy(_mapping, pull, kind="pull")
 
 
-_SPECS = {}
-
-
 def _no_thin(*args, **kwargs):
     return False
 
 
-def execute(ctx, dg, frontier, out, hooks, data, *, load_balance="auto", output="vertex",
-            mark_visited=False, skip_visited=False, threshold=AUTO_THRESHOLD, edges=None):
-    """Push-advance ``frontier`` into ``out``; returns ``(strategy used, edges visited)``.
+class Push:
+    """A push advance bound to a context, a compiled functor and its options.
 
-    The strategy-level entry (:func:`advance` is the user's). ``edges`` is the
-    frontier's out-degree sum when the caller already knows it.
+    Made once (the options are checked and the backend's implementations looked
+    up here); each call advances one frontier: ``push(frontier, out, data)``
+    writes ``out`` (a new frontier when None) and returns it, adding the edges
+    visited and the strategy to ``ctx.record``. An Enactor keeps one per functor
+    and options, so a level pays none of the checks.
+
     ``mark_visited`` / ``skip_visited``: set / test the destinations' bits in
     ``ctx.visited_words()`` (see :class:`~gunpy.operators.advance.common.PushSpec`).
     """
-    check_load_balance(load_balance)
-    if output not in OUTPUTS:
-        raise ValueError(f"unknown advance output {output!r}; valid: {OUTPUTS}")
-    if edges is None:
-        edges = frontier_edges(ctx, dg, frontier)
-    strategy = choose(load_balance, edges, frontier.size, threshold=threshold,
-                      largest=frontier.known_max_degree)
-    if frontier.size == 0:
-        out.clear()
-        return strategy, 0
-    out.reserve(edges)
-    key = (dg.weighted, output, bool(mark_visited), bool(skip_visited))
-    spec = _SPECS.get(key)
-    if spec is None:
-        spec = _SPECS[key] = PushSpec(*key)
-    # a backend may run thin frontiers its own way whatever the strategy (the CPU: one pass)
-    if not ctx.backend.operator("advance.thin", _no_thin)(ctx, dg, frontier, out, hooks, data,
-                                                           edges=edges, spec=spec):
-        ctx.backend.operator(STRATEGIES[strategy].op)(ctx, dg, frontier, out, hooks, data,
-                                                      edges=edges, spec=spec)
-    return strategy, edges
+
+    __slots__ = ("ctx", "hooks", "spec", "load_balance", "threshold", "thin", "impls",
+                 "degree_sum", "generation")
+
+    def __init__(self, ctx, hooks, *, load_balance="auto", output="vertex", mark_visited=False,
+                 skip_visited=False, threshold=AUTO_THRESHOLD):
+        check_load_balance(load_balance)
+        if output not in OUTPUTS:
+            raise ValueError(f"unknown advance output {output!r}; valid: {OUTPUTS}")
+        backend = ctx.backend
+        self.ctx, self.hooks = ctx, hooks
+        self.spec = PushSpec(ctx.graph.weighted, output, bool(mark_visited), bool(skip_visited))
+        self.load_balance, self.threshold = load_balance, threshold
+        # a backend may run thin frontiers its own way whatever the strategy (the CPU: one pass)
+        self.thin = backend.operator("advance.thin", _no_thin)
+        self.impls = {name: backend.operator(s.op) for name, s in STRATEGIES.items()
+                      if load_balance in ("auto", name)}
+        self.degree_sum = backend.operator("degree_sum")
+        self.generation = _generation
+
+    def __call__(self, frontier, out, data):
+        ctx = self.ctx
+        if not frontier.has_queue:
+            frontier.ensure_queue(ctx.scratch)
+        dg = ctx.backend.graph(ctx.graph)
+        n = frontier.size
+        edges = frontier.known_edges
+        if edges is None:
+            edges = self.degree_sum(ctx.backend, dg.row_offsets, frontier.queue, n) if n else 0
+        strategy = self.load_balance
+        if strategy == "auto":
+            strategy = choose(strategy, edges, n, threshold=self.threshold,
+                              largest=frontier.known_max_degree)
+        if out is None:
+            out = _new_output(ctx, edges, self.spec.output)
+        if n == 0:
+            out.clear()
+        else:
+            out.reserve(edges)
+            if not self.thin(ctx, dg, frontier, out, self.hooks, data, edges=edges,
+                             spec=self.spec):
+                self.impls[strategy](ctx, dg, frontier, out, self.hooks, data, edges=edges,
+                                     spec=self.spec)
+        ctx.log(edges=edges, direction="push", strategy=strategy)
+        return out
 
 
 def advance(graph, frontier, functor, data=None, *, out=None, mask=None, skip_masked=True,
@@ -357,19 +385,10 @@ def run(ctx, frontier, hooks, data, out, mask, skip_masked, update_mask, load_ba
             raise ValueError(f"unknown pull_input {pull_input!r}; valid: 'visited', 'frontier'")
         return _pull(ctx, frontier, hooks, data, out, mask, update_mask, pull_input,
                      pull_mapping, early_exit)
-    frontier.ensure_queue(ctx.scratch)
-    dg = ctx.backend.graph(ctx.graph)
-    edges = frontier.known_edges
-    if edges is None:
-        edges = frontier_edges(ctx, dg, frontier)
-    if out is None:
-        out = _new_output(ctx, edges, output)
-    strategy, edges = execute(
-        ctx, dg, frontier, out, hooks, data, load_balance=load_balance, output=output,
-        mark_visited=mask is not None and update_mask and output == "vertex",
-        skip_visited=mask is not None and skip_masked, threshold=threshold, edges=edges)
-    ctx.log(edges=edges, direction="push", strategy=strategy)
-    return out
+    return Push(ctx, hooks, load_balance=load_balance, output=output,
+                mark_visited=mask is not None and update_mask and output == "vertex",
+                skip_visited=mask is not None and skip_masked,
+                threshold=threshold)(frontier, out, data)
 
 
 def _pull(ctx, frontier, hooks, data, out, mask, update_mask, pull_input, mapping, early_exit):

@@ -129,8 +129,8 @@ def cpu_serial(ctx, dg, frontier, out, hooks, data, spec):
     the build :func:`gunpy.backends.cpu.run_thin` picks by a fixed rule.
     """
     n = frontier.size
-    starts = np.empty(2, dtype=np.int64)
-    counts = np.empty(1, dtype=np.int64)
+    starts = ctx.scratch("advance.starts", 2, np.int64)
+    counts = ctx.scratch("advance.counts", 1, np.int64)
     visited = ctx.visited_words()
     build = run_thin(ctx.backend, cpu_source, hooks, (spec,),
                      lambda k: k(dg.row_offsets, dg.column_indices, dg.values, frontier.queue, n,

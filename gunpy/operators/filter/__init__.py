@@ -24,7 +24,7 @@ from gunpy.operators.common import problem_data
 from gunpy.operators.context import callable_module, context_for
 from gunpy.operators.filter import cull, predicated
 
-__all__ = ["filter", "run", "MODES", "execute"]
+__all__ = ["filter", "run", "bypassed", "MODES", "execute"]
 
 #: option name -> filter module
 MODES = {
@@ -92,11 +92,17 @@ def filter(graph, frontier, functor, data=None, *, out=None, mode="predicated", 
     return out
 
 
+def bypassed(frontier, hooks, mode):
+    """True when filtering ``frontier`` would neither remove nor run anything: a
+    predicated vertex filter whose functor leaves both hooks at their defaults."""
+    return (mode == "predicated" and hooks.default_cond_vertex and hooks.default_apply_vertex
+            and frontier.kind == "vertex")
+
+
 def run(ctx, frontier, out, hooks, data, mode):
     """:func:`filter` once its arguments are checked (``hooks``: the compiled functor)."""
-    if (mode == "predicated" and frontier.kind == "vertex" and hooks.default_cond_vertex
-            and hooks.default_apply_vertex):
-        return frontier  # the bypass with nothing to run: keep the frontier in its form
+    if bypassed(frontier, hooks, mode):
+        return frontier  # keep the frontier in its form
     frontier.ensure_queue(ctx.scratch)
     if frontier.kind == "edge":
         ctx.log(edges=frontier.size)  # an edge filter visits each of its edges once
