@@ -258,7 +258,7 @@ def test_bc_weighted_path_counts_of_a_single_edge():
 
 
 def test_user_guide_bc_section_runs():
-    from test_lcc import run_user_guide_section
+    from doc_examples import run_user_guide_section
     run_user_guide_section("## Betweenness centrality", 6)
 
 

@@ -15,7 +15,8 @@ import pytest
 
 import gunpy
 from gunpy.testing import nasty_graphs
-from test_lcc import read_adjacency, read_example, read_output, run_user_guide_section
+from doc_examples import check_docstring_examples, run_user_guide_section
+from test_lcc import read_adjacency, read_example, read_output
 
 
 def reference(G, rounds):
@@ -189,13 +190,9 @@ def test_cdlp_compiles_to_ptx(ptx_backend):
     assert "mode" in names, names
 
 
-def test_docstring_examples():
-    import doctest
-    import importlib
-    for name in ("gunpy.primitives.cdlp", "gunpy.operators.neighbor_mode"):
-        mod = importlib.import_module(name)
-        result = doctest.testmod(mod, optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
-        assert result.failed == 0 and result.attempted >= 4, name
+@pytest.mark.parametrize("name", ["gunpy.primitives.cdlp", "gunpy.operators.neighbor_mode"])
+def test_docstring_examples(name):
+    check_docstring_examples(name, 4)
 
 
 def test_registered():

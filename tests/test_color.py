@@ -20,7 +20,7 @@ from gunpy import Functor
 from gunpy import operators as ops
 from gunpy.primitives.color import seed_word
 from gunpy.testing import graph_names, nasty_graphs
-from test_lcc import run_user_guide_section
+from doc_examples import check_docstring_examples, run_user_guide_section
 
 
 def priorities(n, seed):
@@ -179,13 +179,10 @@ def test_color_compiles_to_ptx(ptx_backend):
     assert all(k in names for k in ("compute", "mex", "flag", "scatter", "advance")), names
 
 
-def test_docstring_examples():
-    import doctest
-    import importlib
-    for name, at_least in (("gunpy.primitives.color", 4), ("gunpy.operators.neighbor_mex", 8)):
-        mod = importlib.import_module(name)
-        result = doctest.testmod(mod, optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
-        assert result.failed == 0 and result.attempted >= at_least, name
+@pytest.mark.parametrize("name, at_least", [("gunpy.primitives.color", 4),
+                                            ("gunpy.operators.neighbor_mex", 8)])
+def test_docstring_examples(name, at_least):
+    check_docstring_examples(name, at_least)
 
 
 def test_registered():

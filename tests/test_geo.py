@@ -8,6 +8,7 @@ import pytest
 
 import gunpy
 from gunpy.testing import graph_names, nasty_graphs
+from doc_examples import check_docstring_examples, run_user_guide_section
 
 PI = 3.141592653589793
 # the functors' sine and cosine (libm's within 2 ulp; see gunpy/devmath.py), so that the
@@ -170,13 +171,8 @@ def test_geo_compiles_to_ptx(ptx_backend):
 
 
 def test_docstring_examples():
-    import doctest
-    import importlib
-    mod = importlib.import_module("gunpy.primitives.geo")
-    result = doctest.testmod(mod, optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
-    assert result.failed == 0 and result.attempted >= 4
+    check_docstring_examples("gunpy.primitives.geo", 4)
 
 
 def test_user_guide_geo_section_runs():
-    from test_lcc import run_user_guide_section
     run_user_guide_section("## Geolocation", 5)

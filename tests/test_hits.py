@@ -12,7 +12,7 @@ import pytest
 
 import gunpy
 from gunpy.testing import ON_CUDASIM, graph_names, nasty_graphs, to_nx
-from test_lcc import run_user_guide_section
+from doc_examples import check_docstring_examples, run_user_guide_section
 
 
 def power_iteration(G, tol=1e-8, max_iter=100):
@@ -142,11 +142,7 @@ def test_hits_compiles_to_ptx(ptx_backend):
 
 
 def test_docstring_examples():
-    import doctest
-    import importlib
-    mod = importlib.import_module("gunpy.primitives.hits")
-    result = doctest.testmod(mod, optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
-    assert result.failed == 0 and result.attempted >= 4
+    check_docstring_examples("gunpy.primitives.hits", 4)
 
 
 def test_registered():

@@ -12,7 +12,7 @@ import pytest
 import gunpy
 from gunpy.testing import graph_names, nasty_graphs
 from gunpy.testing.oracles import to_nx
-from test_lcc import run_user_guide_section
+from doc_examples import check_docstring_examples, run_user_guide_section
 
 
 def reference(G):
@@ -112,11 +112,7 @@ def test_kcore_compiles_to_ptx(ptx_backend):
 
 
 def test_docstring_examples():
-    import doctest
-    import importlib
-    mod = importlib.import_module("gunpy.primitives.kcore")
-    result = doctest.testmod(mod, optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
-    assert result.failed == 0 and result.attempted >= 4
+    check_docstring_examples("gunpy.primitives.kcore", 4)
 
 
 def test_registered():

@@ -15,6 +15,7 @@ import pytest
 
 import gunpy
 from gunpy.testing import nasty_graphs, to_nx
+from doc_examples import check_docstring_examples, run_user_guide_section
 
 LDBC = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "ldbc")
 
@@ -181,26 +182,7 @@ def test_lcc_compiles_to_ptx(ptx_backend):
 
 # -- documentation ------------------------------------------------------------------------
 def test_docstring_examples():
-    import doctest
-    import importlib
-    mod = importlib.import_module("gunpy.primitives.lcc")
-    result = doctest.testmod(mod, optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
-    assert result.failed == 0 and result.attempted >= 5
-
-
-def run_user_guide_section(heading, at_least):
-    """The examples of one section of docs/user-guide.md, in its exact words (doctest)."""
-    import doctest
-    import re
-    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    text = open(os.path.join(root, "docs", "user-guide.md")).read()
-    section = text.split(heading, 1)[1].split("\n## ", 1)[0]
-    section = re.sub(r"^```.*$", "", section, flags=re.M)  # fences end an example's output
-    test = doctest.DocTestParser().get_doctest(section, {}, "user-guide", "user-guide.md", 0)
-    assert len(test.examples) >= at_least
-    runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
-    runner.run(test)
-    assert runner.failures == 0
+    check_docstring_examples("gunpy.primitives.lcc", 5)
 
 
 def test_user_guide_lcc_section_runs():

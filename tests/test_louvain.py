@@ -15,7 +15,7 @@ import gunpy
 from gunpy.backends.cpu import CpuBackend
 from gunpy.testing import nasty_graphs
 from gunpy.testing.oracles import weighted_copy
-from test_lcc import run_user_guide_section
+from doc_examples import check_docstring_examples, run_user_guide_section
 
 UNDIRECTED = ("path_undirected", "star_hub", "disconnected", "edgeless", "random_undirected",
               "preferential_hubs", "grid")
@@ -313,14 +313,10 @@ def test_louvain_compiles_to_ptx(ptx_backend):
         assert kernel in names, names
 
 
-def test_docstring_examples():
-    import doctest
-    import importlib
-    for name in ("gunpy.primitives.louvain", "gunpy.operators.neighbor_best",
-                 "gunpy.operators.contract"):
-        mod = importlib.import_module(name)
-        result = doctest.testmod(mod, optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
-        assert result.failed == 0 and result.attempted >= 4, name
+@pytest.mark.parametrize("name", ["gunpy.primitives.louvain", "gunpy.operators.neighbor_best",
+                                  "gunpy.operators.contract"])
+def test_docstring_examples(name):
+    check_docstring_examples(name, 4)
 
 
 def test_registered():

@@ -15,7 +15,7 @@ import pytest
 import gunpy
 from gunpy import operators as ops
 from gunpy.testing import graph_names, nasty_graphs
-from test_lcc import run_user_guide_section
+from doc_examples import check_docstring_examples, run_user_guide_section
 
 UNDIRECTED = {name: G for name, G in nasty_graphs(small=True).items() if not G.directed}
 
@@ -221,11 +221,7 @@ def test_networkx_backend_is_networkx_kruskal_ties_included(monkeypatch):
 
 
 def test_docstring_examples():
-    import doctest
-    import importlib
-    mod = importlib.import_module("gunpy.primitives.mst")
-    result = doctest.testmod(mod, optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
-    assert result.failed == 0 and result.attempted >= 4
+    check_docstring_examples("gunpy.primitives.mst", 4)
 
 
 def test_registered():

@@ -11,7 +11,7 @@ import pytest
 
 import gunpy
 from gunpy.testing import ON_CUDASIM, graph_names, nasty_graphs, to_nx
-from test_lcc import run_user_guide_section
+from doc_examples import check_docstring_examples, run_user_guide_section
 
 GRAPHS = nasty_graphs()
 #: the simulator runs three graphs, three iterations a call (a simulated PageRank to
@@ -210,13 +210,9 @@ def test_personalised_pagerank_compiles_to_ptx(ptx_backend):
     assert "cuda_kernel.<locals>.by_thread" in names and "cuda_kernel.<locals>.advance" in names
 
 
-def test_docstring_examples():
-    import doctest
-    import importlib
-    for name in ("gunpy.primitives.ppr", "gunpy.primitives.pagerank"):
-        mod = importlib.import_module(name)
-        result = doctest.testmod(mod, optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
-        assert result.failed == 0 and result.attempted >= 3, name
+@pytest.mark.parametrize("name", ["gunpy.primitives.ppr", "gunpy.primitives.pagerank"])
+def test_docstring_examples(name):
+    check_docstring_examples(name, 3)
 
 
 def test_registered():

@@ -13,7 +13,7 @@ import scipy.sparse.csgraph as csgraph
 import gunpy
 from gunpy.testing import graph_names, nasty_graphs
 from gunpy.testing.oracles import to_nx
-from test_lcc import run_user_guide_section
+from doc_examples import check_docstring_examples, run_user_guide_section
 
 
 def named_by_smallest(components, n):
@@ -190,11 +190,7 @@ def test_scc_compiles_to_ptx(ptx_backend):
 
 
 def test_docstring_examples():
-    import doctest
-    import importlib
-    mod = importlib.import_module("gunpy.primitives.scc")
-    result = doctest.testmod(mod, optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
-    assert result.failed == 0 and result.attempted >= 3
+    check_docstring_examples("gunpy.primitives.scc", 3)
 
 
 def test_registered():

@@ -5,6 +5,7 @@ import pytest
 
 import gunpy
 from gunpy.testing import graph_names, nasty_graphs, weighted_copy
+from doc_examples import check_docstring_examples, run_user_guide_section
 
 
 @pytest.mark.parametrize("mapping", ["auto", "thread", "warp"])
@@ -50,13 +51,8 @@ def test_spmv_compiles_to_ptx(ptx_backend):
 
 
 def test_docstring_examples():
-    import doctest
-    import importlib
-    mod = importlib.import_module("gunpy.primitives.spmv")
-    result = doctest.testmod(mod, optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
-    assert result.failed == 0 and result.attempted >= 2
+    check_docstring_examples("gunpy.primitives.spmv", 2)
 
 
 def test_user_guide_spmv_section_runs():
-    from test_lcc import run_user_guide_section
     run_user_guide_section("## Sparse matrix times vector (SpMV)", 3)

@@ -9,9 +9,6 @@ edges, RMAT graphs and bundled datasets (the bigger ones marked ``large``).
 Also: networkx dispatching ``triangles`` and ``transitivity`` to gunpy.
 """
 
-import doctest
-import importlib
-import os
 import re
 
 import networkx as nx
@@ -21,8 +18,7 @@ import pytest
 import gunpy
 from gunpy.primitives.triangles import orient
 from gunpy.testing import ON_CUDASIM, nasty_graphs, to_nx
-
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+from doc_examples import check_docstring_examples, run_user_guide_section
 
 
 def reference(G):
@@ -258,19 +254,9 @@ def test_networkx_dispatch_errors_match_networkx():
 # -- documentation ------------------------------------------------------------------------
 @pytest.mark.parametrize("name", ["gunpy.primitives.triangles", "gunpy.operators.intersect"])
 def test_docstring_examples(name):
-    mod = importlib.import_module(name)
-    result = doctest.testmod(mod, optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
-    assert result.failed == 0 and result.attempted > 0
+    check_docstring_examples(name)
 
 
 def test_user_guide_triangle_section_runs():
-    text = open(os.path.join(ROOT, "docs", "user-guide.md")).read()
-    section = text.split("## Triangle counting", 1)[1].split("\n## ", 1)[0]
-    section = re.sub(r"^```.*$", "", section, flags=re.M)  # fences end an example's output
-    examples = doctest.DocTestParser().get_examples(section)
-    assert len(examples) >= 4
-    test = doctest.DocTestParser().get_doctest(section, {}, "user-guide", "user-guide.md", 0)
-    runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
-    runner.run(test)
-    assert runner.failures == 0
+    section = run_user_guide_section("## Triangle counting", 4)
     assert re.search(r"gunpy\.triangle_count\(", section)
