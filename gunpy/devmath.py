@@ -68,6 +68,18 @@ def _quadrant(x):
 
 
 @numba.njit(inline="always")
+def _sin_of(q, r):
+    """The sine of ``q pi/2 + r`` (``q`` in 0..3, ``|r| <= pi/4``)."""
+    if q == 0:
+        return _kernel_sin(r)
+    if q == 1:
+        return _kernel_cos(r)
+    if q == 2:
+        return -_kernel_sin(r)
+    return -_kernel_cos(r)
+
+
+@numba.njit(inline="always")
 def sin(x):
     """The sine of ``x`` (radians, float64), within 2 ulp of ``math.sin`` for
     ``|x| <= 1e5``; callable from functor hooks on every backend and from Python.
@@ -78,13 +90,7 @@ def sin(x):
     True
     """
     q, r = _quadrant(x)
-    if q == 0:
-        return _kernel_sin(r)
-    if q == 1:
-        return _kernel_cos(r)
-    if q == 2:
-        return -_kernel_sin(r)
-    return -_kernel_cos(r)
+    return _sin_of(q, r)
 
 
 @numba.njit(inline="always")
@@ -98,10 +104,4 @@ def cos(x):
     True
     """
     q, r = _quadrant(x)
-    if q == 0:
-        return _kernel_cos(r)
-    if q == 1:
-        return -_kernel_sin(r)
-    if q == 2:
-        return -_kernel_cos(r)
-    return _kernel_sin(r)
+    return _sin_of((q + 1) & 3, r)  # cos(x) = sin(x + pi/2): one quadrant on
