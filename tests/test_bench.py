@@ -216,3 +216,18 @@ def test_level_path_reports_time_floor_and_the_files_a_level_crosses(capsys):
     assert "kernel floor" in out
     # the path starts in the primitive's loop and reaches the advance operator
     assert "primitives/bfs.py" in out and "gunpy/operators/advance/__init__.py" in out
+
+
+def test_first_call_reports_fresh_and_warm_per_graph_and_primitive(capsys):
+    import importlib.util
+    import pathlib
+    path = pathlib.Path(__file__).parents[1] / "bench" / "first_call.py"
+    spec = importlib.util.spec_from_file_location("first_call", path)
+    first_call = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(first_call)
+    first_call.main(["--scale", "6", "--fresh", "1", "--warm", "1", "--only", "BFS"])
+    rows = [r for r in capsys.readouterr().out.splitlines() if r.startswith("| ")]
+    assert rows[0].startswith("| graph | primitive | fresh | warm")
+    assert [r.split(" | ")[:2] for r in rows[1:]] == [["| undirected", "BFS"],
+                                                      ["| directed", "BFS"]]
+    assert all(r.endswith("x |") for r in rows[1:])

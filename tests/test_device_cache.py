@@ -30,7 +30,8 @@ def _impostor(name):
 
     def asarray(self, host):
         return np.zeros_like(np.asarray(host))
-    return type("Impostor", (CpuBackend,), {"name": name, "asarray": asarray})()
+    return type("Impostor", (CpuBackend,), {"name": name, "asarray": asarray,
+                                            "share": asarray})()
 
 
 def _backend_keys(G):
@@ -55,7 +56,11 @@ def test_a_second_cpu_backend_instance_gets_its_own_copy():
     G = _weighted()
     first, second = get_backend("cpu"), CpuBackend()
     a, b = first.graph(G), second.graph(G)
-    assert a is not b and not np.shares_memory(a.row_offsets, b.row_offsets)
+    assert a is not b
+    # the CPU reads the graph's own arrays in place (writable aliases: no kernel writes them)
+    assert np.shares_memory(a.column_indices, G.column_indices) and \
+        np.shares_memory(b.column_indices, G.column_indices)
+    assert not G.column_indices.flags.writeable
     assert G._device.graph(first) is a and G._device.graph(second) is b
     assert np.allclose(gunpy.sssp(G, 0, backend=second).distance, _reference(G))
 
@@ -219,3 +224,54 @@ def test_device_cache_keeps_graphs_arrays_and_facts_apart():
     assert c.knows("sorted") and not c.knows("other") and len(c) == 4
     c.clear()
     assert len(c) == 0 and c.graph(a) is None and not c.knows("sorted")
+
+
+# ------------------------------------------------------------------ graph arrays are read only
+_EVERY_PRIMITIVE = {
+    "bfs": lambda G: gunpy.bfs(G, 0, direction="auto"),
+    "bfs_pull": lambda G: gunpy.bfs(G, 0, direction="pull"),
+    "sssp": lambda G: gunpy.sssp(G, 0),
+    "bc": lambda G: gunpy.bc(G),
+    "cc": lambda G: gunpy.cc(G),
+    "pagerank": lambda G: gunpy.pagerank(G),
+    "ppr": lambda G: gunpy.ppr(G, 0),
+    "hits": lambda G: gunpy.hits(G),
+    "spmv": lambda G: gunpy.spmv(G, np.ones(G.num_vertices)),
+    "triangles": lambda G: gunpy.triangles(G),
+    "lcc": lambda G: gunpy.lcc(G),
+    "cdlp": lambda G: gunpy.cdlp(G),
+    "louvain": lambda G: gunpy.louvain(G),
+    "kcore": lambda G: gunpy.kcore(G),
+    "color": lambda G: gunpy.color(G),
+    "scc": lambda G: gunpy.scc(G),
+    "mst": lambda G: gunpy.mst(G),
+}
+
+
+@pytest.mark.parametrize("directed", [False, True])
+def test_no_primitive_writes_the_graphs_arrays(backend, cpu_split, directed):
+    # the CPU backend hands kernels the graph's own arrays (writable aliases of read-only
+    # memory, no copy): a kernel that wrote one would corrupt the graph for every later call
+    if directed and cpu_split == "chunked":
+        pytest.skip("the chunked kernels are checked on the undirected graph (CI time)")
+    rng = np.random.default_rng(5)
+    src, dst = rng.integers(0, 60, 400), rng.integers(0, 60, 400)
+    G = Graph.from_edges(src, dst, rng.uniform(0.5, 2.0, 400), num_vertices=64,
+                         directed=directed)
+    G.csc()  # the reverse view too
+    before = {k: np.array(v, copy=True) for k, v in _graph_arrays(G).items()}
+    for name, call in _EVERY_PRIMITIVE.items():
+        try:
+            call(G)
+        except (ValueError, TypeError, NotImplementedError):
+            continue  # a primitive that declines this graph (MST on a directed one, ...)
+        after = _graph_arrays(G)
+        for key, arr in before.items():
+            assert np.array_equal(after[key], arr), f"{name} wrote the graph's {key}"
+
+
+def _graph_arrays(G):
+    c = G.csc()
+    return {"row_offsets": G.row_offsets, "column_indices": G.column_indices,
+            "values": G.values, "in_offsets": c.in_offsets, "in_indices": c.in_indices,
+            "in_edge_ids": c.in_edge_ids}

@@ -299,6 +299,11 @@ class Backend:
         """A NumPy copy of ``arr[:n]``."""
         raise NotImplementedError
 
+    def share(self, host):
+        """The graph's host array ``host`` as kernels read it: a device copy (:meth:`asarray`)
+        where the backend's memory is not the host's. Kernels never write what this returns."""
+        return self.asarray(host)
+
     def set_length(self, length, n):
         """Set a frontier's device ``length`` to ``[n, 0, -1]``: its size, a zeroed degree
         count and no largest degree (one upload)."""
@@ -407,25 +412,25 @@ class Backend:
         dummy_f = np.zeros(1, dtype=np.float64)
         dummy_i = np.zeros(1, dtype=G.column_indices.dtype)
         if cached is None:
-            ro = self.asarray(G.row_offsets)
-            ci = self.asarray(G.column_indices)
-            vals = self.asarray(G.values if G.values is not None else dummy_f)
+            ro = self.share(G.row_offsets)
+            ci = self.share(G.column_indices)
+            vals = self.share(G.values) if G.values is not None else self.asarray(dummy_f)
         else:
             ro, ci, vals = cached.row_offsets, cached.column_indices, cached.values
         if csc and cached is not None and cached.has_csc:
             io, ii, ie, nie = (cached.in_offsets, cached.in_indices, cached.in_edge_ids,
                                cached.no_in_edges)
             if ids and not cached.has_edge_ids:  # an undirected graph's twins, now needed
-                ie = self.asarray(G.csc().in_edge_ids)
+                ie = self.share(G.csc().in_edge_ids)
             ids = ids or cached.has_edge_ids
         elif csc:
             c = G.csc(edge_ids=ids)
             if G.directed:
-                io, ii = self.asarray(c.in_offsets), self.asarray(c.in_indices)
+                io, ii = self.share(c.in_offsets), self.share(c.in_indices)
             else:
                 io, ii = ro, ci  # an undirected graph is its own reverse
             ids = c.in_edge_ids is not None
-            ie = self.asarray(c.in_edge_ids if ids else np.zeros(1, dtype=np.int64))
+            ie = self.share(c.in_edge_ids) if ids else self.asarray(np.zeros(1, dtype=np.int64))
             empty = np.diff(c.in_offsets) == 0
             nwords = max(1, (G.num_vertices + 31) // 32)
             packed = np.packbits(np.pad(empty, (0, nwords * 32 - empty.shape[0])),
