@@ -19,7 +19,7 @@ from gunpy.backends import toolchain
 from gunpy.backends.cuda import CudaBackend
 from gunpy import operators as ops
 from gunpy.frontier import Frontier
-from gunpy.operators.advance import advance, register_strategy, unregister_strategy
+from gunpy.operators.advance import Push, advance, register_strategy, unregister_strategy
 from gunpy.operators.compute import compute
 from gunpy.operators.filter import filter as filter_
 from gunpy.operators.intersect import intersect
@@ -96,7 +96,7 @@ SECTIONS = [
                                             toolchain.resources, toolchain.link_cubin,
                                             toolchain.assemble]),
     ("Operators on their own", [ops.Context, ops.Context.frontier, ops.Context.new_bitmap,
-                                advance, filter_, compute, neighbor_reduce, neighbor_mode,
+                                advance, Push, filter_, compute, neighbor_reduce, neighbor_mode,
                                 neighbor_best, neighbor_mex, contract, sample, group_levels,
                                 reverse_levels, intersect, spgemm_structure, spgemm,
                                 spgemm_product, reduce, register_strategy, unregister_strategy]),

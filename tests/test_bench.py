@@ -3,8 +3,10 @@
 import json
 import sys
 
+import numpy as np
 import pytest
 
+import gunpy
 from gunpy import bench
 
 
@@ -231,3 +233,19 @@ def test_first_call_reports_fresh_and_warm_per_graph_and_primitive(capsys):
     assert [r.split(" | ")[:2] for r in rows[1:]] == [["| undirected", "BFS"],
                                                       ["| directed", "BFS"]]
     assert all(r.endswith("x |") for r in rows[1:])
+
+
+def test_graph500_generates_searches_and_validates_every_tree(capsys):
+    import importlib.util
+    import pathlib
+    path = pathlib.Path(__file__).parents[1] / "bench" / "graph500.py"
+    spec = importlib.util.spec_from_file_location("graph500", path)
+    graph500 = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(graph500)
+    assert graph500.main(["--scale", "8", "--roots", "4"]) == 0
+    out = capsys.readouterr().out
+    assert "kernel 0: rmat(8)" in out and "(4 trees validated)" in out
+    assert "scale 10 by arithmetic" in out
+    G = gunpy.generators.rmat(8, seed=1)
+    roots = graph500.graph500_roots(G, 4, 1)
+    assert len(set(roots)) == 4 and all(np.diff(G.row_offsets)[roots] > 0)

@@ -253,6 +253,22 @@ class Push:
 
     ``mark_visited`` / ``skip_visited``: set / test the destinations' bits in
     ``ctx.visited_words()`` (see :class:`~gunpy.operators.advance.common.PushSpec`).
+
+    Examples
+    --------
+    A functor with no hooks accepts every edge:
+
+    >>> import gunpy
+    >>> from gunpy import Functor
+    >>> from gunpy.functor import compile_functor
+    >>> from gunpy.operators import Context
+    >>> from gunpy.operators.advance import Push
+    >>> G = gunpy.generators.path(5)
+    >>> ctx = Context(G, backend="cpu")
+    >>> push = Push(ctx, compile_functor(Functor, ctx.backend), load_balance="thread_mapped")
+    >>> out = push(ctx.frontier([2]), None, ())
+    >>> sorted(out.to_numpy().tolist()), ctx.record["edges"], ctx.record["strategy"]
+    ([1, 3], 2, 'thread_mapped')
     """
 
     __slots__ = ("ctx", "hooks", "spec", "load_balance", "threshold", "thin", "impls",
