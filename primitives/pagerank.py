@@ -27,6 +27,7 @@ before its loop and in its update pass, and sums with two reductions.
 
 from collections import namedtuple
 
+import numba
 import numpy as np
 
 from gunpy import Enactor, Functor, Problem, atomics
@@ -93,6 +94,13 @@ class StartSplit(Functor):
         data.next[v] = x if inv == 0.0 else 0.0
 
 
+@numba.njit(inline="always")
+def _pulled(new, old, inv):
+    """A vertex's ``new`` rank in the pull pass: (its next contribution, over the inverse
+    out-weight ``inv``; the pass's two sums: its L1 change from ``old``, its dangling mass)."""
+    return new * inv, (abs(new - old), new if inv == 0.0 else 0.0)
+
+
 class PullUpdate(Functor):
     """Gather the contributions over in-edges into ``next[v]``, then, in the same pass,
     update the rank, split it and return (its L1 change, its dangling mass)."""
@@ -105,9 +113,8 @@ class PullUpdate(Functor):
     def apply_vertex(v, data):
         new = data.alpha * data.next[v] + data.base
         data.next[v] = new
-        inv = data.inv_weight[v]
-        data.next_contrib[v] = new * inv
-        return (abs(new - data.rank[v]), new if inv == 0.0 else 0.0)
+        data.next_contrib[v], sums = _pulled(new, data.rank[v], data.inv_weight[v])
+        return sums
 
 
 class FirstUpdate(PullUpdate):
@@ -117,9 +124,8 @@ class FirstUpdate(PullUpdate):
     def apply_vertex(v, data):
         new = data.alpha * data.next[v] + data.base
         data.next[v] = new
-        inv = data.inv_weight[v]
-        data.next_contrib[v] = new * inv
-        return (abs(new - data.first), new if inv == 0.0 else 0.0)
+        data.next_contrib[v], sums = _pulled(new, data.first, data.inv_weight[v])
+        return sums
 
 
 class PersonalUpdate(PullUpdate):
@@ -131,9 +137,8 @@ class PersonalUpdate(PullUpdate):
         new = data.alpha * data.next[v] + data.restart * data.teleport[v] + \
             data.spread * data.dangle_to[v]
         data.next[v] = new
-        inv = data.inv_weight[v]
-        data.next_contrib[v] = new * inv
-        return (abs(new - data.rank[v]), new if inv == 0.0 else 0.0)
+        data.next_contrib[v], sums = _pulled(new, data.rank[v], data.inv_weight[v])
+        return sums
 
 
 class FirstPersonalUpdate(PullUpdate):
@@ -144,9 +149,8 @@ class FirstPersonalUpdate(PullUpdate):
         new = data.alpha * data.next[v] + data.restart * data.teleport[v] + \
             data.spread * data.dangle_to[v]
         data.next[v] = new
-        inv = data.inv_weight[v]
-        data.next_contrib[v] = new * inv
-        return (abs(new - data.first), new if inv == 0.0 else 0.0)
+        data.next_contrib[v], sums = _pulled(new, data.first, data.inv_weight[v])
+        return sums
 
 
 class VertexUpdate(PullUpdate):
@@ -159,9 +163,8 @@ class VertexUpdate(PullUpdate):
         if v == data.source:  # as PersonalUpdate's sum with teleport 1 there, 0 elsewhere
             new = new + data.restart + data.spread
         data.next[v] = new
-        inv = data.inv_weight[v]
-        data.next_contrib[v] = new * inv
-        return (abs(new - data.rank[v]), new if inv == 0.0 else 0.0)
+        data.next_contrib[v], sums = _pulled(new, data.rank[v], data.inv_weight[v])
+        return sums
 
 
 class FirstVertexUpdate(PullUpdate):
@@ -173,9 +176,17 @@ class FirstVertexUpdate(PullUpdate):
         if v == data.source:  # as PersonalUpdate's sum with teleport 1 there, 0 elsewhere
             new = new + data.restart + data.spread
         data.next[v] = new
-        inv = data.inv_weight[v]
-        data.next_contrib[v] = new * inv
-        return (abs(new - data.first), new if inv == 0.0 else 0.0)
+        data.next_contrib[v], sums = _pulled(new, data.first, data.inv_weight[v])
+        return sums
+
+
+@numba.njit(inline="always")
+def _split(rank, w):
+    """The push split of ``rank`` over out-weight ``w``: (the contribution, the dangling
+    mass); all of it dangles where there is no out-weight."""
+    if w != 0.0:
+        return rank / w, 0.0
+    return 0.0, rank
 
 
 class OutWeight(Functor):
@@ -187,13 +198,7 @@ class OutWeight(Functor):
 class Contribute(Functor):
     @staticmethod
     def apply_vertex(v, data):
-        w = data.out_weight[v]
-        if w != 0.0:
-            data.contrib[v] = data.rank[v] / w
-            data.dangling[v] = 0.0
-        else:
-            data.contrib[v] = 0.0
-            data.dangling[v] = data.rank[v]
+        data.contrib[v], data.dangling[v] = _split(data.rank[v], data.out_weight[v])
 
 
 class FirstSplit(Functor):
@@ -204,12 +209,7 @@ class FirstSplit(Functor):
     def apply_vertex(v, data):
         w = float(data.row_offsets[v + 1] - data.row_offsets[v])
         data.out_weight[v] = w
-        if w != 0.0:
-            data.contrib[v] = data.rank[v] / w
-            data.dangling[v] = 0.0
-        else:
-            data.contrib[v] = 0.0
-            data.dangling[v] = data.rank[v]
+        data.contrib[v], data.dangling[v] = _split(data.rank[v], w)
 
 
 class Push(Functor):
@@ -234,13 +234,7 @@ class Update(Functor):
         data.rank[v] = new
         data.received[v] = 0.0
         # the next iteration's split (Contribute's), in the same pass
-        w = data.out_weight[v]
-        if w != 0.0:
-            data.contrib[v] = new / w
-            data.dangling[v] = 0.0
-        else:
-            data.contrib[v] = 0.0
-            data.dangling[v] = new
+        data.contrib[v], data.dangling[v] = _split(new, data.out_weight[v])
 
 
 class PersonalPushUpdate(Functor):
@@ -253,13 +247,7 @@ class PersonalPushUpdate(Functor):
         data.change[v] = abs(new - data.rank[v])
         data.rank[v] = new
         data.received[v] = 0.0
-        w = data.out_weight[v]
-        if w != 0.0:
-            data.contrib[v] = new / w
-            data.dangling[v] = 0.0
-        else:
-            data.contrib[v] = 0.0
-            data.dangling[v] = new
+        data.contrib[v], data.dangling[v] = _split(new, data.out_weight[v])
 
 
 class PageRankProblem(Problem):
