@@ -70,11 +70,15 @@ _DRAW_MASK = (1 << _DRAW_BITS) - 1
 _BLOCK = 2048
 
 
-@cpu_jit(inline="always")
-def _mix(z):
+def _mix_np(z):
+    """SplitMix64's finaliser of ``z`` (uint64, a scalar or an array); NumPy runs it as
+    written, :func:`_mix` is the kernels' compiled copy."""
     z = (z ^ (z >> np.uint64(30))) * _MIX1
     z = (z ^ (z >> np.uint64(27))) * _MIX2
     return z ^ (z >> np.uint64(31))
+
+
+_mix = cpu_jit(inline="always")(_mix_np)
 
 
 @cpu_jit(inline="always")
@@ -107,12 +111,13 @@ def _levels(u, v, state0, step, w0, w1, t_a, t_ab, t_abc):
             v[t] = y
 
 
-@cpu_jit(inline="always")
-def _scramble(x, mask, half, k0, k1, k2):
-    """A keyed bijection of ``0..mask`` (``mask = 2**scale - 1``, all uint64): odd
-    multiplications mod 2**scale carry low bits up, xor-shifts by half the width carry
-    high bits down."""
-    one = np.uint64(1)
+def _scramble_np(x, mask, half, k0, k1, k2, one):
+    """A keyed bijection of ``0..mask`` (``mask = 2**scale - 1``): odd multiplications
+    mod 2**scale carry low bits up, xor-shifts by half the width carry high bits down.
+    Every argument is of one unsigned type and ``one`` is its 1: uint64 scalars or
+    arrays, or uint32 for ``scale <= 32`` (the same values: a product's low 32 bits
+    depend on its factors' low 32 bits only), eight lanes a vector. NumPy runs it as
+    written; :func:`_scramble` is the kernels' compiled copy."""
     x = ((x ^ k0) * (k1 | one)) & mask
     x ^= x >> half
     x = ((x ^ k2) * (k0 | one)) & mask
@@ -122,18 +127,7 @@ def _scramble(x, mask, half, k0, k1, k2):
     return x
 
 
-@cpu_jit(inline="always")
-def _scramble32(x, mask, half, k0, k1, k2):
-    """:func:`_scramble` for ``scale <= 32``, all uint32 (the same values: a product's
-    low 32 bits depend on its factors' low 32 bits only), eight lanes a vector."""
-    one = np.uint32(1)
-    x = ((x ^ k0) * (k1 | one)) & mask
-    x ^= x >> half
-    x = ((x ^ k2) * (k0 | one)) & mask
-    x ^= x >> half
-    x = ((x ^ k1) * (k2 | one)) & mask
-    x ^= x >> half
-    return x
+_scramble = cpu_jit(inline="always")(_scramble_np)
 
 
 @cpu_jit(parallel=True)
@@ -155,6 +149,7 @@ def _kronecker_fill(first, src, dst, scale, t_a, t_ab, t_abc, key, permute, k0, 
     narrow = scale <= 32
     mask32, half32 = np.uint32(mask & np.uint64(0xFFFFFFFF)), np.uint32(half)
     j0, j1, j2 = np.uint32(k0 & mask), np.uint32(k1 & mask), np.uint32(k2 & mask)
+    one, one32 = np.uint64(1), np.uint32(1)
     for b in prange((m + _BLOCK - 1) // _BLOCK):
         lo = b * _BLOCK
         cnt = min(m, lo + _BLOCK) - lo
@@ -176,11 +171,11 @@ def _kronecker_fill(first, src, dst, scale, t_a, t_ab, t_abc, key, permute, k0, 
             x >>= extra
             y >>= extra
             if permute and narrow:
-                src[lo + t] = _scramble32(np.uint32(x), mask32, half32, j0, j1, j2)
-                dst[lo + t] = _scramble32(np.uint32(y), mask32, half32, j0, j1, j2)
+                src[lo + t] = _scramble(np.uint32(x), mask32, half32, j0, j1, j2, one32)
+                dst[lo + t] = _scramble(np.uint32(y), mask32, half32, j0, j1, j2, one32)
             elif permute:
-                src[lo + t] = _scramble(x, mask, half, k0, k1, k2)
-                dst[lo + t] = _scramble(y, mask, half, k0, k1, k2)
+                src[lo + t] = _scramble(x, mask, half, k0, k1, k2, one)
+                dst[lo + t] = _scramble(y, mask, half, k0, k1, k2, one)
             else:
                 src[lo + t] = x
                 dst[lo + t] = y
@@ -221,23 +216,6 @@ def _thresholds(a, b, c):
 NUMPY_MAX_TUPLES = 1 << 18
 
 
-def _mix_np(z):
-    z = (z ^ (z >> np.uint64(30))) * _MIX1
-    z = (z ^ (z >> np.uint64(27))) * _MIX2
-    return z ^ (z >> np.uint64(31))
-
-
-def _scramble_np(x, mask, half, k0, k1, k2):
-    one = np.uint64(1)
-    x = ((x ^ k0) * (k1 | one)) & mask
-    x ^= x >> half
-    x = ((x ^ k2) * (k0 | one)) & mask
-    x ^= x >> half
-    x = ((x ^ k1) * (k2 | one)) & mask
-    x ^= x >> half
-    return x
-
-
 def _kronecker_numpy(first, src, dst, scale, t_a, t_ab, t_abc, key, permute, k0, k1, k2):
     """:func:`_kronecker_fill`'s twin in NumPy (uint64 arrays wrap as the kernel does)."""
     m = src.shape[0]
@@ -262,8 +240,8 @@ def _kronecker_numpy(first, src, dst, scale, t_a, t_ab, t_abc, key, permute, k0,
         if permute:
             mask = np.uint64((1 << scale) - 1)
             half = np.uint64(max(scale // 2, 1))
-            x = _scramble_np(x, mask, half, k0, k1, k2)
-            y = _scramble_np(y, mask, half, k0, k1, k2)
+            x = _scramble_np(x, mask, half, k0, k1, k2, np.uint64(1))
+            y = _scramble_np(y, mask, half, k0, k1, k2, np.uint64(1))
     src[:] = x
     dst[:] = y
 
