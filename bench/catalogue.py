@@ -158,16 +158,24 @@ def proper_colouring(G, colors):
     return not np.any(colors[src] == colors[dst])
 
 
-def _mst_peers(W, out):
+def _weighted_peer_graphs(W, src, dst):
+    """The undirected weighted graph ``W``, its edges ``src``, ``dst`` once each
+    (:func:`_edges`), for the peers: its scipy matrix, the edges' weights, its igraph
+    graph and its networkit graph."""
     import igraph as ig
     import networkit as nk
-    from scipy.sparse import csgraph
-    src, dst = _edges(W)
     A = W.to_scipy().tocsr()
     w = np.asarray(A[src, dst]).ravel()
     gi = ig.Graph(n=W.num_vertices, edges=np.column_stack([src, dst]))
     h = nk.GraphFromCoo((w, (src.astype(np.uint64), dst.astype(np.uint64))),
                         n=W.num_vertices, directed=False, weighted=True)
+    return A, w, gi, h
+
+
+def _mst_peers(W, out):
+    import networkit as nk
+    from scipy.sparse import csgraph
+    A, w, gi, h = _weighted_peer_graphs(W, *_edges(W))
     out["scipy"] = lambda: float(csgraph.minimum_spanning_tree(A).sum())
     out["igraph"] = lambda: float(w[gi.spanning_tree(weights=w, return_tree=False)].sum())
 
@@ -179,14 +187,9 @@ def _mst_peers(W, out):
 
 
 def _bc_weighted_peers(W, sources, out):
-    import igraph as ig
     import networkit as nk
     src, dst = _edges(W)
-    A = W.to_scipy().tocsr()
-    w = np.asarray(A[src, dst]).ravel()
-    gi = ig.Graph(n=W.num_vertices, edges=np.column_stack([src, dst]))
-    h = nk.GraphFromCoo((w, (src.astype(np.uint64), dst.astype(np.uint64))),
-                        n=W.num_vertices, directed=False, weighted=True)
+    _, w, gi, h = _weighted_peer_graphs(W, src, dst)
     out["igraph"] = lambda: np.array(gi.betweenness(weights=w, sources=sources))
 
     def networkit():  # its own pivots: timed only
