@@ -82,6 +82,8 @@ class Context:
         Kept between calls, and after this context goes for the next context on
         the same graph and backend (see the module docstring)."""
         arr = self._scratch.get(name)
+        if arr is not None and arr.shape[0] >= n and arr.dtype.type is dtype:
+            return arr  # the common case, without building a dtype to compare
         if arr is None or arr.shape[0] < n or arr.dtype != np.dtype(dtype):
             arr = self.backend.empty(max(int(n), 1), dtype)
             self._scratch[name] = arr

@@ -129,14 +129,17 @@ def cpu_serial(ctx, dg, frontier, out, hooks, data, spec):
     the build :func:`gunpy.backends.cpu.run_thin` picks by a fixed rule.
     """
     n = frontier.size
-    starts = ctx.scratch("advance.starts", 2, np.int64)
-    counts = ctx.scratch("advance.counts", 1, np.int64)
+    starts, counts = ctx.kept("advance.thin", _thin_buffers)
     visited = ctx.visited_words()
     build = run_thin(ctx.backend, cpu_source, hooks, (spec,),
                      lambda k: k(dg.row_offsets, dg.column_indices, dg.values, frontier.queue, n,
                                  out.queue, starts, counts, 1, visited, data))
     out.set_size(counts[0])
     ctx.log(build=build)
+
+
+def _thin_buffers():
+    return np.empty(2, dtype=np.int64), np.empty(1, dtype=np.int64)  # starts, counts
 
 
 def cpu_thin(ctx, dg, frontier, out, hooks, data, *, edges, spec):
