@@ -96,15 +96,25 @@ def owned_size(DG, rank):
     return DG.starts[rank + 1] - DG.starts[rank]
 
 
+def gather_owned(c, what, r, DG, part, dtype=None):
+    """Checks ``part`` (this rank's share of r) for size and, given one, dtype; gathers r.
+
+    Rank 0 gets the whole result; any other rank gets None, and checks that it did.
+    """
+    c.expect(part.shape[0] == owned_size(DG, c.rank) and (dtype is None or part.dtype == dtype),
+             f"{what}: owned size or dtype")
+    full = r.gather(root=0)
+    if c.rank != 0:
+        c.expect(full is None, f"{what}: gather gave a result off the root")
+    return full
+
+
 # ----------------------------------------------------------------------------- BFS and CC
 def check_cc(c, name, G, DG):
     import networkx as nx
     r = gd.cc(DG, load_balance="twc" if G.directed else "auto", debug=True)
-    c.expect(r.labels.shape[0] == owned_size(DG, c.rank) and r.labels.dtype == np.int32,
-             f"{name} cc: owned labels' size or dtype")
-    full = r.gather(root=0)
+    full = gather_owned(c, f"{name} cc", r, DG, r.labels, np.int32)
     if c.rank != 0:
-        c.expect(full is None, f"{name} cc: gather gave a result off the root")
         return
     H = to_nx(G)  # from G's raw edge list, not its CSR
     comps = list(nx.weakly_connected_components(H) if G.directed else nx.connected_components(H))
@@ -133,10 +143,8 @@ def check_bfs(c, name, G, DG, source):
         if direction == "auto":  # the distributed validator, on the ranks' parts (once: time)
             c.passes(lambda: gd.check_bfs_tree(DG, source, r.depth, r.parent), AssertionError,
                      f"{what}: distributed check")
-        c.expect(r.depth.shape[0] == owned_size(DG, c.rank), f"{what}: owned size")
-        full = r.gather(root=0)
+        full = gather_owned(c, what, r, DG, r.depth)
         if c.rank != 0:
-            c.expect(full is None, f"{what}: gather gave a result off the root")
             continue
         c.expect(np.array_equal(full.depth, ref), f"{what}: depth != networkx")
         c.expect(np.array_equal(full.depth, single), f"{what}: depth != gunpy.bfs")
@@ -151,11 +159,8 @@ def check_bfs(c, name, G, DG, source):
 
 def check_cdlp(c, name, G, DG):
     r = gd.cdlp(DG, 3, debug=True)
-    c.expect(r.labels.shape[0] == owned_size(DG, c.rank) and r.labels.dtype == np.int64,
-             f"{name} cdlp: owned labels' size or dtype")
-    full = r.gather(root=0)
+    full = gather_owned(c, f"{name} cdlp", r, DG, r.labels, np.int64)
     if c.rank != 0:
-        c.expect(full is None, f"{name} cdlp: gather gave a result off the root")
         return
     c.expect(np.array_equal(full.labels, gunpy.cdlp(G, 3, backend="cpu").labels),
              f"{name} cdlp: labels != gunpy.cdlp")
