@@ -11,6 +11,7 @@ import pytest
 
 import gunpy
 from gunpy.testing import ON_CUDASIM, graph_names, nasty_graphs, to_nx
+from _helpers import row_stochastic
 from doc_examples import check_docstring_examples, run_user_guide_section
 
 GRAPHS = nasty_graphs()
@@ -27,11 +28,8 @@ def nx_rank(G, **kw):
     if kw.get("tol", 1e-6) > 0:
         r = nx.pagerank(to_nx(G), **kw)
         return np.array([r[v] for v in range(G.num_vertices)])
-    A = G.to_scipy()
+    A, S = row_stochastic(G)
     n = G.num_vertices
-    S = np.asarray(A.sum(axis=1)).ravel()
-    inv = np.divide(1.0, S, out=np.zeros(n), where=S != 0)
-    A = (A.T.multiply(inv)).T.tocsr()
     p = np.full(n, 1.0 / n)
     if kw.get("personalization") is not None:
         p = np.array([kw["personalization"].get(v, 0) for v in range(n)], dtype=float)
