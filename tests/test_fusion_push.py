@@ -7,18 +7,16 @@ back the level it would pull. The directions, sizes and depths must be those
 of the unfused operators (``fuse_below=0``), which ask the rule between calls.
 """
 
-from collections import namedtuple
-
 import networkx as nx
 import numpy as np
 import pytest
 
 import gunpy
-from gunpy import Functor
 from gunpy import operators as ops
 from gunpy.direction import DirectionPolicy, PushPull
 from gunpy.operators.fusion import FusionPolicy, LevelsPlan
 from gunpy.operators.levels import PushRule, level_cap
+from _helpers import fused_levels_from_0
 
 
 def binary_tree(depth):
@@ -48,26 +46,12 @@ def test_the_plan_carries_beamers_rule():
     assert FusionPolicy(be).levels(fuse=True, load_balance="auto").rule is None  # push
 
 
-class Reach(Functor):
-    @staticmethod
-    def cond_edge(src, dst, edge, weight, data):
-        return gunpy.atomics.cas(data.depth, dst, -1, data.depth[src] + 1) == -1
-
-
 @pytest.mark.parametrize("rule", [None, PushRule(16, 15.0, 1020, 0)])
 def test_levels_stop_before_the_level_the_rule_pulls(rule, backend):
     """Tree of depth 9 (1,020 edges), floor 16: levels 3 and 4 (24, 48 edges) reach the
     floor but push (under the unvisited edges / 15); level 5 (96 > 832 / 15, grown) pulls."""
-    from gunpy.functor import compile_functor
-    from gunpy.operators import levels
     G = binary_tree(9)
-    depth = np.full(G.num_vertices, -1, dtype=np.int32)
-    depth[0] = 0
-    ctx = ops.Context(G, backend=backend)
-    data = namedtuple("Data", "depth")(ctx.backend.asarray(depth))
-    out = ctx.frontier([])
-    run = levels.run(ctx, ctx.frontier([0]), out, compile_functor(Reach, ctx.backend), data,
-                     limit=1 << 20, rule=rule)
+    ctx, run, out, data = fused_levels_from_0(G, backend, limit=1 << 20, rule=rule)
     sizes = [[2 ** d, 3 * 2 ** d - (d == 0) - 2 ** (d + 1) * (d == 8)] for d in range(9)]
     if rule is None:  # every level, to the empty one after the leaves
         assert np.asarray(run).tolist() == sizes and out.size == 0

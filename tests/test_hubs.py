@@ -14,17 +14,15 @@ warps), so both the warp phase (lists of 32 to 63 edges) and the block phase
 run; a 32-thread block would have only the block phase.
 """
 
-from collections import namedtuple
-
 import numpy as np
 import pytest
 
 import gunpy
-from gunpy import Functor
 from gunpy import operators as ops
 from gunpy.operators.advance import AUTO_HUB_DEGREE
 from gunpy.testing import (ON_CUDASIM, check_bfs_tree, check_sssp_tree, graph_from_edges,
                            nasty_graphs, reference_depths, reference_distances)
+from _helpers import Keep, KeepAll, advance_keep_all, fused_levels_from_0
 
 #: the simulator's block: two warps, so a list of 32..63 edges takes the warp phase
 SIM_BLOCK = 64
@@ -121,13 +119,6 @@ def test_fused_near_far_on_hubs(name, source, fused_backend):
         assert it["launches"] == 1 and it["syncs"] == 1, (it, stats.extra)
 
 
-Keep = namedtuple("Keep", "dummy")
-
-
-class KeepAll(Functor):
-    """Every edge accepted: the output is the frontier's neighbour lists, repeats and all."""
-
-
 @pytest.mark.parametrize("load_balance", ["thread_mapped", "twc", "merge_path"])
 def test_push_output_knows_its_largest_degree(load_balance, backend):
     """A push kernel keeps the largest out-degree of what it emitted (CUDA), read with the
@@ -136,12 +127,7 @@ def test_push_output_knows_its_largest_degree(load_balance, backend):
     deg = np.diff(G.row_offsets)
     ctx = ops.Context(G, backend=backend)
     for ids in ([10], [0, 1, 2], [11], list(range(12, 40)), [5, 10, 20]):
-        out = ops.advance(G, ctx.frontier(ids), KeepAll, Keep(np.zeros(1)),
-                          load_balance=load_balance, context=ctx)
-        got = out.to_numpy()
-        expect = np.concatenate([G.column_indices[G.row_offsets[v]:G.row_offsets[v + 1]]
-                                 for v in ids])
-        assert sorted(got.tolist()) == sorted(expect.tolist())
+        out, got = advance_keep_all(G, ctx, ids, load_balance)
         if backend == "cuda":
             assert out.known_edges == int(deg[got].sum()), (load_balance, ids)
             assert out.known_max_degree == int(deg[got].max()), (load_balance, ids)
@@ -201,22 +187,7 @@ def test_three_argument_auto_predicates_still_work():
 def test_fused_levels_report_the_last_levels_largest_degree(backend):
     """Fused levels stop at the level whose edges reach the limit (the hub's); on CUDA
     its largest out-degree comes back in the same read as the levels' sizes."""
-    from gunpy.functor import compile_functor
-    from gunpy.operators import levels
-
-    class Reach(Functor):
-        @staticmethod
-        def cond_edge(src, dst, edge, weight, data):
-            return gunpy.atomics.cas(data.depth, dst, -1, data.depth[src] + 1) == -1
-
-    G = GRAPHS["path_star"]
-    depth = np.full(G.num_vertices, -1, dtype=np.int32)
-    depth[0] = 0
-    ctx = ops.Context(G, backend=backend)
-    data = namedtuple("Data", "depth")(ctx.backend.asarray(depth))
-    out = ctx.frontier([])
-    run = levels.run(ctx, ctx.frontier([0]), out, compile_functor(Reach, ctx.backend), data,
-                     limit=100)
+    _, run, out, _ = fused_levels_from_0(GRAPHS["path_star"], backend, limit=100)
     assert [int(n) for n, _ in run] == [1] * 11  # 0, 1, ..., 10: the hub's level stops it
     assert out.to_numpy().tolist() == [11] and out.known_edges == 301
     assert out.known_max_degree == (301 if backend == "cuda" else None)

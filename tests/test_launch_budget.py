@@ -18,15 +18,13 @@ pinned staging ring on the launch stream and count as ``uploads``; a copy that
 blocks (a large array, or a wait for the ring) counts as a sync.
 """
 
-from collections import namedtuple
-
 import numpy as np
 import pytest
 
 import gunpy
-from gunpy import Functor
 from gunpy import operators as ops
 from gunpy.testing import nasty_graphs
+from _helpers import advance_keep_all
 
 pytestmark = pytest.mark.sim
 
@@ -121,13 +119,6 @@ def test_bfs_levels_on_a_grid_keep_the_budget(direction, unfused):
     assert all(it["launches"] <= launches and it["syncs"] <= syncs for it in its[2:]), its
 
 
-Keep = namedtuple("Keep", "dummy")
-
-
-class KeepAll(Functor):
-    """Every edge accepted (duplicates and all): the output is the frontier's neighbour lists."""
-
-
 @pytest.mark.parametrize("load_balance", ["thread_mapped", "twc", "merge_path"])
 def test_push_output_knows_its_degree_sum(load_balance):
     """The push kernels' fused degree count equals the degree sum of what they emitted."""
@@ -135,12 +126,7 @@ def test_push_output_knows_its_degree_sum(load_balance):
     ctx = ops.Context(H, backend="cuda")
     deg = np.diff(H.row_offsets)
     for ids in ([0], [1, 2, 3], list(range(0, H.num_vertices, 7))):
-        out = ops.advance(H, ctx.frontier(ids), KeepAll, Keep(np.zeros(1)),
-                          load_balance=load_balance, context=ctx)
-        got = out.to_numpy()
-        expect = np.concatenate([H.column_indices[H.row_offsets[v]:H.row_offsets[v + 1]]
-                                 for v in ids])
-        assert sorted(got.tolist()) == sorted(expect.tolist())
+        out, got = advance_keep_all(H, ctx, ids, load_balance)
         assert out.known_edges == int(deg[got].sum()), (load_balance, ids)
 
 
