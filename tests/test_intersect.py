@@ -150,15 +150,23 @@ def run_recorder(G, functor, backend, left=None, right=None):
     return total, got, ctx
 
 
+def check_matches(G, backend, functor=Recorder, left=None, right=None, keep=None):
+    """Runs ``functor`` (a Recorder) with run_recorder; checks the count it returns, the
+    matches it records and the list entries it reads against the merge (``reference``).
+    Returns ``(recorded matches, the merge's, ctx)``."""
+    total, got, ctx = run_recorder(G, functor, backend, left=left, right=right)
+    expect, read = reference(G, G if left is None else left, G if right is None else right,
+                             keep=keep)
+    assert total == len(expect) and got == expect
+    assert ctx.record["edges"] == read
+    return got, expect, ctx
+
+
 @pytest.mark.parametrize("name", NAMES)
 def test_matches_and_edge_ids_equal_a_merge(name, backend, cpu_split, pairs):
     G = GRAPHS[name]
-    total, got, ctx = run_recorder(G, Recorder, backend)
-    expect, read = reference(G, G, G)
-    assert total == len(expect) == len(got)
-    assert got == expect
+    got, _, ctx = check_matches(G, backend)
     assert sorted((i, j, k) for i, j, _, k, _, _ in got) == raw_matches(G, G, G)
-    assert ctx.record["edges"] == read
     assert ctx.record["strategy"] == "intersect"
 
 
@@ -174,12 +182,9 @@ def test_left_and_right_differ_from_the_mask(backend, cpu_split, pairs):
     G = _random(n, 160, 1)
     L = _random(n, 300, 2, directed=False)
     R = _random(n, 200, 3)
-    total, got, ctx = run_recorder(G, Recorder, backend, left=L, right=R)
-    expect, read = reference(G, L, R)
+    got, expect, _ = check_matches(G, backend, left=L, right=R)
     assert len(expect) > 20  # the test means something
-    assert total == len(expect) and got == expect
     assert sorted((i, j, k) for i, j, _, k, _, _ in got) == raw_matches(G, L, R)
-    assert ctx.record["edges"] == read
     # p indexes left's edges and q right's: the recorded ids point at (i, k) and (j, k)
     for i, j, e, k, p, q in got:
         assert L.column_indices[p] == k and L.row_offsets[i] <= p < L.row_offsets[i + 1]
@@ -197,13 +202,10 @@ def test_only_right_given_left_defaults_to_the_mask(backend):
 
 def test_cond_edge_filters_the_mask_by_weight(backend, cpu_split, pairs):
     G = _random(40, 200, 6, directed=False, weighted=True)
-    total, got, ctx = run_recorder(G, HeavyRecorder, backend)
-    expect, read = reference(G, G, G, keep=lambda w: w > 0.5)
+    got, expect, _ = check_matches(G, backend, HeavyRecorder, keep=lambda w: w > 0.5)
     everything, _ = reference(G, G, G)
     assert 0 < len(expect) < len(everything)
-    assert total == len(expect) and got == expect
     assert sorted((i, j, k) for i, j, _, k, _, _ in got) == raw_matches(G, G, G, lambda w: w > 0.5)
-    assert ctx.record["edges"] == read
 
 
 def test_per_edge_counts_are_common_neighbour_counts(backend, pairs):
@@ -320,6 +322,16 @@ def sequence_hashes(G, L, R):
     return expect
 
 
+def check_sequence(G, backend, left=None, right=None):
+    """Per edge: the merge's calls in the merge's order, one writer at a time (Sequence's
+    hashes equal the merge's)."""
+    ctx = ops.Context(G, backend)
+    data = namedtuple("Data", "hash")(ctx.backend.zeros(G.num_edges, np.int64))
+    ops.intersect(G, Sequence, data, left=left, right=right, context=ctx)
+    expect = sequence_hashes(G, G if left is None else left, G if right is None else right)
+    assert np.array_equal(ctx.backend.to_host(data.hash), expect)
+
+
 def wheel(rim):
     """A hub joined to every vertex of a cycle of ``rim``: hub pairs of ``rim + 3`` entries."""
     return gunpy.Graph.from_networkx(nx.wheel_graph(rim + 1))
@@ -351,15 +363,9 @@ def test_skewed_pairs_call_the_hook_as_the_merge_does(name, backend, pairs, smal
         # repeated_columns and star_pairs
         pytest.skip("the simulator's warp runs wheel_100's hub pairs as shipped (~10 s)")
     G = SKEWED[name]
-    total, got, ctx = run_recorder(G, Recorder, backend)
-    expect, read = reference(G, G, G)
-    assert total == len(expect) > 0 and got == expect
-    assert ctx.record["edges"] == read
-    # per edge: the merge's calls in the merge's order, one writer at a time
-    ctx = ops.Context(G, backend)
-    data = namedtuple("Data", "hash")(ctx.backend.zeros(G.num_edges, np.int64))
-    ops.intersect(G, Sequence, data, context=ctx)
-    assert np.array_equal(ctx.backend.to_host(data.hash), sequence_hashes(G, G, G))
+    _, expect, _ = check_matches(G, backend)
+    assert len(expect) > 0
+    check_sequence(G, backend)
 
 
 def test_long_pairs_with_other_left_and_right(backend, pairs):
@@ -368,16 +374,11 @@ def test_long_pairs_with_other_left_and_right(backend, pairs):
     G = _random(n, 120, 11)
     L = _random(n, 5000, 12, directed=False)
     R = _random(n, 300, 13)
-    total, got, ctx = run_recorder(G, Recorder, backend, left=L, right=R)
-    expect, read = reference(G, L, R)
     src, dst = _edges(G)
     assert np.max(np.diff(L.row_offsets)[src] + np.diff(R.row_offsets)[dst]) >= 64
+    _, expect, _ = check_matches(G, backend, left=L, right=R)
     assert len(expect) > 100
-    assert total == len(expect) and got == expect and ctx.record["edges"] == read
-    ctx = ops.Context(G, backend)
-    data = namedtuple("Data", "hash")(ctx.backend.zeros(G.num_edges, np.int64))
-    ops.intersect(G, Sequence, data, left=L, right=R, context=ctx)
-    assert np.array_equal(ctx.backend.to_host(data.hash), sequence_hashes(G, L, R))
+    check_sequence(G, backend, left=L, right=R)
 
 
 def _triangle_reference(G):
