@@ -14,7 +14,7 @@ from gunpy.functor import compile_functor
 from gunpy.operators import bitmap
 from gunpy.operators.advance import merge_path, pull, thread_mapped, twc
 from gunpy.operators.advance.common import OUTPUTS, PushSpec
-from gunpy.operators.common import frontier_edges, problem_data
+from gunpy.operators.common import problem_data
 from gunpy.operators.context import callable_module, context_for
 
 __all__ = ["advance", "run", "STRATEGIES", "PULL_MAPPINGS", "LOAD_BALANCE_OPTIONS",
