@@ -257,7 +257,7 @@ def test_thin_build_from_the_environment(monkeypatch):
 def test_an_unfused_level_checks_and_looks_up_nothing(backend, load_balance, monkeypatch):
     # an Enactor binds its push advance once (gunpy.operators.advance.Push): the
     # backend's implementations are looked up, and the options checked, on the first
-    # level only, so a run of 60 levels does what a run of 30 does
+    # level only, so a run of 16 levels does what a run of 8 does
     from gunpy.backends.base import Backend
     from gunpy.operators import advance as advance_op
     lookups, binds = [], []
@@ -273,7 +273,7 @@ def test_an_unfused_level_checks_and_looks_up_nothing(backend, load_balance, mon
     monkeypatch.setattr(Backend, "operator", counted_operator)
     monkeypatch.setattr(advance_op.Push, "__init__", counted_init)
     seen = []
-    for n in (30, 60):
+    for n in (8, 16):
         lookups.clear(), binds.clear()
         r = gunpy.bfs(gunpy.generators.path(n), 0, direction="push", load_balance=load_balance,
                       backend=backend)
