@@ -32,32 +32,53 @@ _DLPACK_DEVICES = {1: "CPU", 2: "CUDA", 3: "CUDA host", 4: "OpenCL", 7: "Vulkan"
                    14: "oneAPI"}
 
 
+def is_device_array(a):
+    """True for a numba device array (real or simulated): what kernels take as it is."""
+    return hasattr(a, "copy_to_host") and type(a).__module__.startswith("numba.")
+
+
+def _device_memory(a):
+    """Where ``a`` lives when that is device memory (in words), else None (host memory).
+
+    Numba device arrays, objects with ``__cuda_array_interface__`` (CuPy, PyTorch CUDA
+    tensors, JAX GPU arrays, cuDF columns) and DLPack producers whose device is not
+    the host's.
+    """
+    if isinstance(a, np.ndarray):
+        return None
+    try:
+        if is_device_array(a):
+            return "GPU memory (a numba device array)"
+        if getattr(a, "__cuda_array_interface__", None) is not None:
+            return "GPU memory (it has __cuda_array_interface__)"
+        if hasattr(a, "__dlpack_device__"):
+            kind, dev = a.__dlpack_device__()
+            if int(kind) not in (1, 3):
+                return (f"{_DLPACK_DEVICES.get(int(kind), f'DLPack device type {kind}')} "
+                        f"memory (device {dev})")
+    except Exception:  # a property that cannot answer: read it as an array-like
+        return None
+    return None
+
+
 def _host(name, a):
     """``a`` as a NumPy array, without a copy where it can be read in place.
 
     NumPy arrays and array-likes (lists, pandas and pyarrow columns) go through
     ``np.asarray``; objects that speak DLPack from host memory (PyTorch CPU tensors,
-    JAX CPU arrays) through ``np.from_dlpack``. Arrays in device memory (CuPy,
-    PyTorch CUDA tensors, numba device arrays, cuDF columns) are refused with the
-    device named: graphs are built from host memory.
+    JAX CPU arrays) through ``np.from_dlpack``. Arrays in device memory are refused
+    with the device named: only ``Graph(row_offsets, column_indices, values)`` reads
+    them where they are.
     """
     if isinstance(a, np.ndarray):
         return a
-    where = None
-    try:
-        if getattr(a, "__cuda_array_interface__", None) is not None:
-            where = "GPU memory (it has __cuda_array_interface__)"
-        elif hasattr(a, "__dlpack_device__"):
-            kind, dev = a.__dlpack_device__()
-            if int(kind) not in (1, 3):
-                where = f"{_DLPACK_DEVICES.get(int(kind), f'DLPack device type {kind}')} " \
-                        f"memory (device {dev})"
-    except Exception:  # a property that cannot answer: read it as an array-like below
-        where = None
+    where = _device_memory(a)
     if where is not None:
         kind = f"{type(a).__module__.split('.')[0]}.{type(a).__name__}"
-        raise ValueError(f"{name} is a {kind} in {where}; gunpy builds graphs from host "
-                         "memory: copy it first (CuPy: .get(), PyTorch: .cpu(), numba: "
+        raise ValueError(f"{name} is a {kind} in {where}; this constructor builds graphs in "
+                         "host memory: pass a CSR in device memory to "
+                         "gunpy.Graph(row_offsets, column_indices, values), which keeps it "
+                         "there, or copy it first (CuPy: .get(), PyTorch: .cpu(), numba: "
                          ".copy_to_host(), cuDF: .to_pandas())")
     if hasattr(a, "__dlpack__") and not hasattr(a, "__array__"):
         try:

@@ -14,7 +14,8 @@ import scipy.sparse as sp
 
 from gunpy._csr import build_csr, reverse_edge_ids, transpose_csr
 from gunpy._inputs import (_as_column_indices, _as_count, _as_id_array, _as_row_offsets,
-                           _as_weights, _check_offsets, _host, _index_dtype, _nx_weights)
+                           _as_weights, _check_offsets, _device_memory, _host, _index_dtype,
+                           _nx_weights)
 
 __all__ = ["Graph", "CSC", "DeviceCache"]
 
@@ -126,11 +127,32 @@ class Graph:
     change must keep ``row_offsets[-1] == len(column_indices)``, so changing the
     edge count means building a new graph. :meth:`release_device` drops the
     backend copies without changing anything.
+
+    **Arrays in GPU memory.** ``Graph(row_offsets, column_indices, values)`` also takes
+    the three arrays in GPU memory (CuPy, PyTorch CUDA tensors, JAX, numba device
+    arrays: anything with ``__cuda_array_interface__``) and keeps them there
+    (:attr:`on_device`): one kernel checks them as the host path does and converts, on
+    the device, what is not already int64 / int32 / float64. ``copy=True`` (the
+    default) gives the graph arrays of its own; ``copy=False`` reads the caller's in
+    place where their types already match (no device memory spent; the caller must
+    not write them while the graph is used). The CUDA backend runs on them with no
+    host copy; a host backend refuses them (``G.to_host()`` makes a host graph), and
+    the NumPy views (``G.row_offsets``, :meth:`csc`, :meth:`to_scipy`...) are copied
+    down when first read.
     """
 
     def __init__(self, row_offsets, column_indices, values=None, *, directed=True,
-                 node_labels=None, _trusted=False):
-        # _trusted: arrays gunpy has just built (build_csr, a reader), owned by nobody else
+                 node_labels=None, copy=True, _trusted=False):
+        self.directed = bool(directed)
+        self.node_labels = node_labels
+        self._csc = None
+        self._device = DeviceCache()
+        self._degrees = None
+        self._on_device = None
+        where = [_device_memory(a) for a in (row_offsets, column_indices, values)]
+        if not _trusted and any(where):
+            self._adopt(row_offsets, column_indices, values, where, copy)
+            return
         if _trusted:
             row_offsets = np.asarray(row_offsets)
             column_indices = np.asarray(column_indices)
@@ -147,11 +169,31 @@ class Graph:
         self._row_offsets = _frozen(row_offsets)
         self._column_indices = _frozen(column_indices)
         self._values = _frozen(values)
-        self.directed = bool(directed)
-        self.node_labels = node_labels
-        self._csc = None
-        self._device = DeviceCache()
-        self._degrees = None
+
+    def _adopt(self, row_offsets, column_indices, values, where, copy):
+        """Keep a CSR given in device memory there, checked and typed on the device."""
+        names = ("row_offsets", "column_indices", "values")
+        host = [name for name, w, a in zip(names, where, (row_offsets, column_indices, values))
+                if w is None and a is not None]
+        if host:
+            on = next(name for name, w in zip(names, where) if w)
+            raise ValueError(f"{on} is in {where[names.index(on)]} but {host[0]} is in host "
+                             "memory: pass all three in one place")
+        from gunpy.backends import get_backend
+        try:
+            backend = get_backend("cuda")
+        except RuntimeError as exc:
+            on = next(name for name, w in zip(names, where) if w)
+            raise ValueError(f"{on} is in {where[names.index(on)]}, but the CUDA backend "
+                             f"cannot run here ({exc})") from exc
+        from gunpy.backends.interop import adopt_csr
+        dev = adopt_csr(backend, row_offsets, column_indices, values, _index_dtype, copy=copy)
+        n = dev.row_offsets.shape[0] - 1
+        if self.node_labels is not None and len(self.node_labels) != n:
+            raise ValueError(f"node_labels has {len(self.node_labels)} entries for {n} "
+                             "vertices")
+        self._row_offsets = self._column_indices = self._values = None
+        self._on_device = dev
 
     #: True when gunpy built the structure symmetric (``from_edges(directed=False)``
     #: stores every edge both ways): the twins map of :meth:`csc` then skips its symmetry
@@ -392,13 +434,14 @@ class Graph:
     # was derived from the old one (backend copies, the reverse view, degrees).
     @property
     def row_offsets(self):
-        return self._row_offsets
+        ro = self._row_offsets
+        return ro if ro is not None else self._host_view()[0]
 
     @row_offsets.setter
     def row_offsets(self, a):
         ro = _as_row_offsets(a)
         n = ro.shape[0] - 1
-        ci = self._column_indices
+        ci = self._leave_device()[1]
         _check_offsets(ro, ci.shape[0])
         if ci.size and ci.max() >= n:
             i = int(np.argmax(ci >= n))
@@ -414,24 +457,72 @@ class Graph:
 
     @property
     def column_indices(self):
-        return self._column_indices
+        ci = self._column_indices
+        return ci if ci is not None else self._host_view()[1]
 
     @column_indices.setter
     def column_indices(self, a):
         ci = _as_column_indices(a, self.num_vertices)
-        _check_offsets(self._row_offsets, ci.shape[0])
+        _check_offsets(self._leave_device()[0], ci.shape[0])
         self._column_indices = _frozen(ci)
         self._symmetric = False
         self._invalidate()
 
     @property
     def values(self):
+        if self._on_device is not None and self._row_offsets is None:
+            return self._host_view()[2]
         return self._values
 
     @values.setter
     def values(self, a):
+        self._leave_device()
         self._values = None if a is None else _frozen(_as_weights(a, self.num_edges))
         self._invalidate()
+
+    # ------------------------------------------------------------ device memory
+    @property
+    def on_device(self):
+        """Where the graph's arrays were given, when that is device memory (``"CUDA
+        device 0"``), else None.
+
+        A graph built from arrays in GPU memory keeps them there: the CUDA backend reads
+        them in place, and a host copy (``G.row_offsets`` and the other NumPy views,
+        ``csc()``, ``to_scipy()``...) is made only when one of those is first read.
+        """
+        return None if self._on_device is None else self._on_device.device
+
+    @property
+    def index_dtype(self):
+        """``column_indices``' dtype (int32, or int64 past 2**31 - 1 vertices), read
+        without a host copy."""
+        if self._on_device is not None:
+            return self._on_device.column_indices.dtype
+        return self._column_indices.dtype
+
+    def _host_view(self):
+        """The host arrays of a graph given in device memory, copied down on first use."""
+        if self._row_offsets is None:
+            dev = self._on_device
+            self._row_offsets = _frozen(dev.row_offsets.copy_to_host())
+            self._column_indices = _frozen(dev.column_indices.copy_to_host())
+            self._values = None if dev.values is None else _frozen(dev.values.copy_to_host())
+        return self._row_offsets, self._column_indices, self._values
+
+    def _leave_device(self):
+        """Host arrays from now on (an array is being rebound): the device ones dropped."""
+        arrays = (self._row_offsets, self._column_indices, self._values) \
+            if self._on_device is None else self._host_view()
+        self._on_device = None
+        return arrays
+
+    def to_host(self):
+        """This graph with its arrays in host memory (itself when they are there already)."""
+        if self._on_device is None:
+            return self
+        ro, ci, vals = self._host_view()
+        return Graph(ro, ci, vals, directed=self.directed, node_labels=self.node_labels,
+                     _trusted=True)
 
     def _invalidate(self):
         self._device.clear()
@@ -440,8 +531,9 @@ class Graph:
 
     # pickle / copy.deepcopy: the host arrays only (backend copies are per process)
     def __getstate__(self):
+        self._host_view() if self._on_device is not None else None
         state = self.__dict__.copy()
-        state.update(_device=None, _csc=None, _degrees=None)
+        state.update(_device=None, _csc=None, _degrees=None, _on_device=None)
         return state
 
     def __setstate__(self, state):
@@ -453,15 +545,19 @@ class Graph:
     # ------------------------------------------------------------- properties
     @property
     def num_vertices(self):
-        return self.row_offsets.shape[0] - 1
+        ro = self._row_offsets
+        return (ro if ro is not None else self._on_device.row_offsets).shape[0] - 1
 
     @property
     def num_edges(self):
-        return self.column_indices.shape[0]
+        ci = self._column_indices
+        return (ci if ci is not None else self._on_device.column_indices).shape[0]
 
     @property
     def weighted(self):
-        return self.values is not None
+        if self._on_device is not None:
+            return self._on_device.values is not None
+        return self._values is not None
 
     def out_degrees(self):
         """Out-degree of every vertex (int64)."""
@@ -528,7 +624,7 @@ class Graph:
 
     def __repr__(self):
         kind = "directed" if self.directed else "undirected"
-        w = ", weighted" if self.values is not None else ""
+        w = ", weighted" if self.weighted else ""
         return f"<gunpy.Graph {kind}{w}: {self.num_vertices} vertices, {self.num_edges} edges>"
 
 

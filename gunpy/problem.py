@@ -167,4 +167,4 @@ class Problem:
 
     @property
     def index_dtype(self):
-        return self.graph.column_indices.dtype
+        return self.graph.index_dtype

@@ -5,6 +5,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from gunpy._inputs import is_device_array
+
 __all__ = ["Stats", "Result", "component_edges"]
 
 
@@ -104,6 +106,11 @@ class Stats:
         """An int, or a function that counts them when first read."""
         self._graph500_edges = edges
 
+    def __getstate__(self):
+        state = self.__dict__.copy()
+        state["_graph500_edges"] = self.graph500_edges  # counted now: a function does not pickle
+        return state
+
     @property
     def graph500_mteps(self):
         """:attr:`graph500_edges` per microsecond: TEPS as Graph500 (and most papers)
@@ -168,7 +175,9 @@ class Result:
         ``inf`` for distances, NaN works too), or ``{field: value}``: such entries are
         left out of :meth:`to_dict` and :meth:`to_networkx`. Default: none left out.
     **arrays
-        The fields' arrays (NumPy, one entry per vertex), as attributes.
+        The fields' arrays (one entry per vertex), as attributes: NumPy arrays, or
+        numba device arrays, kept on the device (:meth:`device_array`, :meth:`to_cupy`,
+        :meth:`to_torch`) and copied to NumPy when the attribute is first read.
 
     A subclass may set ``fields``, ``main`` and ``unreached`` as class attributes instead
     (the built-in results do) and override :meth:`is_unreached` for other rules.
@@ -193,10 +202,14 @@ class Result:
         self.graph = graph
         self.stats = Stats() if stats is None else stats
         for name, arr in arrays.items():
-            setattr(self, name, arr)
+            if is_device_array(arr):
+                self.__dict__.setdefault("_on_device", {})[name] = arr
+            else:
+                setattr(self, name, arr)
         if fields is not None or (arrays and not type(self)._fields):
             self._fields = tuple(arrays if fields is None else fields)
-        missing = [f for f in self._fields if not hasattr(self, f)]
+        kept = self.__dict__.get("_on_device", ())
+        missing = [f for f in self._fields if f not in kept and not hasattr(self, f)]
         if missing:
             raise TypeError(f"{type(self).__name__}: no array given for field(s) "
                             f"{', '.join(missing)}")
@@ -208,6 +221,65 @@ class Result:
             raise ValueError(f"main={self._main!r} is not one of the fields {self._fields}")
         if unreached is not None:
             self.unreached = unreached
+
+    def __getattr__(self, name):
+        # a field computed on a device: copied to NumPy when first read as an attribute
+        kept = self.__dict__.get("_on_device")
+        if kept is None or name not in kept:
+            raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+        arr = kept[name].copy_to_host()
+        setattr(self, name, arr)
+        return arr
+
+    def __getstate__(self):
+        for name in list(self.__dict__.get("_on_device", ())):
+            getattr(self, name)  # pickled as NumPy: device memory is per process
+        state = self.__dict__.copy()
+        state.pop("_on_device", None)
+        return state
+
+    def device_array(self, field=None):
+        """``field`` (default :attr:`main`) in GPU memory, as a numba device array (it has
+        ``__cuda_array_interface__``, so CuPy, PyTorch and JAX read it in place).
+
+        A run on the CUDA backend leaves its arrays on the device: this is that array,
+        no copy (and ``r.depth`` copies it to NumPy the first time it is read, once). A
+        run on a host backend's result is uploaded here (a copy each call).
+        """
+        name = self._field(field)
+        kept = self.__dict__.get("_on_device", {})
+        if name in kept:
+            return kept[name]
+        from numba import cuda
+        return cuda.to_device(np.ascontiguousarray(getattr(self, name)))
+
+    def to_cupy(self, field=None):
+        """``field`` (default :attr:`main`) as a CuPy array: the device array itself (no
+        copy) after a run on the CUDA backend, an upload otherwise. Needs CuPy."""
+        try:
+            import cupy
+        except ImportError as exc:
+            raise ImportError("to_cupy() needs CuPy: pip install cupy-cuda13x") from exc
+        return cupy.asarray(self.device_array(field))
+
+    def to_torch(self, field=None):
+        """``field`` (default :attr:`main`) as a PyTorch tensor over the same memory: a
+        CUDA tensor after a run on the CUDA backend, a CPU tensor after a run on the host
+        (``torch.from_numpy``). Needs PyTorch."""
+        try:
+            import torch
+        except ImportError as exc:
+            raise ImportError("to_torch() needs PyTorch: pip install torch") from exc
+        name = self._field(field)
+        if name in self.__dict__.get("_on_device", {}):
+            return torch.as_tensor(self.device_array(name), device="cuda")
+        return torch.from_numpy(getattr(self, name))
+
+    def _field(self, field):
+        name = field or self._main
+        if name not in self._fields:
+            raise ValueError(f"{name!r} is not one of the fields {self._fields}")
+        return name
 
     @property
     def fields(self):
@@ -272,6 +344,8 @@ class Result:
         return g
 
     def __repr__(self):
-        fields = ", ".join(f"{f}=<{getattr(self, f).dtype}[{getattr(self, f).shape[0]}]>"
-                           for f in self._fields)
+        kept = self.__dict__.get("_on_device", {})
+        arrays = {f: kept[f] if f in kept else getattr(self, f) for f in self._fields}
+        fields = ", ".join(f"{f}=<{a.dtype}[{a.shape[0]}]{' on device' if f in kept else ''}>"
+                           for f, a in arrays.items())
         return f"{type(self).__name__}({fields}, stats={self.stats.summary()})"

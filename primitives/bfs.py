@@ -180,10 +180,11 @@ def bfs(G, source, *, direction="auto", load_balance="auto", idempotent=False, b
                          idempotent=idempotent, direction_policy=direction_policy,
                          max_iterations=max_depth)
     stats = enactor.enact()
-    depth = problem.take(problem.depth)
-    stats.graph500_edges = lambda: component_edges(G, depth >= 0)
-    return BFSResult(G, stats, depth=depth,
-                     parent=problem.take(problem.parent))
+    # the problem's own arrays (it is done with them): NumPy on a host backend, left on
+    # the device by the CUDA backend until the result is read
+    r = BFSResult(G, stats, depth=problem.depth, parent=problem.parent)
+    stats.graph500_edges = lambda: component_edges(G, r.depth >= 0)
+    return r
 
 
 def _summary(r, G, source):

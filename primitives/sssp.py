@@ -281,9 +281,10 @@ def sssp(G, source, *, delta=None, method="near_far", load_balance="auto", backe
     enactor = SSSPEnactor(problem, method=method, load_balance=load_balance)
     problem.reset(source, delta)
     stats = enactor.enact()
-    distance, parent = problem.extract()
-    stats.graph500_edges = lambda: component_edges(G, parent >= 0)
-    return SSSPResult(G, stats, distance=distance, parent=parent)
+    # the problem's own arrays: left on the device by the CUDA backend until read
+    r = SSSPResult(G, stats, distance=problem.distance, parent=problem.parent)
+    stats.graph500_edges = lambda: component_edges(G, r.parent >= 0)
+    return r
 
 
 def _summary(r, G, source):

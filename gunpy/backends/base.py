@@ -304,6 +304,14 @@ class Backend:
         where the backend's memory is not the host's. Kernels never write what this returns."""
         return self.asarray(host)
 
+    def adopt(self, G):
+        """``(row_offsets, column_indices, values or None)`` of a graph given in device
+        memory (``G.on_device``), as kernels read them: refused where the backend's memory
+        is not that device's."""
+        raise ValueError(f"the graph's arrays are on {G.on_device}; the {self.name} "
+                         "backend reads host memory: run it with backend='cuda', or on a "
+                         "host copy (G.to_host())")
+
     def set_length(self, length, n):
         """Set a frontier's device ``length`` to ``[n, 0, -1]``: its size, a zeroed degree
         count and no largest degree (one upload)."""
@@ -388,8 +396,8 @@ class Backend:
 
     def _graph_memory_message(self, G, csc, coo):
         n, m = G.num_vertices, G.num_edges
-        idx = G.column_indices.dtype.itemsize
-        parts = {"CSR": 8 * (n + 1) + idx * m + (8 * m if G.values is not None else 0)}
+        idx = G.index_dtype.itemsize
+        parts = {"CSR": 8 * (n + 1) + idx * m + (8 * m if G.weighted else 0)}
         if csc:
             parts["reverse graph"] = 8 * m + (0 if not G.directed else 8 * (n + 1) + idx * m)
         if coo:
@@ -410,8 +418,12 @@ class Backend:
         if cached is not None and cached.has_coo:
             coo = True
         dummy_f = np.zeros(1, dtype=np.float64)
-        dummy_i = np.zeros(1, dtype=G.column_indices.dtype)
-        if cached is None:
+        dummy_i = np.zeros(1, dtype=G.index_dtype)
+        if cached is None and G.on_device is not None:
+            ro, ci, vals = self.adopt(G)
+            if vals is None:
+                vals = self.asarray(dummy_f)
+        elif cached is None:
             ro = self.share(G.row_offsets)
             ci = self.share(G.column_indices)
             vals = self.share(G.values) if G.values is not None else self.asarray(dummy_f)
@@ -447,7 +459,7 @@ class Backend:
                                        G.out_degrees()))
         else:
             es = self.asarray(dummy_i)
-        dg = DeviceGraph(G.num_vertices, G.num_edges, G.values is not None, ro, ci, vals,
+        dg = DeviceGraph(G.num_vertices, G.num_edges, G.weighted, ro, ci, vals,
                          io, ii, ie, nie, csc, es, coo, bool(csc and ids))
         return G._device.keep_graph(self, dg)
 

@@ -357,6 +357,10 @@ class CudaBackend(Backend):
                                             else DriverCopies(self.stream))
         return copies if copies is not None and arr.strides[0] == arr.dtype.itemsize else None
 
+    def adopt(self, G):
+        dev = G._on_device
+        return dev.row_offsets, dev.column_indices, dev.values
+
     def head_to_host(self, arr, n):
         if n == 0:
             return np.zeros(0, dtype=arr.dtype)

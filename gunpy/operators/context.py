@@ -65,7 +65,7 @@ class Context:
         self.graph = graph
         self.backend = backend if isinstance(backend, Backend) else get_backend(backend)
         self.num_vertices = graph.num_vertices
-        self.index_dtype = np.dtype(graph.column_indices.dtype)
+        self.index_dtype = np.dtype(graph.index_dtype)
         #: the stats sink: operators add to it (see :meth:`log`)
         self.record = {"edges": 0}
         #: the visited bitmap (uint32 words on the backend), or None when none is kept

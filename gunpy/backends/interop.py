@@ -1,0 +1,160 @@
+"""Arrays in GPU memory from other libraries (CuPy, PyTorch, JAX, numba), read where they are.
+
+:func:`device_view` turns an object with ``__cuda_array_interface__`` (CuPy,
+PyTorch and JAX arrays on a GPU, numba device arrays) into a numba device array
+over the same memory: no copy, and the object is kept alive by the view.
+:func:`adopt_csr` checks a CSR held in device memory with one kernel (offsets start
+at 0, never decrease and end at the edge count; every column index is in range)
+and converts, on the device, what is not already in the graph's types (int64
+offsets, int32 or int64 indices, float64 weights). Nothing graph-sized crosses to
+the host: the check reads back five numbers.
+
+Under numba's simulator "device memory" is host memory, so a view there is a
+NumPy view of the interface's pointer: the same code path, testable without a GPU.
+"""
+
+import numpy as np
+from numba import cuda
+
+from gunpy._inputs import is_device_array
+from gunpy.backends.cuda import ON_CUDASIM, kernel
+
+__all__ = ["device_view", "adopt_csr", "DeviceCSR", "device_name"]
+
+_BIG = np.iinfo(np.int64).max
+
+
+def device_name():
+    """The device arrays live on, in words."""
+    if ON_CUDASIM:
+        return "the simulated CUDA device"
+    return f"CUDA device {cuda.get_current_device().id}"
+
+
+class _SimulatedMemory:
+    """The simulator's view of an interface: its pointer read as host memory."""
+
+    def __init__(self, owner, cai):
+        self.owner = owner  # kept alive as long as the view (NumPy keeps this object)
+        self.__array_interface__ = {"data": cai["data"], "shape": tuple(cai["shape"]),
+                                    "typestr": cai["typestr"], "strides": cai.get("strides"),
+                                    "version": 3}
+
+
+def device_view(name, a):
+    """``a`` (in GPU memory) as a numba device array over the same memory."""
+    if is_device_array(a):
+        return a
+    try:
+        has_cai = getattr(a, "__cuda_array_interface__", None) is not None
+    except Exception:  # noqa: BLE001 - a property that cannot answer
+        has_cai = False
+    if not has_cai:
+        raise ValueError(f"{name} ({type(a).__module__.split('.')[0]}.{type(a).__name__}) is "
+                         "in GPU memory but has no __cuda_array_interface__, the protocol "
+                         "gunpy reads device arrays through; wrap it first (for example "
+                         "cupy.from_dlpack(x))")
+    if ON_CUDASIM:
+        from numba.cuda.simulator.cudadrv.devicearray import FakeCUDAArray
+        return FakeCUDAArray(np.asarray(_SimulatedMemory(a, a.__cuda_array_interface__)))
+    return cuda.as_cuda_array(a)  # waits for the producer's stream (CAI v3 "stream")
+
+
+#: A CSR in device memory, in the graph's types: ``values`` is None when unweighted
+#: and ``device`` names where it lives.
+class DeviceCSR:
+    __slots__ = ("row_offsets", "column_indices", "values", "device")
+
+    def __init__(self, row_offsets, column_indices, values, device):
+        self.row_offsets, self.column_indices = row_offsets, column_indices
+        self.values, self.device = values, device
+
+
+def _check_csr(ro, ci, n, m, out):
+    # out: [first offset that decreases, first column out of range, ro[0], ro[n]]
+    start = cuda.grid(1)
+    if start == 0:
+        out[2] = ro[0]
+        out[3] = ro[n]
+    for i in range(start, max(n, m), cuda.gridsize(1)):
+        if i < n and ro[i] > ro[i + 1]:
+            cuda.atomic.min(out, 0, i + 1)
+        if i < m:
+            c = ci[i]
+            if c < 0 or c >= n:
+                cuda.atomic.min(out, 1, i)
+
+
+def _convert(src, dst, n):
+    for i in range(cuda.grid(1), n, cuda.gridsize(1)):
+        dst[i] = src[i]
+
+
+check_csr_kernel = kernel(_check_csr)
+convert_kernel = kernel(_convert)
+
+
+def _vector(name, arr, kinds, what):
+    if arr.ndim != 1:
+        raise ValueError(f"{name} must be one-dimensional, got shape {arr.shape}")
+    dt = np.dtype(arr.dtype)
+    if dt.kind not in kinds or (dt.kind == "u" and dt.itemsize == 8):
+        raise ValueError(f"{name} must hold {what}, got dtype {dt} (in GPU memory: convert "
+                         "it there first, for example x.astype('int64'))")
+
+
+def _in_type(backend, arr, dtype, copy):
+    """``arr`` as a contiguous device array of ``dtype``: itself when it already is one
+    (and ``copy`` is False), else a new array filled on the device."""
+    contiguous = arr.shape[0] < 2 or arr.strides[0] == arr.dtype.itemsize
+    if not copy and arr.dtype == dtype and contiguous:
+        return arr
+    out = backend.empty(arr.shape[0], dtype)
+    backend.run(convert_kernel, arr.shape[0], arr, out, arr.shape[0])
+    return out
+
+
+def adopt_csr(backend, row_offsets, column_indices, values, index_dtype, *, copy=True):
+    """Check a device CSR and return it (:class:`DeviceCSR`) in the graph's types.
+
+    ``row_offsets``, ``column_indices`` and ``values`` (or None) are objects in GPU
+    memory (:func:`device_view`); ``index_dtype(n)`` is the indices' type for ``n``
+    vertices. ``copy=False`` keeps the caller's arrays where their types already
+    match (the graph then reads them in place). Raises ``ValueError`` naming the array,
+    the index and the rule, as the host constructor does.
+    """
+    ro = device_view("row_offsets", row_offsets)
+    ci = device_view("column_indices", column_indices)
+    _vector("row_offsets", ro, "iu", "integer offsets")
+    _vector("column_indices", ci, "iu", "integer vertex ids")
+    if ro.shape[0] < 1:
+        raise ValueError("row_offsets must have num_vertices + 1 entries, got none")
+    n, m = ro.shape[0] - 1, ci.shape[0]
+    out = backend.asarray(np.array([_BIG, _BIG, 0, 0], dtype=np.int64))
+    # in the caller's own types, before any conversion could wrap a bad id into range
+    backend.run(check_csr_kernel, max(n, m, 1), ro, ci, np.int64(n), np.int64(m), out)
+    bad_offset, bad_column, first, last = backend.to_host(out).tolist()
+    if first != 0:
+        raise ValueError(f"row_offsets[0] = {first}; it must be 0")
+    if bad_offset != _BIG:
+        raise ValueError(f"row_offsets decrease at {bad_offset}; they must never decrease")
+    if last != m:
+        raise ValueError(f"row_offsets[-1] = {last} but there are {m} column indices")
+    if bad_column != _BIG:
+        value = ci[bad_column:bad_column + 1].copy_to_host()[0]
+        raise ValueError(f"column_indices[{bad_column}] = {value} is out of range for {n} "
+                         f"vertices (ids 0..{n - 1})")
+    vals = None
+    if values is not None:
+        vals = device_view("values", values)
+        _vector("values", vals, "fiub", "real weights")
+        if vals.shape[0] != m:
+            raise ValueError(f"values must be a 1-D array of length {m} (one per edge), "
+                             f"got shape {vals.shape}")
+        if vals.dtype.kind in "iu" and vals.dtype.itemsize > 4:
+            raise ValueError(f"values are {vals.dtype} in GPU memory: float64 holds integers "
+                             "exactly only within +-2**53, so convert them there first "
+                             "(x.astype('float64'))")
+        vals = _in_type(backend, vals, np.float64, copy)
+    return DeviceCSR(_in_type(backend, ro, np.int64, copy),
+                     _in_type(backend, ci, index_dtype(n), copy), vals, device_name())

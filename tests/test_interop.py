@@ -1,0 +1,222 @@
+"""Graphs from arrays in GPU memory, and results left there (CuPy, PyTorch, JAX, numba).
+
+Oracles come from the raw edge lists (networkx, scipy); the device arrays are numba
+device arrays (simulated ones in sim mode) or an object that only speaks
+``__cuda_array_interface__``, as CuPy and PyTorch arrays do.
+"""
+
+import pickle
+import sys
+import types
+
+import networkx as nx
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+import gunpy
+
+
+def _csr(edges, n, directed=True):
+    """Host CSR arrays (int64, int64) straight from an edge list (scipy, no gunpy)."""
+    src, dst = np.array(edges, dtype=np.int64).T if edges else (np.zeros(0, int),) * 2
+    A = sp.csr_array((np.ones(len(src)), (src, dst)), shape=(n, n))
+    if not directed:
+        A = A + A.T
+    A.sum_duplicates()
+    A.sort_indices()
+    return A.indptr.astype(np.int64), A.indices.astype(np.int64)
+
+
+def _nx_depths(edges, n, source, directed=True):
+    g = (nx.DiGraph if directed else nx.Graph)()
+    g.add_nodes_from(range(n))
+    g.add_edges_from(edges)
+    got = nx.single_source_shortest_path_length(g, source)
+    return [got.get(v, -1) for v in range(n)]
+
+
+# a hub past a 32-thread block, a long path, an isolated vertex, a second component
+N = 90
+EDGES = ([(0, v) for v in range(1, 41)] + [(v, v + 1) for v in range(40, 80)]
+         + [(82, 83), (83, 84)])
+
+
+class Foreign:
+    """An array that only speaks ``__cuda_array_interface__`` (as CuPy and PyTorch do),
+    over a buffer the test owns (the simulator's device memory is host memory)."""
+
+    def __init__(self, host):
+        self.host = host
+        self.__cuda_array_interface__ = {
+            "shape": host.shape, "typestr": host.dtype.str, "strides": None,
+            "data": (host.ctypes.data, False), "version": 3}
+
+
+@pytest.fixture
+def cuda():
+    from numba import cuda
+    return cuda
+
+
+def _pointer(device_array):
+    return device_array.__cuda_array_interface__["data"][0] \
+        if hasattr(device_array, "__cuda_array_interface__") \
+        else device_array._ary.__array_interface__["data"][0]
+
+
+@pytest.mark.sim
+@pytest.mark.parametrize("directed", [True, False])
+def test_a_device_csr_runs_bfs_with_no_host_copy_of_the_graph(cuda, directed, monkeypatch):
+    n = 3000  # isolated vertices past EDGES: graph-sized arrays outgrow any counter read
+    ro, ci = _csr(EDGES, n, directed)
+    G = gunpy.Graph(cuda.to_device(ro), cuda.to_device(ci), directed=directed)
+    assert G.on_device and "CUDA device" in G.on_device
+    assert (G.num_vertices, G.num_edges) == (n, ci.shape[0])
+    device_type = type(G._on_device.row_offsets)
+    copies = []
+    real = device_type.copy_to_host
+
+    def counted(self, *args, **kw):
+        out = real(self, *args, **kw)
+        copies.append(out.nbytes)
+        return out
+
+    monkeypatch.setattr(device_type, "copy_to_host", counted)
+    r = gunpy.bfs(G, 0, direction="push", backend="cuda")
+    # counters and frontier sizes (the fused levels' table: 8 KiB), never a vertex array
+    assert copies and max(copies) < 4 * n, copies
+    assert G._row_offsets is None  # no host view of the graph was made
+    dev = r.device_array("depth")
+    assert dev is r.device_array("depth")  # the run's own array: no copy
+    monkeypatch.undo()
+    want = _nx_depths(EDGES, n, 0, directed)
+    assert r.depth.tolist() == want
+    assert r.parent[0] == 0 and all(r.depth[r.parent[v]] == d - 1
+                                    for v, d in enumerate(want) if d > 0)
+
+
+@pytest.mark.sim
+def test_a_foreign_array_is_read_in_place_with_copy_false(cuda):
+    ro, ci = _csr(EDGES, N)
+    ci32 = ci.astype(np.int32)
+    G = gunpy.Graph(Foreign(ro), Foreign(ci32), copy=False)
+    # the graph's arrays are the caller's memory: no device copy, no host copy
+    assert _pointer(G._on_device.row_offsets) == ro.ctypes.data
+    assert _pointer(G._on_device.column_indices) == ci32.ctypes.data
+    assert gunpy.bfs(G, 0, direction="push").depth.tolist() == _nx_depths(EDGES, N, 0)
+    # the default copies (on the device), so the caller's later writes do not reach it
+    H = gunpy.Graph(Foreign(ro), Foreign(ci32))
+    assert _pointer(H._on_device.row_offsets) != ro.ctypes.data
+
+
+@pytest.mark.sim
+def test_device_arrays_of_other_types_are_converted_on_the_device(cuda):
+    ro, ci = _csr(EDGES, N, directed=False)
+    w = (np.arange(ci.shape[0]) % 7 + 1).astype(np.float32)
+    G = gunpy.Graph(cuda.to_device(ro.astype(np.int32)), cuda.to_device(ci),
+                    cuda.to_device(w), directed=False)
+    dev = G._on_device
+    assert (dev.row_offsets.dtype, dev.column_indices.dtype, dev.values.dtype) == \
+        (np.int64, np.int32, np.float64)
+    H = gunpy.Graph(ro, ci, w.astype(np.float64), directed=False)  # the host twin
+    got = gunpy.sssp(G, 0, backend="cuda").distance
+    want = sp.csgraph.dijkstra(sp.csr_array((w.astype(np.float64), ci, ro), shape=(N, N)),
+                               indices=0)
+    np.testing.assert_allclose(got, want)
+    np.testing.assert_allclose(gunpy.sssp(H, 0, backend="cuda").distance, want)
+    # pull reads the reverse view, built on the host from one copy down (documented)
+    assert gunpy.bfs(G, 5, direction="pull").depth.tolist() == \
+        _nx_depths(EDGES, N, 5, directed=False)
+
+
+@pytest.mark.sim
+def test_bad_device_arrays_are_refused_naming_the_array_and_index(cuda):
+    dev = cuda.to_device
+    cases = [
+        ((np.array([1, 2, 3]), np.array([0, 1, 2])), r"row_offsets\[0\] = 1; it must be 0"),
+        ((np.array([0, 2, 1, 3]), np.array([0, 1, 2])), r"row_offsets decrease at 2"),
+        ((np.array([0, 1, 2]), np.array([0, 1, 0])), r"row_offsets\[-1\] = 2 but there are 3"),
+        ((np.array([0, 1, 2]), np.array([1, 2])), r"column_indices\[1\] = 2 is out of range"),
+        ((np.array([0, 1, 2]), np.array([1, -1])), r"column_indices\[1\] = -1 is out of range"),
+        ((np.array([0, 1, 2]), np.array([1.0, 0.0])), r"column_indices must hold integer"),
+        ((np.array([0, 1, 2], np.uint64), np.array([1, 0])), r"row_offsets must hold integer"),
+        ((np.zeros((2, 2), np.int64), np.array([1, 0])), r"row_offsets must be one-dim"),
+    ]
+    for (ro, ci), message in cases:
+        with pytest.raises(ValueError, match=message):
+            gunpy.Graph(dev(ro), dev(ci))
+    ro, ci = dev(np.array([0, 1, 2])), dev(np.array([1, 0]))
+    with pytest.raises(ValueError, match=r"values must be a 1-D array of length 2"):
+        gunpy.Graph(ro, ci, dev(np.ones(3)))
+    with pytest.raises(ValueError, match=r"values are int64 in GPU memory"):
+        gunpy.Graph(ro, ci, dev(np.ones(2, np.int64)))
+    with pytest.raises(ValueError, match=r"but column_indices is in host memory"):
+        gunpy.Graph(ro, np.array([1, 0]))
+    with pytest.raises(ValueError, match=r"node_labels has 3 entries for 2 vertices"):
+        gunpy.Graph(ro, ci, node_labels=["a", "b", "c"])
+
+
+@pytest.mark.sim
+def test_a_host_backend_refuses_a_device_graph_and_to_host_gives_one(cuda):
+    ro, ci = _csr(EDGES, N)
+    G = gunpy.Graph(cuda.to_device(ro), cuda.to_device(ci))
+    with pytest.raises(ValueError, match=r"arrays are on the .*CUDA device; the cpu backend "
+                                         r"reads host memory.*G\.to_host\(\)"):
+        gunpy.bfs(G, 0, backend="cpu")
+    H = G.to_host()
+    assert H.on_device is None and H is not G
+    assert gunpy.bfs(H, 0, backend="cpu").depth.tolist() == _nx_depths(EDGES, N, 0)
+    assert np.array_equal(G.row_offsets, ro) and np.array_equal(G.column_indices, ci)
+    # rebinding an array moves the graph to the host, validated as ever
+    G.values = np.ones(G.num_edges)
+    assert G.on_device is None and G.weighted
+    assert gunpy.bfs(G, 0, backend="cpu").depth.tolist() == _nx_depths(EDGES, N, 0)
+    # a pickled device graph is a host graph
+    assert pickle.loads(pickle.dumps(gunpy.Graph(cuda.to_device(ro), cuda.to_device(ci)))
+                        ).on_device is None
+
+
+@pytest.mark.sim
+def test_a_cuda_result_stays_on_the_device_until_read(cuda, monkeypatch):
+    G = gunpy.Graph.from_edges([e[0] for e in EDGES], [e[1] for e in EDGES], num_vertices=N)
+    r = gunpy.bfs(G, 0, direction="push", backend="cuda")
+    assert "depth" not in vars(r) and "on device" in repr(r)
+    dev = r.device_array()  # the main field
+    seen = {}
+    monkeypatch.setitem(sys.modules, "cupy", types.SimpleNamespace(
+        asarray=lambda a: seen.setdefault("cupy", a)))
+    monkeypatch.setitem(sys.modules, "torch", types.SimpleNamespace(
+        as_tensor=lambda a, device: seen.setdefault("torch", (a, device))))
+    r.to_cupy()
+    r.to_torch("parent")
+    assert seen["cupy"] is dev and seen["torch"] == (r.device_array("parent"), "cuda")
+    assert r.depth.tolist() == _nx_depths(EDGES, N, 0)  # the NumPy copy, made once
+    assert r.depth is r.depth and isinstance(r.depth, np.ndarray)
+    s = pickle.loads(pickle.dumps(gunpy.bfs(G, 3, direction="push", backend="cuda")))
+    assert isinstance(s.parent, np.ndarray) and s.depth[3] == 0
+    assert s.stats.graph500_edges == 0  # counted before pickling: vertex 3 has no out-edges
+
+
+def test_results_pickle_and_go_to_torch_from_the_host(monkeypatch):
+    G = gunpy.Graph.from_edges([0, 1], [1, 2], num_vertices=4)
+    r = gunpy.bfs(G, 0, backend="cpu")
+    s = pickle.loads(pickle.dumps(r))
+    assert s.depth.tolist() == [0, 1, 2, -1] and s.stats.graph500_edges == 2
+    monkeypatch.setitem(sys.modules, "torch", types.SimpleNamespace(from_numpy=lambda a: a))
+    assert r.to_torch() is r.depth  # a host result's tensor shares its memory
+    with pytest.raises(ValueError, match=r"'rank' is not one of the fields"):
+        r.to_torch("rank")
+    monkeypatch.setitem(sys.modules, "cupy", None)
+    with pytest.raises(ImportError, match=r"to_cupy\(\) needs CuPy"):
+        r.to_cupy()
+
+
+def test_device_arrays_are_refused_by_the_host_constructors():
+    class OnTheGPU:
+        __cuda_array_interface__ = {"shape": (2,), "typestr": "<i8", "data": (0, False),
+                                    "version": 3}
+
+    with pytest.raises(ValueError, match=r"src is a .*OnTheGPU in GPU memory .*"
+                                         r"gunpy\.Graph\(row_offsets, column_indices"):
+        gunpy.Graph.from_edges(OnTheGPU(), [1, 0])
