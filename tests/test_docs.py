@@ -125,8 +125,48 @@ def test_user_guide_stats_example_runs(capsys):
     assert lines[0].split()[:4] == ["0", its[0]["direction"], "1", str(its[0]["edges"])]
 
 
+DEVICE_SECTION = "## Arrays in GPU memory"
+
+
+def _gpu_python_page():
+    """docs/gpu-python.md split: (the text without its device section, that section's
+    ```python blocks)."""
+    with open(os.path.join(DOCS, "gpu-python.md")) as f:
+        text = f.read()
+    start = text.index(DEVICE_SECTION)
+    end = text.index("\n## ", start + 1)
+    blocks = re.findall(r"```python\n(.*?)```", text[start:end], re.S)
+    return text[:start] + text[end:], blocks
+
+
+def _run_doctest(text, name):
+    parser = doctest.DocTestParser()
+    runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
+    runner.run(parser.get_doctest(text, {}, name, name, 0))
+    return runner.summarize(verbose=False)
+
+
 def test_gpu_python_page_runs_as_written():
-    """docs/gpu-python.md: every example, in its exact words (doctest)."""
-    result = doctest.testfile(os.path.join(DOCS, "gpu-python.md"), module_relative=False,
-                              optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
+    """docs/gpu-python.md: every example outside the device section, in its exact words."""
+    rest, blocks = _gpu_python_page()
+    result = _run_doctest(rest, "gpu-python.md")
     assert result.failed == 0 and result.attempted >= 12
+    assert len(blocks) == 4  # numba (two blocks), CuPy, PyTorch: run below
+
+
+@pytest.mark.sim
+def test_gpu_python_page_device_arrays_run_as_written():
+    """The device section's numba examples, in their exact words (simulator or GPU)."""
+    _, blocks = _gpu_python_page()
+    result = _run_doctest(blocks[0] + blocks[1], "gpu-python.md: numba device arrays")
+    assert result.failed == 0 and result.attempted >= 10
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("library,block", [("cupy", 2), ("torch", 3)])
+def test_gpu_python_page_cupy_and_torch_recipes_run_as_written(library, block):
+    """The CuPy and PyTorch recipes, where those libraries are installed (the GPU image)."""
+    pytest.importorskip(library)
+    _, blocks = _gpu_python_page()
+    result = _run_doctest(blocks[0] + blocks[block], f"gpu-python.md: {library}")
+    assert result.failed == 0 and result.attempted >= 8

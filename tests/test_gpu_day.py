@@ -119,10 +119,9 @@ def test_dry_run_on_the_cpu_backend_runs_every_phase(tmp_path, day, capsys):
     status = {t: s for t, (s, _, _) in phases.items()}
     for title in ("1. census", "2a. smoke: gunpy's launcher", "2b. smoke: numba's launch path",
                   "3. differential run", "4. GTEPS and wall per call", "6. compute-sanitizer",
-                  "7. GPU tests"):
+                  "7. zero-copy: CuPy, PyTorch, numba", "8. GPU tests"):
         assert status[title] == "ok", (title, report)
     assert status["5. micro-timings"] == "unavailable"  # gpu_micro exits 2 without a GPU
-    assert status["(issue 23) CuPy/PyTorch zero-copy"] == "not written"
     # each phase within its own limit, all within the budget
     for title, (_, secs, limit) in phases.items():
         if secs:
@@ -171,7 +170,7 @@ def test_sigterm_mid_run_stops_bundles_and_reports(tmp_path, day):
     phases = _phases(report)
     assert phases["1. census"][0] == "not selected"
     assert phases["2a. smoke: gunpy's launcher"][0] == "stopped"
-    assert phases["7. GPU tests"][0] == "not reached"
+    assert phases["8. GPU tests"][0] == "not reached"
     members = _bundle_ok(out, day)
     assert "logs/02-smoke.log" in members
 
@@ -192,7 +191,7 @@ def test_a_phase_limit_and_the_budget_cap(tmp_path, day):
     assert status in ("ok", "timeout") and float(limit) < 20 and float(secs) <= float(limit) + 3
     # the tests: what little was left (a warm CPU kernel cache can leave them a few
     # seconds, enough for the dry run's tiny selection to end)
-    status, secs, limit = phases["7. GPU tests"]
+    status, secs, limit = phases["8. GPU tests"]
     assert status in ("skipped", "stopped at the budget") or \
         (status == "ok" and float(limit) < 20 - float(phases["3. differential run"][1])), report
     assert phases["1. census"][0] == "not selected"
@@ -215,7 +214,7 @@ def test_without_a_gpu_only_the_census_runs_and_the_day_exits_2(tmp_path, day):
     phases = _phases((out / day.REPORT_NAME).read_text())
     assert phases["1. census"][0] == "ok"
     assert phases["2a. smoke: gunpy's launcher"][0] == "skipped"
-    assert phases["7. GPU tests"][0] == "skipped"
+    assert phases["8. GPU tests"][0] == "skipped"
     report = (out / day.REPORT_NAME).read_text()
     assert "no usable GPU" in report
     assert re.search(r"\| kernel cache \| .*(importing kernels-test.tar.xz failed \(exit \d+\)|"

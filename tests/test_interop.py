@@ -220,3 +220,20 @@ def test_device_arrays_are_refused_by_the_host_constructors():
     with pytest.raises(ValueError, match=r"src is a .*OnTheGPU in GPU memory .*"
                                          r"gunpy\.Graph\(row_offsets, column_indices"):
         gunpy.Graph.from_edges(OnTheGPU(), [1, 0])
+
+
+@pytest.mark.sim
+def test_the_gpu_days_zero_copy_script_runs(capsys):
+    """bench/gpu_zerocopy.py (the GPU day's zero-copy phase) on the simulator's numba arrays."""
+    import importlib.util
+    import os
+    path = os.path.join(os.path.dirname(os.path.dirname(__file__)), "bench", "gpu_zerocopy.py")
+    spec = importlib.util.spec_from_file_location("gpu_zerocopy", path)
+    script = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(script)
+    assert script.main([]) == 0
+    rows = [ln for ln in capsys.readouterr().out.splitlines() if ln.startswith("| numba")]
+    assert [r.split(" | ")[1:3] for r in rows] == [["bfs push", "ok"], ["bfs auto", "ok"],
+                                                    ["pagerank", "ok"]]
+    # BFS: no graph-sized copy down and no host view of the graph
+    assert all(r.split(" | ")[6:8] == ["0", "no"] for r in rows[:2]), rows

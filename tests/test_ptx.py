@@ -244,3 +244,20 @@ def test_blas_algorithms():
     al.triangle_count(G, backend=be)
     names = " ".join(be.kernel_names())
     assert "intersect" in names and "pull_" in names
+
+
+def test_device_csr_check_and_convert_kernels_compile():
+    """A CSR given in GPU memory is checked and converted by two kernels (gunpy.Graph's
+    device path): compiled for the argument types users hand over."""
+    from gunpy.backends.interop import check_csr_kernel, convert_kernel
+
+    be = fresh()
+    out = np.zeros(4, dtype=np.int64)
+    for ro_t, ci_t in [(np.int64, np.int64), (np.int32, np.int32), (np.int64, np.uint32)]:
+        ro, ci = np.array([0, 1, 2], dtype=ro_t), np.array([1, 0], dtype=ci_t)
+        be.run(check_csr_kernel, 2, ro, ci, np.int64(2), np.int64(2), out)
+    for src_t, dst_t in [(np.int32, np.int64), (np.int64, np.int32), (np.float32, np.float64),
+                         (np.int64, np.int64)]:
+        be.run(convert_kernel, 2, np.zeros(2, src_t), np.zeros(2, dst_t), 2)
+    names = " ".join(be.kernel_names())
+    assert "_check_csr" in names and "_convert" in names
