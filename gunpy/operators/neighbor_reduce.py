@@ -229,7 +229,9 @@ def cpu_source(hooks, weighted, incoming, op, apply=False, aggregates=0, all_ver
         read = 0  # the edges read (a statistic, counted here rather than by a degree pass)
         s0 = s1 = s2 = s3 = 0.0  # per-thread sums in a parallel build (prange reductions)
         for i in prange(n):
-            v = np.int64(i) if every else _index(np.int64(queue[i]))
+            # not _index: an llvm.assume on the frontier's vertex is miscompiled in this
+            # prange for AMD Zen 4 (LLVM's znver4 target): every other vertex read no edge
+            v = np.int64(i) if every else np.int64(queue[i])
             start, stop = offsets[v], offsets[v + 1]
             read += stop - start
             acc = ident
