@@ -9,6 +9,7 @@ Each check raises ``ValueError`` naming the array, the index and the value.
 import operator
 
 import numpy as np
+import scipy.sparse as sp
 
 _INT32_MAX = np.iinfo(np.int32).max
 
@@ -76,10 +77,10 @@ def _host(name, a):
     if where is not None:
         kind = f"{type(a).__module__.split('.')[0]}.{type(a).__name__}"
         raise ValueError(f"{name} is a {kind} in {where}; this constructor builds graphs in "
-                         "host memory: pass a CSR in device memory to "
-                         "gunpy.Graph(row_offsets, column_indices, values), which keeps it "
-                         "there, or copy it first (CuPy: .get(), PyTorch: .cpu(), numba: "
-                         ".copy_to_host(), cuDF: .to_pandas())")
+                         "host memory: Graph.from_edges, Graph.from_edge_index and "
+                         "Graph(row_offsets, column_indices, values) build them on the GPU "
+                         "from device arrays, or copy it first (CuPy: .get(), PyTorch: "
+                         ".cpu(), numba: .copy_to_host(), cuDF: .to_pandas())")
     if hasattr(a, "__dlpack__") and not hasattr(a, "__array__"):
         try:
             return np.from_dlpack(a)
@@ -244,3 +245,28 @@ def _nx_weights(ws, edges):
 def _short(x, limit=60):
     r = repr(x)
     return r if len(r) <= limit else r[:limit] + "..."
+
+
+def _factorize(values):
+    """``(labels, ids)``: the distinct values (sorted, else in order of first appearance)
+    and each value's index among them (int64)."""
+    try:
+        uniq, ids = np.unique(values, return_inverse=True)
+        return uniq.tolist(), ids.astype(np.int64, copy=False)
+    except TypeError:  # labels of types that do not compare
+        index = {}
+        ids = np.fromiter((index.setdefault(v, len(index)) for v in values.tolist()),
+                          dtype=np.int64, count=values.size)
+        return list(index), ids
+
+
+def _is_symmetric(A):
+    """Whether the square sparse matrix ``A`` equals its transpose (values and pattern)."""
+    A = sp.csr_array(A)
+    if A.shape[0] == 0:
+        return True
+    diff = A - A.T
+    if diff.dtype == np.bool_:
+        return diff.nnz == 0
+    diff.eliminate_zeros()
+    return diff.nnz == 0 and (A != 0).nnz == (A.T != 0).nnz

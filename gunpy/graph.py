@@ -14,8 +14,8 @@ import scipy.sparse as sp
 
 from gunpy._csr import build_csr, reverse_edge_ids, transpose_csr
 from gunpy._inputs import (_as_column_indices, _as_count, _as_id_array, _as_row_offsets,
-                           _as_weights, _check_offsets, _device_memory, _host, _index_dtype,
-                           _nx_weights)
+                           _as_weights, _check_offsets, _device_memory, _factorize, _host,
+                           _index_dtype, _is_symmetric, _nx_weights)
 from gunpy.backends.cache import DeviceCache
 
 __all__ = ["Graph", "CSC", "DeviceCache"]
@@ -30,6 +30,26 @@ def _frozen(arr):
     if arr is not None:
         arr.flags.writeable = False
     return arr
+
+
+def _device_backend(arrays):
+    """The CUDA backend when the arrays (``{name: array or None}``) are in device memory,
+    None when they are in host memory; raises when they are split between the two, or
+    when no CUDA backend can run here."""
+    where = {name: _device_memory(a) for name, a in arrays.items() if a is not None}
+    on = [name for name, w in where.items() if w]
+    if not on:
+        return None
+    host = [name for name, w in where.items() if not w]
+    if host:
+        raise ValueError(f"{on[0]} is in {where[on[0]]} but {host[0]} is in host memory: "
+                         "pass them all in one place")
+    from gunpy.backends import get_backend
+    try:
+        return get_backend("cuda")
+    except RuntimeError as exc:
+        raise ValueError(f"{on[0]} is in {where[on[0]]}, but the CUDA backend cannot run "
+                         f"here ({exc})") from exc
 
 
 class Graph:
@@ -88,9 +108,10 @@ class Graph:
         self._device = DeviceCache()
         self._degrees = None
         self._on_device = None
-        where = [_device_memory(a) for a in (row_offsets, column_indices, values)]
-        if not _trusted and any(where):
-            self._adopt(row_offsets, column_indices, values, where, copy)
+        backend = None if _trusted else _device_backend(
+            {"row_offsets": row_offsets, "column_indices": column_indices, "values": values})
+        if backend is not None:
+            self._adopt(backend, row_offsets, column_indices, values, copy)
             return
         if _trusted:
             row_offsets = np.asarray(row_offsets)
@@ -109,22 +130,8 @@ class Graph:
         self._column_indices = _frozen(column_indices)
         self._values = _frozen(values)
 
-    def _adopt(self, row_offsets, column_indices, values, where, copy):
+    def _adopt(self, backend, row_offsets, column_indices, values, copy):
         """Keep a CSR given in device memory there, checked and typed on the device."""
-        names = ("row_offsets", "column_indices", "values")
-        host = [name for name, w, a in zip(names, where, (row_offsets, column_indices, values))
-                if w is None and a is not None]
-        if host:
-            on = next(name for name, w in zip(names, where) if w)
-            raise ValueError(f"{on} is in {where[names.index(on)]} but {host[0]} is in host "
-                             "memory: pass all three in one place")
-        from gunpy.backends import get_backend
-        try:
-            backend = get_backend("cuda")
-        except RuntimeError as exc:
-            on = next(name for name, w in zip(names, where) if w)
-            raise ValueError(f"{on} is in {where[names.index(on)]}, but the CUDA backend "
-                             f"cannot run here ({exc})") from exc
         from gunpy.backends.interop import adopt_csr
         dev = adopt_csr(backend, row_offsets, column_indices, values, _index_dtype, copy=copy)
         n = dev.row_offsets.shape[0] - 1
@@ -176,6 +183,17 @@ class Graph:
         >>> G.num_vertices, G.num_edges
         (3, 6)
         """
+        backend = _device_backend({"src": src, "dst": dst, "weights": weights})
+        if backend is not None:  # the CSR built on the device
+            from gunpy.backends.interop import adopt_edges
+            n = None if num_vertices is None else _as_count("num_vertices", num_vertices)
+            dev = adopt_edges(backend, src, dst, weights, n, _index_dtype, mirror=not directed,
+                              remove_self_loops=remove_self_loops,
+                              remove_duplicates=remove_duplicates)
+            G = cls(dev.row_offsets, dev.column_indices, dev.values, directed=directed,
+                    node_labels=node_labels, copy=False)
+            G._symmetric = not directed
+            return G
         # validated, never converted blindly, and only read: build_csr writes new arrays
         s = _as_id_array("src", src)
         d = _as_id_array("dst", dst)
@@ -273,8 +291,8 @@ class Graph:
         ``edge_weight`` (optional) one weight per column, ``num_nodes`` the vertex
         count (default: the largest id + 1). PyG stores an undirected graph with both
         directions: pass ``directed=False`` and the duplicates merge. Any array in host
-        memory works (NumPy, a PyTorch CPU tensor, anything with ``__dlpack__``); the
-        rest is :meth:`from_edges`.
+        memory works (NumPy, a PyTorch CPU tensor, anything with ``__dlpack__``), and a
+        tensor on the GPU is built into a graph there; the rest is :meth:`from_edges`.
 
         >>> import numpy as np, gunpy
         >>> G = gunpy.Graph.from_edge_index(np.array([[0, 1, 1, 2], [1, 0, 2, 1]]),
@@ -282,7 +300,11 @@ class Graph:
         >>> G.num_vertices, G.num_edges
         (3, 4)
         """
-        ei = _host("edge_index", edge_index)
+        if _device_backend({"edge_index": edge_index}) is not None:
+            from gunpy.backends.interop import device_view
+            ei = device_view("edge_index", edge_index)
+        else:
+            ei = _host("edge_index", edge_index)
         if ei.ndim != 2 or ei.shape[0] != 2:
             raise ValueError(f"edge_index must have shape (2, E) (sources, then targets), "
                              f"got shape {ei.shape}")
@@ -409,7 +431,8 @@ class Graph:
 
     @property
     def values(self):
-        if self._on_device is not None and self._row_offsets is None:
+        dev = self._on_device
+        if dev is not None and self._row_offsets is None and dev.values is not None:
             return self._host_view()[2]
         return self._values
 
@@ -565,27 +588,3 @@ class Graph:
         kind = "directed" if self.directed else "undirected"
         w = ", weighted" if self.weighted else ""
         return f"<gunpy.Graph {kind}{w}: {self.num_vertices} vertices, {self.num_edges} edges>"
-
-
-def _factorize(values):
-    """``(labels, ids)``: the distinct values (sorted, else in order of first appearance)
-    and each value's index among them (int64)."""
-    try:
-        uniq, ids = np.unique(values, return_inverse=True)
-        return uniq.tolist(), ids.astype(np.int64, copy=False)
-    except TypeError:  # labels of types that do not compare
-        index = {}
-        ids = np.fromiter((index.setdefault(v, len(index)) for v in values.tolist()),
-                          dtype=np.int64, count=values.size)
-        return list(index), ids
-
-
-def _is_symmetric(A):
-    A = sp.csr_array(A)
-    if A.shape[0] == 0:
-        return True
-    diff = A - A.T
-    if diff.dtype == np.bool_:
-        return diff.nnz == 0
-    diff.eliminate_zeros()
-    return diff.nnz == 0 and (A != 0).nnz == (A.T != 0).nnz

@@ -42,23 +42,45 @@ def weight_summary(graph):
     >>> weight_summary(G).valid, weight_summary(G).first_bad
     (False, 1)
     """
-    values = graph.values
+    dev = graph._on_device
+    on_device = dev is not None and graph._values is None  # not copied down
+    values = dev.values if on_device else graph.values
     if values is None:
         return None
     kept = _weight_summaries.get(graph)
     if kept is not None and kept[0] is values:
         return kept[1]
-    if values.size == 0:
-        summary = WeightSummary(True, -1, np.inf, np.nan)
-    else:
-        lo, hi = values.min(), values.max()  # NaN propagates: not (lo >= 0) then
-        valid = bool(lo >= 0 and hi < np.inf)
-        bad = -1 if valid else int(np.flatnonzero(~np.isfinite(values) | (values < 0))[0])
-        with np.errstate(over="ignore"):  # weights near 1e308: an inf mean, no warning
-            mean = float(values.mean())
-        summary = WeightSummary(valid, bad, float(lo), mean)
+    summary = _device_weight_summary(values) if on_device else None
+    if summary is None:  # a device graph's bad weights copied down, to name the first
+        values = graph.values
+        summary = _host_weight_summary(values)
     _weight_summaries[graph] = (values, summary)
     return summary
+
+
+def _host_weight_summary(values):
+    if values.size == 0:
+        return WeightSummary(True, -1, np.inf, np.nan)
+    lo, hi = values.min(), values.max()  # NaN propagates: not (lo >= 0) then
+    valid = bool(lo >= 0 and hi < np.inf)
+    bad = -1 if valid else int(np.flatnonzero(~np.isfinite(values) | (values < 0))[0])
+    with np.errstate(over="ignore"):  # weights near 1e308: an inf mean, no warning
+        mean = float(values.mean())
+    return WeightSummary(valid, bad, float(lo), mean)
+
+
+def _device_weight_summary(values):
+    """:class:`WeightSummary` of weights in device memory, by three reductions there; None
+    when one is bad (NaN, infinite or negative: the host then names it) or there are none."""
+    if values.shape[0] == 0:
+        return None
+    from gunpy.backends import get_backend
+    from gunpy.operators.reduce import reduce_array
+    backend = get_backend("cuda")
+    lo, hi, total = (reduce_array(backend, values, op=op) for op in ("min", "max", "sum"))
+    if not (lo >= 0 and hi < np.inf and total == total):  # a NaN makes the sum NaN
+        return None
+    return WeightSummary(True, -1, float(lo), float(total) / values.shape[0])
 
 
 #: Data class -> the getter of its fields from a problem (dropped with the class)

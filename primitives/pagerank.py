@@ -433,8 +433,9 @@ class PageRankEnactor(Enactor):
         if self.iteration == 0 and self.pagerank_direction == "pull" and \
                 self.problem.nstart is None:  # max_iter=0
             self.backend.fill(self.problem.rank, self.split.first)
-        # the result's copy to the host is part of the run (and of its time)
-        self.rank = self.problem.extract()
+        # the rank in an array of its own (the problem's is a recycled buffer), part of
+        # the run and of its time: NumPy on a host backend, left on the device by CUDA
+        self.rank = self.backend.duplicate(self.problem.rank, self.num_vertices)
 
 
 class _SplitStore:

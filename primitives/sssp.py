@@ -226,7 +226,7 @@ def default_delta(G):
     """
     if G.num_edges == 0:
         return 1.0
-    mean_w = weight_summary(G).mean if G.values is not None else 1.0
+    mean_w = weight_summary(G).mean if G.weighted else 1.0
     avg_deg = G.num_edges / max(G.num_vertices, 1)
     if not mean_w > 0:
         return 1.0

@@ -348,12 +348,19 @@ def test_host_dlpack_arrays_are_read_and_device_arrays_refused_with_the_device_n
         __cuda_array_interface__ = {"shape": (3,), "typestr": "<i8", "data": (0, False),
                                     "version": 3}
 
-    with pytest.raises(ValueError, match=r"src is a .*OnTheGPU in GPU memory .*\.get\(\)"):
+    # device arrays build on the device (tests/test_interop.py); split ones are refused
+    with pytest.raises(ValueError, match=r"src is in GPU memory .* but dst is in host memory"):
         gunpy.Graph.from_edges(OnTheGPU(), dst)
-    with pytest.raises(ValueError, match=r"weights is a .* in ROCm memory \(device 1\)"):
+    with pytest.raises(ValueError, match=r"weights is in ROCm memory \(device 1\) but src is "
+                                         r"in host memory"):
         gunpy.Graph.from_edges(src, dst, _DLPackOnly(np.ones(3), device=(10, 1)))
-    with pytest.raises(ValueError, match=r"edge_index is a .* in CUDA memory \(device 0\)"):
+    with pytest.raises(ValueError, match=r"edge_index .*(CUDA backend cannot run here|"
+                                         r"no __cuda_array_interface__)"):
         gunpy.Graph.from_edge_index(_DLPackOnly(np.zeros((2, 1), np.int64), device=(2, 0)))
+    # a table's columns are read on the host
+    with pytest.raises(ValueError, match=r"column 'source' is a .*OnTheGPU in GPU memory .*"
+                                         r"Graph\.from_edges"):
+        gunpy.Graph.from_pandas({"source": OnTheGPU(), "target": dst}, renumber=False)
 
 
 def test_in_degrees_of_an_undirected_graph_build_no_reverse_graph():

@@ -246,9 +246,10 @@ def test_blas_algorithms():
     assert "intersect" in names and "pull_" in names
 
 
-def test_device_csr_check_and_convert_kernels_compile():
-    """A CSR given in GPU memory is checked and converted by two kernels (gunpy.Graph's
-    device path): compiled for the argument types users hand over."""
+def test_device_graph_kernels_compile():
+    """Graphs given in GPU memory: the CSR check and conversion, the edge-list build and
+    the reverse view (gunpy.backends.interop, gunpy.backends.device_build), compiled for
+    the argument types users hand over."""
     from gunpy.backends.interop import check_csr_kernel, convert_kernel
 
     be = fresh()
@@ -259,5 +260,23 @@ def test_device_csr_check_and_convert_kernels_compile():
     for src_t, dst_t in [(np.int32, np.int64), (np.int64, np.int32), (np.float32, np.float64),
                          (np.int64, np.int64)]:
         be.run(convert_kernel, 2, np.zeros(2, src_t), np.zeros(2, dst_t), 2)
+    from gunpy.backends import device_build as db
+    from gunpy.backends.interop import first_outside_kernel
+    i8, i4 = np.zeros(4, np.int64), np.zeros(4, np.int32)
+    flags, f8, n = np.zeros(4, np.int8), np.zeros(4), np.int64(4)
+    for ids_t in (i4, i8):
+        be.run(first_outside_kernel, 4, ids_t, n, n, i8)
+        be.run(db.edge_keys_kernel, 4, ids_t, ids_t, n, n, True, True, i8, i8, n)
+        be.run(db.reverse_keys_kernel, 4, i8, ids_t, n, n, i8, i8, n)
+        be.run(db.emit_kernel, 4, i8, i8, flags, i8, n, n, f8, True, True, ids_t, f8)
+        be.run(db.split_kernel, 4, i8, i8, n, n, ids_t, i8)
+        be.run(db.first_difference_kernel, 4, ids_t, ids_t, n, i8)
+    be.run(db.bitonic_step_kernel, 4, i8, i8, n, n, n)
+    be.run(db.mark_first_kernel, 4, i8, n, True, flags)
+    be.run(db.row_starts_kernel, 4, i8, n, i8, True, n, n, i8)
+    be.run(db.no_in_edges_kernel, 1, i8, n, np.int64(1), np.zeros(1, np.uint32))
     names = " ".join(be.kernel_names())
-    assert "_check_csr" in names and "_convert" in names
+    for name in ("_check_csr", "_convert", "_first_outside", "_bitonic_step", "_edge_keys",
+                 "_reverse_keys", "_mark_first", "_emit", "_row_starts", "_split",
+                 "_first_difference", "_no_in_edges"):
+        assert name in names, name

@@ -299,6 +299,13 @@ class Backend:
         """A NumPy copy of ``arr[:n]``."""
         raise NotImplementedError
 
+    def duplicate(self, arr, n):
+        """A new array of this backend's holding ``arr[:n]``: a result to hand over when
+        ``arr`` is a recycled buffer (device memory stays on the device)."""
+        out = self.empty(n, arr.dtype)
+        self.copy(arr, out, n)
+        return out
+
     def share(self, host):
         """The graph's host array ``host`` as kernels read it: a device copy (:meth:`asarray`)
         where the backend's memory is not the host's. Kernels never write what this returns."""
@@ -311,6 +318,11 @@ class Backend:
         raise ValueError(f"the graph's arrays are on {G.on_device}; the {self.name} "
                          "backend reads host memory: run it with backend='cuda', or on a "
                          "host copy (G.to_host())")
+
+    def device_reverse(self, G, row_offsets, column_indices):
+        """The reverse view of a graph given in device memory, built there (see
+        :func:`gunpy.backends.device_build.reverse_view`), or None: built on the host."""
+        return None
 
     def set_length(self, length, n):
         """Set a frontier's device ``length`` to ``[n, 0, -1]``: its size, a zeroed degree
@@ -435,6 +447,9 @@ class Backend:
             if ids and not cached.has_edge_ids:  # an undirected graph's twins, now needed
                 ie = self.share(G.csc().in_edge_ids)
             ids = ids or cached.has_edge_ids
+        elif csc and (rev := self.device_reverse(G, ro, ci)) is not None:
+            io, ii, ie, nie = rev
+            ids = True
         elif csc:
             c = G.csc(edge_ids=ids)
             if G.directed:

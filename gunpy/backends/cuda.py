@@ -361,6 +361,13 @@ class CudaBackend(Backend):
         dev = G._on_device
         return dev.row_offsets, dev.column_indices, dev.values
 
+    def device_reverse(self, G, row_offsets, column_indices):
+        if G.on_device is None:
+            return None
+        from gunpy.backends.device_build import reverse_view
+        return reverse_view(self, row_offsets, column_indices, G.num_vertices, G.index_dtype,
+                            G.directed)
+
     def head_to_host(self, arr, n):
         if n == 0:
             return np.zeros(0, dtype=arr.dtype)

@@ -19,7 +19,7 @@ from numba import cuda
 from gunpy._inputs import is_device_array
 from gunpy.backends.cuda import ON_CUDASIM, kernel
 
-__all__ = ["device_view", "adopt_csr", "DeviceCSR", "device_name"]
+__all__ = ["device_view", "adopt_csr", "adopt_edges", "DeviceCSR", "device_name"]
 
 _BIG = np.iinfo(np.int64).max
 
@@ -90,8 +90,17 @@ def _convert(src, dst, n):
         dst[i] = src[i]
 
 
+def _first_outside(a, hi, m, out):
+    # out[0]: the first index whose id is negative or >= hi
+    for i in range(cuda.grid(1), m, cuda.gridsize(1)):
+        v = a[i]
+        if v < 0 or v >= hi:
+            cuda.atomic.min(out, 0, i)
+
+
 check_csr_kernel = kernel(_check_csr)
 convert_kernel = kernel(_convert)
+first_outside_kernel = kernel(_first_outside)
 
 
 def _vector(name, arr, kinds, what):
@@ -112,6 +121,61 @@ def _in_type(backend, arr, dtype, copy):
     out = backend.empty(arr.shape[0], dtype)
     backend.run(convert_kernel, arr.shape[0], arr, out, arr.shape[0])
     return out
+
+
+def _first_bad_id(backend, name, arr, hi, why):
+    """Raise naming the first id of ``arr`` outside ``0..hi-1`` (``why``: the rule)."""
+    out = backend.asarray(np.array([_BIG], dtype=np.int64))
+    backend.run(first_outside_kernel, arr.shape[0], arr, np.int64(hi), np.int64(arr.shape[0]),
+                out)
+    i = backend.read(out)
+    if i != _BIG:
+        value = arr[i:i + 1].copy_to_host()[0]
+        raise ValueError(f"{name}[{i}] = {value} " + (why if value >= 0 else
+                         "is negative; vertex ids are 0..n-1"))
+
+
+def _weights(backend, weights, m, copy=False, name="weights"):
+    """Weights in device memory, checked (real numbers, one per edge) and as float64."""
+    vals = device_view(name, weights)
+    _vector(name, vals, "fiub", "real weights")
+    if vals.shape[0] != m:
+        raise ValueError(f"{name} must be a 1-D array of length {m} (one per edge), "
+                         f"got shape {vals.shape}")
+    if vals.dtype.kind in "iu" and vals.dtype.itemsize > 4:
+        raise ValueError(f"{name} are {vals.dtype} in GPU memory: float64 holds integers "
+                         "exactly only within +-2**53, so convert them there first "
+                         "(x.astype('float64'))")
+    return _in_type(backend, vals, np.float64, copy)
+
+
+def adopt_edges(backend, src, dst, weights, num_vertices, index_dtype, *, mirror,
+                remove_self_loops, remove_duplicates):
+    """A :class:`DeviceCSR` built on the device from edge endpoints there (the host
+    ``Graph.from_edges``' checks and rules; :func:`gunpy.backends.device_build.build_csr`).
+    ``num_vertices`` None: the largest id + 1."""
+    from gunpy.backends.device_build import build_csr
+    from gunpy.operators.reduce import reduce_array
+    s, d = device_view("src", src), device_view("dst", dst)
+    _vector("src", s, "iu", "integer vertex ids")
+    _vector("dst", d, "iu", "integer vertex ids")
+    if s.shape[0] != d.shape[0]:
+        raise ValueError(f"src and dst differ in length ({s.shape[0]} vs {d.shape[0]})")
+    m = s.shape[0]
+    if num_vertices is None:
+        for name, arr in (("src", s), ("dst", d)):
+            _first_bad_id(backend, name, arr, _BIG, "")
+        n = 1 + max((int(reduce_array(backend, a, op="max")) for a in (s, d)), default=-1) \
+            if m else 0
+    else:
+        n = num_vertices
+        for name, arr in (("src", s), ("dst", d)):
+            _first_bad_id(backend, name, arr, n, f"is out of range for num_vertices = {n}")
+    w = None if weights is None else _weights(backend, weights, m)
+    ro, ci, vals = build_csr(backend, s, d, w, n, index_dtype(n), mirror=mirror,
+                             remove_self_loops=remove_self_loops,
+                             remove_duplicates=remove_duplicates)
+    return DeviceCSR(ro, ci, vals, device_name())
 
 
 def adopt_csr(backend, row_offsets, column_indices, values, index_dtype, *, copy=True):
@@ -144,17 +208,6 @@ def adopt_csr(backend, row_offsets, column_indices, values, index_dtype, *, copy
         value = ci[bad_column:bad_column + 1].copy_to_host()[0]
         raise ValueError(f"column_indices[{bad_column}] = {value} is out of range for {n} "
                          f"vertices (ids 0..{n - 1})")
-    vals = None
-    if values is not None:
-        vals = device_view("values", values)
-        _vector("values", vals, "fiub", "real weights")
-        if vals.shape[0] != m:
-            raise ValueError(f"values must be a 1-D array of length {m} (one per edge), "
-                             f"got shape {vals.shape}")
-        if vals.dtype.kind in "iu" and vals.dtype.itemsize > 4:
-            raise ValueError(f"values are {vals.dtype} in GPU memory: float64 holds integers "
-                             "exactly only within +-2**53, so convert them there first "
-                             "(x.astype('float64'))")
-        vals = _in_type(backend, vals, np.float64, copy)
+    vals = None if values is None else _weights(backend, values, m, copy, "values")
     return DeviceCSR(_in_type(backend, ro, np.int64, copy),
                      _in_type(backend, ci, index_dtype(n), copy), vals, device_name())
