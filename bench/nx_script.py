@@ -161,6 +161,7 @@ FAMILIES = {
     "clustering": lambda G, s: nx.clustering(G, **_kw()),
     "louvain": lambda G, s: nx.community.louvain_communities(G, seed=1, **_kw()),
     "cores": lambda G, s: nx.core_number(G, **_kw()),
+    "truss": lambda G, s: nx.k_truss(G, 3, **_kw()),
     "eigenvector": lambda G, s: nx.eigenvector_centrality(G, max_iter=1000, **_kw()),
     "katz": lambda G, s: nx.katz_centrality(G, alpha=0.05, max_iter=1000, **_kw()),
     "link prediction": lambda G, s: list(nx.jaccard_coefficient(G, _pairs(G), **_kw())),

@@ -454,3 +454,39 @@ def test_shortest_path_to_a_target(name):
         nx.shortest_path(g, nodes[0], "nowhere", backend="gunpy")
     assert "bidirectional" in can_run("shortest_path", (g, nodes[0], nodes[1]),
                                       {"weight": "weight"})
+
+
+def _truss_graphs():
+    """Cliques sharing a node, a hub wider than a CTA with triangles around it, labels that
+    are strings, isolated nodes and random graphs: k-truss's answers differ on each."""
+    cliques = nx.disjoint_union(nx.complete_graph(6), nx.complete_graph(4))
+    cliques.add_edges_from([(0, 6), (0, 7), (6, 20)])
+    hub = nx.star_graph(300)
+    hub.add_edges_from((v, v + 1) for v in range(1, 300, 2))  # a fan: 150 triangles
+    hub.add_edges_from([(1, 3), (3, 5)])
+    named = nx.relabel_nodes(nx.les_miserables_graph(), lambda s: s.lower())
+    named.add_node("alone")
+    named.graph["title"] = "les mis"
+    return [cliques, hub, named, nx.karate_club_graph(),
+            *(nx.gnm_random_graph(40, 160, seed=s) for s in range(3))]
+
+
+@pytest.mark.parametrize("k", [-1, 2, 3, 4, 5, 6, 9])
+def test_k_truss_is_networkx_s_subgraph(k):
+    for g in _truss_graphs():
+        want = nx.k_truss(g, k)
+        got = nx.k_truss(g, k, backend="gunpy")
+        assert type(got) is type(want) and got.graph == want.graph
+        assert list(got.nodes(data=True)) == list(want.nodes(data=True))
+        assert list(got.edges(data=True)) == list(want.edges(data=True))
+        assert got is not g and got.edges(data=True) is not g.edges(data=True)
+
+
+def test_k_truss_declines_what_networkx_refuses():
+    loop = nx.complete_graph(4)
+    loop.add_edge(0, 0)
+    for g in (nx.complete_graph(4, nx.DiGraph), nx.MultiGraph(nx.complete_graph(4)), loop):
+        assert can_run("k_truss", (g, 3), {}) is not True
+        with pytest.raises(nx.NetworkXNotImplemented):
+            nx.k_truss(g, 3)
+    assert can_run("k_truss", (nx.complete_graph(4), 3), {}) is True

@@ -133,6 +133,9 @@ _FUNCTIONS = {
                            "(its tests pin their exact partitions)",
     "core_number": "gunpy.kcore (peeling: a filter a level, atomic degree decrements in an "
                    "advance a round); graphs with self-loops left to networkx (it raises)",
+    "k_truss": "edges in fewer than k - 2 triangles dropped round by round, each round's "
+               "supports one intersect call (C<A> = A plus.pair A^T); networkx's copy less "
+               "them and the nodes left bare",
     "k_core": "networkx's subgraph of gunpy.kcore's core numbers (core_number= left to networkx)",
     "k_shell": "the same",
     "k_crust": "the same",

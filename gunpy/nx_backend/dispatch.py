@@ -83,6 +83,7 @@ MIN_EDGES = {
     "clustering": (512, 128),
     "louvain": (2_048, 2_048),
     "cores": (4_096, 2_048),
+    "truss": (4_096, 2_048),
     "eigenvector": (512, 256),
     "katz": (128, 128),
     "link prediction": (1_024, 256),
@@ -122,6 +123,7 @@ _FAMILY = {
                     "clustering"),
     "louvain_communities": "louvain",
     **dict.fromkeys(("core_number", "k_core", "k_shell", "k_crust", "k_corona"), "cores"),
+    "k_truss": "truss",
     "eigenvector_centrality": "eigenvector",
     "katz_centrality": "katz",
     **dict.fromkeys(("jaccard_coefficient", "adamic_adar_index", "resource_allocation_index"),
@@ -440,6 +442,12 @@ def _cores(p):
         return "self-loops: networkx raises NetworkXNotImplemented"
 
 
+def _truss(p):
+    g = p["nxg"]
+    if g is not None and (g.is_directed() or g.is_multigraph()):
+        return "directed graphs and multigraphs: networkx raises NetworkXNotImplemented"
+
+
 def _hits(p):
     g = p["nxg"]
     if p["nstart"] is not None:
@@ -518,6 +526,7 @@ _CHECKS = {
     "louvain_communities": (_louvain,),
     **{name: (_cores,) for name in ("core_number", "k_core", "k_shell", "k_crust",
                                     "k_corona")},
+    "k_truss": (_truss, _cores),
     "hits": (_hits,),
     **{name: (_subgraph,) for name in ("ego_graph", "complement", "reverse")},
     **{name: (_named(name, _assortativity),) for name in ("average_neighbor_degree",
