@@ -113,6 +113,7 @@ class Graph:
         if backend is not None:
             self._adopt(backend, row_offsets, column_indices, values, copy)
             return
+        # _trusted: arrays gunpy has just built (build_csr, a reader), owned by nobody else
         if _trusted:
             row_offsets = np.asarray(row_offsets)
             column_indices = np.asarray(column_indices)
