@@ -12,13 +12,18 @@ build leaves them, and a duplicate edge keeps its smallest weight.
 
 import numpy as np
 
-from gunpy.backends.cuda import kernel
+from gunpy.backends.cuda import device, kernel
+from gunpy.operators.common import lower_bound as _lower_bound
 
 cuda = None  # numba.cuda once this module makes CUDA code: gunpy.backends.cuda.bind
 
-__all__ = ["sort_pairs", "build_csr", "transpose", "reverse_view"]
+__all__ = ["sort_pairs", "build_csr", "transpose", "reverse_view", "lower_bound"]
 
 _MAX = np.iinfo(np.int64).max
+
+
+#: :func:`gunpy.operators.common.lower_bound` as a CUDA device function
+lower_bound = device(_lower_bound)
 
 
 def _bitonic_step(keys, ids, j, k, size):
@@ -53,15 +58,9 @@ def _reverse_keys(row_offsets, column_indices, m, n, keys, ids, size):
     # CSR edge e (row u, column v) keyed v * n + u; u found by a binary search of the offsets
     for e in range(cuda.grid(1), size, cuda.gridsize(1)):
         key = _MAX
-        if e < m:
-            lo, hi = 0, n  # the last row whose offset is <= e
-            while hi - lo > 1:
-                mid = (lo + hi) // 2
-                if row_offsets[mid] <= e:
-                    lo = mid
-                else:
-                    hi = mid
-            key = np.int64(column_indices[e]) * n + lo
+        if e < m:  # the row: the last whose offset is <= e
+            row = lower_bound(row_offsets, 0, n + 1, e + 1) - 1
+            key = np.int64(column_indices[e]) * n + row
         keys[e] = key
         ids[e] = e
 
@@ -91,15 +90,8 @@ def _emit(keys, ids, flags, pos, count, n, weights, weighted, dedupe, cols, vals
 def _row_starts(keys, count, pos, kept, total, n, offsets):
     # offsets[v]: the kept entries before the first key of row v (binary search)
     for v in range(cuda.grid(1), n + 1, cuda.gridsize(1)):
-        target = np.int64(v) * n
-        lo, hi = 0, count
-        while lo < hi:
-            mid = (lo + hi) // 2
-            if keys[mid] < target:
-                lo = mid + 1
-            else:
-                hi = mid
-        offsets[v] = total if lo >= count else (pos[lo] if kept else lo)
+        first = lower_bound(keys, 0, count, np.int64(v) * n)
+        offsets[v] = total if first >= count else (pos[first] if kept else first)
 
 
 def _split(keys, ids, count, n, rows, edge_ids):

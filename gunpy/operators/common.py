@@ -7,7 +7,20 @@ import numpy as np
 
 from gunpy.operators import scan
 
-__all__ = ["frontier_edges", "degree_sum", "cpu_compact", "chunk_bounds", "problem_data"]
+__all__ = ["frontier_edges", "degree_sum", "cpu_compact", "chunk_bounds", "problem_data",
+           "lower_bound"]
+
+
+def lower_bound(values, lo, hi, k):
+    """The first position in ``values[lo:hi]`` (sorted) holding ``k`` or more (``hi`` if
+    none): plain Python, compiled inline by each target that searches a sorted list."""
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if values[mid] < k:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo
 
 
 @functools.lru_cache(maxsize=None)

@@ -73,18 +73,7 @@ _FULL = 0xFFFFFFFF
 def _search_helpers():
     """The binary searches and warp reductions of :func:`cuda_kernel`, made on first CUDA use."""
     from gunpy.backends.cuda import device
-
-    @device
-    def _lower_bound(indices, lo, hi, k):
-        """The first position in ``indices[lo:hi]`` (sorted) holding ``k`` or more (``hi`` if
-        none)."""
-        while lo < hi:
-            mid = (lo + hi) // 2
-            if indices[mid] < k:
-                lo = mid + 1
-            else:
-                hi = mid
-        return lo
+    from gunpy.backends.device_build import lower_bound as _lower_bound
 
     @device
     def _merge_reads(l_indices, p, p_end, r_indices, q, q_end):

@@ -29,6 +29,7 @@ import numpy as np
 
 from gunpy.backends.cpu import functor_pair, run_thin
 from gunpy.operators.advance.common import cpu_weight
+from gunpy.operators.common import lower_bound
 
 __all__ = ["cpu_kernel", "cpu_source", "cpu_execute", "MARKS_MAX_BYTES", "PROBE_BLOCK",
            "MERGE_BELOW"]
@@ -81,6 +82,7 @@ def _marking(apply_intersection):
     """``(mark, probe)``: mark a row's left list in a thread's marks (or clear it), and
     one edge's matches against the marked list (steps 1-2 of the module docstring)."""
     from numba import njit
+    search = njit(inline="always")(lower_bound)
 
     @njit(inline="always")
     def mark(marks, base, bits, indices, p, p_end, on):
@@ -126,13 +128,7 @@ def _marking(apply_intersection):
             return found, (p_end - p) + (q - q0)
         if a_last == b_last:
             return found, (p_end - p) + (q_end - q0)
-        below, hi = p, p_end  # the left entries under b_last: where the merge stopped
-        while below < hi:
-            mid = (below + hi) // 2
-            if l_indices[mid] < b_last:
-                below = mid + 1
-            else:
-                hi = mid
+        below = search(l_indices, p, p_end, b_last)  # the left entries under b_last
         return found, (q_end - q0) + (below - p) + ((marks[bits + (b_last >> 5)] >>
                                                      (b_last & 31)) & 1)
 

@@ -8,6 +8,7 @@ import networkx as nx
 import numpy as np
 
 from gunpy._jitcache import cpu_jit
+from gunpy.operators.common import lower_bound
 from gunpy.graph import Graph
 
 __all__ = ["RawEdges", "raw_edges", "graph_from_edges", "graph_from_networkx", "weighted_copy",
@@ -216,18 +217,16 @@ def _rows_sorted(rows, cols):
     return True
 
 
+_search = cpu_jit(lower_bound)
+
+
 @cpu_jit
 def _find_edge(rows, cols, is_sorted, u, v):
     """Index of the edge ``u -> v`` in the CSR, or -1."""
     lo, hi = rows[u], rows[u + 1]
     if is_sorted:
-        while lo < hi:
-            mid = (lo + hi) // 2
-            if cols[mid] < v:
-                lo = mid + 1
-            else:
-                hi = mid
-        return lo if lo < rows[u + 1] and cols[lo] == v else -1
+        lo = _search(cols, lo, hi, v)
+        return lo if lo < hi and cols[lo] == v else -1
     for e in range(lo, hi):
         if cols[e] == v:
             return e
