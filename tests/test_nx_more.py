@@ -490,3 +490,42 @@ def test_k_truss_declines_what_networkx_refuses():
         with pytest.raises(nx.NetworkXNotImplemented):
             nx.k_truss(g, 3)
     assert can_run("k_truss", (nx.complete_graph(4), 3), {}) is True
+
+
+def _dags():
+    """Random DAGs (edges from smaller to larger ids), one with string labels, a diamond
+    with two lowest common ancestors, and a forest of two roots."""
+    dags = []
+    for seed in range(6):
+        g = nx.gnp_random_graph(25, 0.15, directed=True, seed=seed)
+        dag = nx.DiGraph([(u, v) for u, v in g.edges if u < v])
+        dag.add_nodes_from(range(25))
+        dags.append(dag)
+    dags.append(nx.relabel_nodes(dags[0], {v: f"n{(v * 37) % 101}" for v in dags[0]}))
+    dags.append(nx.DiGraph([("a", "c"), ("b", "c"), ("a", "d"), ("b", "d")]))
+    dags.append(nx.DiGraph([(0, 1), (0, 2), (3, 4)]))
+    return dags
+
+
+def test_lowest_common_ancestor_is_networkx_s():
+    for g in _dags():
+        nodes = list(g)
+        pairs = [(u, v) for u in nodes[::3] for v in nodes[1::4]] + [(nodes[0], nodes[0])]
+        for u, v in pairs:
+            want = nx.lowest_common_ancestor(g, u, v, default="none")
+            assert nx.lowest_common_ancestor(g, u, v, default="none", backend="gunpy") == want
+
+
+def test_lowest_common_ancestor_errors_are_networkx_s():
+    cyclic = nx.DiGraph([(0, 1), (1, 2), (2, 0)])
+    looped = nx.DiGraph([(0, 1), (1, 1)])
+    for g in (cyclic, looped):
+        with pytest.raises(nx.NetworkXError, match="LCA only defined on directed acyclic"):
+            nx.lowest_common_ancestor(g, 0, 1, backend="gunpy")
+    with pytest.raises(nx.NodeNotFound, match=r"Node\(s\) \{9\} from pair \(0, 9\) not in G"):
+        nx.lowest_common_ancestor(nx.DiGraph([(0, 1)]), 0, 9, backend="gunpy")
+    with pytest.raises(nx.NetworkXPointlessConcept):
+        nx.lowest_common_ancestor(nx.DiGraph(), 0, 1, backend="gunpy")
+    assert can_run("lowest_common_ancestor", (nx.path_graph(3), 0, 1), {}) is not True
+    with pytest.raises(nx.NetworkXNotImplemented):
+        nx.lowest_common_ancestor(nx.path_graph(3), 0, 1)

@@ -133,6 +133,9 @@ _FUNCTIONS = {
                            "(its tests pin their exact partitions)",
     "core_number": "gunpy.kcore (peeling: a filter a level, atomic degree decrements in an "
                    "advance a round); graphs with self-loops left to networkx (it raises)",
+    "lowest_common_ancestor": "networkx's steps on gunpy's traversals: gunpy.scc for the DAG "
+                              "check, a BFS of the reversed graph per node for its ancestors "
+                              "(a set built in networkx's order), networkx's walk down",
     "k_truss": "edges in fewer than k - 2 triangles dropped round by round, each round's "
                "supports one intersect call (C<A> = A plus.pair A^T); networkx's copy less "
                "them and the nodes left bare",

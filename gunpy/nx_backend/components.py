@@ -15,7 +15,7 @@ import numpy as np
 
 import gunpy
 
-from ._graph import _bfs, _device, _nx_order_csr, _reversed
+from ._graph import _bfs, _device, _nx_order_csr, _queue_order, _reversed
 
 
 def _components(G):
@@ -170,3 +170,50 @@ def has_path(G, source, target):
         if node not in G:
             raise nx.NodeNotFound(f"{kind} {node} is not in G")
     return bool(_bfs(G, source)[1][G.node_index(target)] >= 0)
+
+
+def lowest_common_ancestor(G, node1, node2, default=None):
+    """networkx's steps with gunpy's traversals: the DAG check is gunpy.scc (every
+    component one node, no self-loop), each node's ancestors a BFS of the reversed graph,
+    put in a set in networkx's BFS order (so the set, and the common ancestor networkx
+    starts its walk down from, are networkx's), then networkx's walk along successors
+    that stay common. can_run declines undirected graphs (networkx raises)."""
+    g = G.nxg
+    if not _is_dag(G):
+        raise nx.NetworkXError("LCA only defined on directed acyclic graphs.")
+    if len(g) == 0:
+        raise nx.NetworkXPointlessConcept("LCA meaningless on null graphs.")
+    pair = (node1, node2)
+    nodeset = set(g)
+    if set(pair) - nodeset:
+        raise nx.NodeNotFound(f"Node(s) {set(pair) - nodeset} from pair {pair} not in G.")
+    reverse = _reversed(G)
+    labels = G.nodes
+
+    def ancestors_and_self(v):
+        s, depth = _bfs(reverse, v)
+        order = _queue_order(reverse, s, depth)[0]
+        found = {labels[u] for level in order[1:] for u in level.tolist()}
+        found.add(v)
+        return found
+
+    first = ancestors_and_self(node1)
+    common = first & (first if node2 == node1 else ancestors_and_self(node2))
+    if not common:
+        return default
+    lowest = next(iter(common))
+    while True:
+        below = next((u for u in g.successors(lowest) if u in common), None)
+        if below is None:
+            return lowest
+        lowest = below
+
+
+def _is_dag(G):
+    g = G.graph
+    if g.num_vertices == 0:
+        return True
+    src = np.repeat(np.arange(g.num_vertices), np.diff(g.row_offsets))
+    if np.any(src == g.column_indices):
+        return False
+    return int(gunpy.scc(g, backend=_device()).num_components) == g.num_vertices

@@ -124,6 +124,7 @@ _FAMILY = {
     "louvain_communities": "louvain",
     **dict.fromkeys(("core_number", "k_core", "k_shell", "k_crust", "k_corona"), "cores"),
     "k_truss": "truss",
+    "lowest_common_ancestor": "traversal",
     "eigenvector_centrality": "eigenvector",
     "katz_centrality": "katz",
     **dict.fromkeys(("jaccard_coefficient", "adamic_adar_index", "resource_allocation_index"),
@@ -442,6 +443,14 @@ def _cores(p):
         return "self-loops: networkx raises NetworkXNotImplemented"
 
 
+def _directed_only(p):
+    g = p["nxg"]
+    if g is not None and not g.is_directed():
+        return "undirected graphs: networkx raises NetworkXNotImplemented"
+    if g is not None and g.is_multigraph():
+        return "multigraphs: left to networkx"
+
+
 def _truss(p):
     g = p["nxg"]
     if g is not None and (g.is_directed() or g.is_multigraph()):
@@ -527,6 +536,7 @@ _CHECKS = {
     **{name: (_cores,) for name in ("core_number", "k_core", "k_shell", "k_crust",
                                     "k_corona")},
     "k_truss": (_truss, _cores),
+    "lowest_common_ancestor": (_directed_only,),
     "hits": (_hits,),
     **{name: (_subgraph,) for name in ("ego_graph", "complement", "reverse")},
     **{name: (_named(name, _assortativity),) for name in ("average_neighbor_degree",
