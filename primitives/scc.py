@@ -560,4 +560,4 @@ register_primitive(Primitive(
     "scc", scc, fields=SCCResult._fields, summary=_summary, warmup=_warmup,
     options=(Option("load_balance", "auto", "how the advances map edge lists to threads"),),
     networkx=("strongly_connected_components", "number_strongly_connected_components",
-              "is_strongly_connected", "condensation")))
+              "is_strongly_connected", "condensation", "lowest_common_ancestor")))

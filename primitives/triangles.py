@@ -265,4 +265,4 @@ register_primitive(Primitive(
     "triangles", triangles, fields=TrianglesResult._fields, summary=_summary,
     networkx=("triangles", "transitivity", "jaccard_coefficient", "adamic_adar_index",
               "resource_allocation_index", "common_neighbor_centrality",
-              "square_clustering")))
+              "square_clustering", "k_truss")))
