@@ -249,3 +249,19 @@ def test_graph500_generates_searches_and_validates_every_tree(capsys):
     G = gunpy.generators.rmat(8, seed=1)
     roots = graph500.graph500_roots(G, 4, 1)
     assert len(set(roots)) == 4 and all(np.diff(G.row_offsets)[roots] > 0)
+
+
+def test_nx_script_crossover_times_networkx_and_gunpy_per_family(capsys):
+    """bench/nx_script.py --crossover: a row per family and size, networkx's and gunpy's
+    (converting, and with the conversion cached) times; lowest_common_ancestor on a DAG."""
+    import importlib.util
+    import os
+    path = os.path.join(os.path.dirname(__file__), "..", "bench", "nx_script.py")
+    spec = importlib.util.spec_from_file_location("nx_script", path)
+    script = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(script)
+    script.main(["--crossover", "--families", "truss,lca,cores", "--sizes", "64"])
+    rows = [ln.split(" | ") for ln in capsys.readouterr().out.splitlines()
+            if ln.startswith("| ") and "64 |" in ln]
+    assert [r[0] for r in rows] == ["| truss", "| lca", "| cores"]
+    assert all(float(x.strip(" |")) > 0 for r in rows for x in r[3:])
