@@ -269,4 +269,4 @@ register_primitive(Primitive(
     networkx=("connected_components", "weakly_connected_components", "is_connected",
               "number_connected_components", "is_weakly_connected",
               "number_weakly_connected_components", "is_tree", "is_forest", "is_branching",
-              "is_arborescence"), dist="gunpy.dist:cc"))
+              "is_arborescence", "k_edge_components"), dist="gunpy.dist:cc"))

@@ -147,6 +147,7 @@ def test_networkx_own_tests_pass_with_gunpy_as_test_backend(tmp_path):
             "networkx.algorithms.community.tests.test_louvain",
             "networkx.algorithms.tests.test_core",
             "networkx.algorithms.tests.test_lowest_common_ancestors",
+            "networkx.algorithms.connectivity.tests.test_edge_kcomponents",
             "networkx.algorithms.link_analysis.tests.test_hits",
             "networkx.algorithms.tests.test_isolate",
             "networkx.algorithms.tests.test_reciprocity",
@@ -176,7 +177,8 @@ def test_networkx_own_tests_pass_with_gunpy_as_test_backend(tmp_path):
     # gunpy really ran, for every function (the cluster module calls triangles, transitivity,
     # clustering and average_clustering; test_louvain its louvain_communities; test_core
     # core_number, k_core, k_shell, k_crust, k_corona and k_truss;
-    # test_lowest_common_ancestors lowest_common_ancestor; test_hits its hits; test_dag
+    # test_lowest_common_ancestors lowest_common_ancestor; test_edge_kcomponents
+    # k_edge_components (k = 1 and 2); test_hits its hits; test_dag
     # ancestors and descendants; networkx's docstring examples generic_bfs_edges; the
     # traversal, component and shortest-path modules the BFS family, reachability and paths
     # (test_weighted and test_generic the Bellman-Ford lengths, paths and predecessors: equal

@@ -57,6 +57,7 @@ CALLS = {
     "is_negatively_weighted": [((), {W: W}), ((), {}), ((), {"edge": S})],
     "k_corona": [((1,), {})],
     "k_truss": [((3,), {}), ((0,), {})],
+    "k_edge_components": [((1,), {}), ((2,), {}), ((3,), {}), ((0,), {})],
     "lowest_common_ancestor": [((S, T), {}), ((T, S), {"default": "none"}),
                                ((S, "not a node"), {})],
     "average_shortest_path_length": [((), {}), ((), {W: W}),

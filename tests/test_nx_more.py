@@ -529,3 +529,56 @@ def test_lowest_common_ancestor_errors_are_networkx_s():
     assert can_run("lowest_common_ancestor", (nx.path_graph(3), 0, 1), {}) is not True
     with pytest.raises(nx.NetworkXNotImplemented):
         nx.lowest_common_ancestor(nx.path_graph(3), 0, 1)
+
+
+def _bridged_graphs():
+    """Bridges of every kind: a barbell's, a path's (every edge), a tree hanging off a
+    cycle, a hub of 300 leaves (every spoke a bridge) with a few spokes closed into
+    triangles, isolated nodes, self-loops, string labels and random sparse graphs."""
+    barbell = nx.barbell_graph(5, 3)
+    path = nx.path_graph(40)
+    lollipop = nx.cycle_graph(6)
+    lollipop.add_edges_from([(5, 6), (6, 7), (6, 8), (8, 9), (9, 8)])
+    hub = nx.star_graph(300)
+    hub.add_edges_from([(1, 2), (3, 4), (4, 5)])
+    hub.add_nodes_from(["alone", "too"])
+    hub.add_edge(7, 7)
+    named = nx.relabel_nodes(nx.les_miserables_graph(), lambda s: s.lower())
+    return [barbell, path, lollipop, hub, named,
+            *(nx.gnm_random_graph(60, m, seed=m) for m in (40, 70, 120))]
+
+
+@pytest.mark.parametrize("k", [1, 2])
+def test_k_edge_components_are_networkx_s(k):
+    for g in _bridged_graphs():
+        assert list(nx.k_edge_components(g, k, backend="gunpy")) == \
+            list(nx.k_edge_components(g, k))
+    d = nx.gnp_random_graph(40, 0.06, directed=True, seed=2)
+    if k == 1:  # directed: the strongly connected components (in a reverse topological
+        # order, not necessarily Tarjan's: test_strongly_connected_components)
+        assert set(map(frozenset, nx.k_edge_components(d, 1, backend="gunpy"))) == \
+            set(map(frozenset, nx.k_edge_components(d, 1)))
+
+
+def test_k_edge_components_declines_the_auxiliary_graph_cases():
+    g, d = nx.barbell_graph(4, 0), nx.DiGraph(nx.barbell_graph(4, 0))
+    for graph, k in ((g, 3), (d, 2), (nx.MultiGraph(g), 1)):
+        assert can_run("k_edge_components", (graph, k), {}) is not True
+    with pytest.raises(ValueError, match="k cannot be less than 1"):
+        nx.k_edge_components(g, 0, backend="gunpy")
+
+
+def test_the_bridges_are_networkx_s():
+    """The bridges themselves (a wrongly found bridge need not change the components)."""
+    import numpy as np
+
+    from gunpy.nx_backend import convert_from_nx
+    from gunpy.nx_backend.components import _bridges
+    for g in _bridged_graphs() + [nx.complete_graph(3), nx.cycle_graph(5), nx.Graph()]:
+        G = convert_from_nx(g)
+        n = G.graph.num_vertices
+        src = np.repeat(np.arange(n), np.diff(G.graph.row_offsets))
+        found = _bridges(G.graph, src)
+        got = {frozenset((G.nodes[u], G.nodes[v])) for u, v in
+               zip(src[found].tolist(), G.graph.column_indices[found].tolist())}
+        assert got == {frozenset(e) for e in nx.bridges(g)}

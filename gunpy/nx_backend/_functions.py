@@ -133,6 +133,10 @@ _FUNCTIONS = {
                            "(its tests pin their exact partitions)",
     "core_number": "gunpy.kcore (peeling: a filter a level, atomic degree decrements in an "
                    "advance a round); graphs with self-loops left to networkx (it raises)",
+    "k_edge_components": "k = 1: gunpy.cc (gunpy.scc when directed); k = 2, undirected: the "
+                         "components less the bridges, found by Tarjan-Vishkin's subtree "
+                         "test on a gunpy.bfs forest (k >= 3, directed k = 2 left to "
+                         "networkx)",
     "lowest_common_ancestor": "networkx's steps on gunpy's traversals: gunpy.scc for the DAG "
                               "check, a BFS of the reversed graph per node for its ancestors "
                               "(a set built in networkx's order), networkx's walk down",

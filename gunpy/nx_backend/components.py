@@ -18,9 +18,10 @@ import gunpy
 from ._graph import _bfs, _device, _nx_order_csr, _queue_order, _reversed
 
 
-def _components(G):
-    r = gunpy.cc(G.graph, backend=_device())
-    labels = r.labels
+def _components(G, graph=None):
+    """networkx's (weakly) connected components of ``G`` (or of ``graph``, a gunpy.Graph
+    on ``G``'s nodes): each a set, in the order of their first node in ``G``."""
+    labels = gunpy.cc(G.graph if graph is None else graph, backend=_device()).labels
     order = np.argsort(labels, kind="stable")
     cuts = np.flatnonzero(np.diff(labels[order])) + 1
     names = G.nodes
@@ -217,3 +218,60 @@ def _is_dag(G):
     if np.any(src == g.column_indices):
         return False
     return int(gunpy.scc(g, backend=_device()).num_components) == g.num_vertices
+
+
+def k_edge_components(G, k):
+    """``k = 1``: the connected components (strongly connected, directed), networkx's
+    order; ``k = 2`` (undirected): the bridge components, the components of ``G`` less
+    its bridges (:func:`_bridges`). can_run declines the rest (networkx's auxiliary
+    graph is no traversal) and multigraphs."""
+    if k < 1:
+        raise ValueError("k cannot be less than 1")
+    if G.is_directed():
+        return strongly_connected_components(G)
+    if k == 1:
+        return _components(G)
+    g = G.graph
+    src = np.repeat(np.arange(g.num_vertices), np.diff(g.row_offsets))
+    keep = ~_bridges(g, src)
+    rows = np.concatenate(([0], np.cumsum(np.bincount(src[keep], minlength=g.num_vertices))))
+    return _components(G, gunpy.Graph(rows, g.column_indices[keep], directed=False))
+
+
+def _bridges(g, src):
+    """Which stored edges of the undirected ``g`` are bridges (both directions marked):
+    Tarjan and Vishkin's test on a BFS forest, a level at a time in NumPy. A super-root
+    joined to each component's smallest vertex makes the forest one gunpy.bfs; a tree
+    edge ``parent -> c`` is a bridge when no other edge leaves ``c``'s subtree, that is
+    when the preorder numbers its subtree's vertices reach stay in its own interval."""
+    n = g.num_vertices
+    ci = g.column_indices.astype(np.int64)
+    labels = gunpy.cc(g, backend=_device()).labels
+    roots = np.flatnonzero(labels == np.arange(n))
+    forest = gunpy.Graph.from_edges(np.concatenate([src, np.full(roots.size, n)]),
+                                    np.concatenate([ci, roots]), num_vertices=n + 1)
+    r = gunpy.bfs(forest, n, backend=_device())
+    parent, depth = r.parent[:n].astype(np.int64), r.depth[:n]
+    order = np.argsort(depth, kind="stable")
+    levels = np.split(order, np.flatnonzero(np.diff(depth[order])) + 1) if n else []
+    size = np.ones(n, dtype=np.int64)
+    for level in levels[:0:-1]:  # deepest first; the roots' parent is the super-root
+        np.add.at(size, parent[level], size[level])
+    pre = np.zeros(n, dtype=np.int64)  # preorder: each subtree one interval
+    if n:
+        pre[levels[0]] = np.cumsum(size[levels[0]]) - size[levels[0]]
+    for level in levels[1:]:
+        kids = level[np.argsort(parent[level], kind="stable")]
+        p, before = parent[kids], np.cumsum(size[kids]) - size[kids]
+        start = np.flatnonzero(np.r_[True, p[1:] != p[:-1]])
+        pre[kids] = pre[p] + 1 + before - np.repeat(before[start], np.diff(np.r_[start,
+                                                                                 kids.size]))
+    tree = (parent[ci] == src) | (parent[src] == ci)
+    low, high = pre.copy(), pre.copy()
+    np.minimum.at(low, src[~tree], pre[ci[~tree]])
+    np.maximum.at(high, src[~tree], pre[ci[~tree]])
+    for level in levels[:0:-1]:
+        np.minimum.at(low, parent[level], low[level])
+        np.maximum.at(high, parent[level], high[level])
+    bridge = (low >= pre) & (high < pre + size) & (depth > 1)  # c's edge to its parent
+    return (bridge[ci] & (parent[ci] == src)) | (bridge[src] & (parent[src] == ci))

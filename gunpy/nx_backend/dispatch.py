@@ -114,7 +114,7 @@ _FAMILY = {
     **dict.fromkeys(("connected_components", "weakly_connected_components", "is_connected",
                      "is_weakly_connected", "number_connected_components",
                      "number_weakly_connected_components", "is_forest", "is_tree",
-                     "is_branching", "is_arborescence"), "components"),
+                     "is_branching", "is_arborescence", "k_edge_components"), "components"),
     **dict.fromkeys(("betweenness_centrality", "edge_betweenness_centrality"), "betweenness"),
     **dict.fromkeys(("closeness_centrality", "harmonic_centrality", "eccentricity"),
                     "closeness"),
@@ -451,6 +451,15 @@ def _directed_only(p):
         return "multigraphs: left to networkx"
 
 
+def _edge_components(p):
+    g = p["nxg"]
+    if g is not None and g.is_multigraph():
+        return "multigraphs: networkx raises NetworkXNotImplemented"
+    if g is not None and p["k"] >= (2 if g.is_directed() else 3):
+        return ("k >= 3, or k >= 2 on a directed graph: networkx's auxiliary graph, not a "
+                "traversal")
+
+
 def _truss(p):
     g = p["nxg"]
     if g is not None and (g.is_directed() or g.is_multigraph()):
@@ -537,6 +546,7 @@ _CHECKS = {
                                     "k_corona")},
     "k_truss": (_truss, _cores),
     "lowest_common_ancestor": (_directed_only,),
+    "k_edge_components": (_edge_components,),
     "hits": (_hits,),
     **{name: (_subgraph,) for name in ("ego_graph", "complement", "reverse")},
     **{name: (_named(name, _assortativity),) for name in ("average_neighbor_degree",
