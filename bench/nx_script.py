@@ -163,6 +163,7 @@ FAMILIES = {
     "cores": lambda G, s: nx.core_number(G, **_kw()),
     "truss": lambda G, s: nx.k_truss(G, 3, **_kw()),
     "lca": lambda G, s: nx.lowest_common_ancestor(G, len(G) // 2, len(G) - 1, **_kw()),
+    "edge components": lambda G, s: list(nx.k_edge_components(G, 2, **_kw())),
     "eigenvector": lambda G, s: nx.eigenvector_centrality(G, max_iter=1000, **_kw()),
     "katz": lambda G, s: nx.katz_centrality(G, alpha=0.05, max_iter=1000, **_kw()),
     "link prediction": lambda G, s: list(nx.jaccard_coefficient(G, _pairs(G), **_kw())),

@@ -561,13 +561,10 @@ class Graph:
         return self._csc
 
     def nbytes(self, *, with_csc=False):
-        """Bytes the graph's arrays take on a device."""
-        b = self.row_offsets.nbytes + self.column_indices.nbytes
-        if self.values is not None:
-            b += self.values.nbytes
-        if with_csc:
-            b += self.row_offsets.nbytes + self.column_indices.nbytes + 8 * self.num_edges
-        return b
+        """Bytes the graph's arrays take on a device (counted, not read: a graph in device
+        memory makes no host copy for it)."""
+        csr = 8 * (self.num_vertices + 1) + self.index_dtype.itemsize * self.num_edges
+        return csr + 8 * self.num_edges * (self.weighted + with_csc) + csr * with_csc
 
     def release_device(self):
         """Drop the copies backends keep for this graph (GPU memory included).
@@ -588,4 +585,6 @@ class Graph:
     def __repr__(self):
         kind = "directed" if self.directed else "undirected"
         w = ", weighted" if self.weighted else ""
-        return f"<gunpy.Graph {kind}{w}: {self.num_vertices} vertices, {self.num_edges} edges>"
+        where = "" if self._on_device is None else f", on {self.on_device}"
+        return (f"<gunpy.Graph {kind}{w}: {self.num_vertices} vertices, {self.num_edges} "
+                f"edges{where}>")

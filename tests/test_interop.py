@@ -71,8 +71,9 @@ def test_a_device_csr_runs_bfs_with_no_host_copy_of_the_graph(cuda, directed, mo
     n = 3000  # isolated vertices past EDGES: graph-sized arrays outgrow any counter read
     ro, ci = _csr(EDGES, n, directed)
     G = gunpy.Graph(cuda.to_device(ro), cuda.to_device(ci), directed=directed)
-    assert G.on_device and "CUDA device" in G.on_device
+    assert G.on_device and "CUDA device" in G.on_device and "CUDA device>" in repr(G)
     assert (G.num_vertices, G.num_edges) == (n, ci.shape[0])
+    assert G.nbytes() == ro.nbytes + ci.shape[0] * 4  # int32 indices: counted, not read
     device_type = type(G._on_device.row_offsets)
     copies = []
     real = device_type.copy_to_host
