@@ -5,7 +5,7 @@ import numpy as np
 
 import gunpy
 
-from ._graph import _device
+from ._graph import _device, _nx_order_csr
 
 def louvain_communities(G, weight="weight", resolution=1, threshold=0.0000001, max_level=None,
                         seed=None):
@@ -72,12 +72,24 @@ def k_truss(G, k):
         if keep.all():
             break
         ids = ids[keep]
-    gone = np.ones(ci.size, dtype=bool)
-    gone[ids] = False
-    labels = G.nodes
-    H = g.copy()
-    H.remove_edges_from((labels[u], labels[v]) for u, v in zip(src[gone].tolist(),
-                                                               ci[gone].tolist()) if u < v)
-    left = np.bincount(src[ids], minlength=n)
-    H.remove_nodes_from([labels[v] for v in np.flatnonzero(left == 0).tolist()])
+    return _copy_of(G, np.bincount(src[ids], minlength=n) > 0, src[ids] * n + ci[ids])
+
+
+def _copy_of(G, keep_node, keep_key):
+    """networkx's ``g.copy()`` less the nodes and edges not kept, built from the kept ones
+    only (a truss keeps few of a sparse graph's edges): ``keep_node[v]`` by vertex id,
+    ``keep_key`` the kept edges' ``u * n + v``. Nodes, adjacency and attribute dicts come in
+    the order the copy, then the removals, would leave them (the edges in networkx's
+    adjacency order: :func:`_nx_order_csr`)."""
+    g, labels = G.nxg, G.nodes
+    ro, ci = _nx_order_csr(G)
+    src = np.repeat(np.arange(len(labels), dtype=np.int64), np.diff(ro))
+    kept = np.isin(src * len(labels) + ci, keep_key)
+    H = g.__class__()
+    H.graph.update(g.graph)
+    H.add_nodes_from((labels[v], g.nodes[labels[v]].copy())
+                     for v in np.flatnonzero(keep_node).tolist())
+    adj = g.adj
+    H.add_edges_from((labels[u], labels[v], adj[labels[u]][labels[v]].copy())
+                     for u, v in zip(src[kept].tolist(), ci[kept].tolist()))
     return H
