@@ -318,18 +318,28 @@ class Result:
     #: cuGraph's DataFrame column name for each field (``vertex`` is added first)
     _columns = {}
 
+    #: fields that hold vertex ids (a BFS parent): :meth:`to_dataframe` writes them as node
+    #: labels, as cuGraph does when it renumbers
+    _vertex_fields = ()
+
     def to_dataframe(self):
         """A pandas DataFrame with cuGraph's column names (``vertex``, ``distance``, ...).
 
-        ``vertex`` holds the node labels. Needs pandas.
+        ``vertex`` holds the node labels, and so do the columns of vertex ids (``predecessor``)
+        where the graph has labels, missing where a vertex has none (unreached). Needs
+        pandas.
         """
         try:
             import pandas as pd
         except ImportError as exc:  # pandas is optional
             raise ImportError("to_dataframe() needs pandas: pip install pandas") from exc
-        cols = {"vertex": self.graph.labels()}
+        labels = self.graph.labels()
+        cols = {"vertex": labels}
         for f in self._fields:
-            cols[self._columns.get(f, f)] = getattr(self, f)
+            arr = getattr(self, f)
+            if f in self._vertex_fields and self.graph.node_labels is not None:
+                arr = [labels[v] if v >= 0 else None for v in arr.tolist()]
+            cols[self._columns.get(f, f)] = arr
         return pd.DataFrame(cols)
 
     def to_networkx(self, nxg=None, *, name=None):

@@ -101,6 +101,7 @@ class BFSResult(Result):
     _fields = ("depth", "parent")
     _main = "depth"
     _columns = {"depth": "distance", "parent": "predecessor"}
+    _vertex_fields = ("parent",)
 
     def _unreached(self, name, arr):
         return self.depth < 0

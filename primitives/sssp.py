@@ -212,6 +212,7 @@ class SSSPResult(Result):
     _fields = ("distance", "parent")
     _main = "distance"
     _columns = {"distance": "distance", "parent": "predecessor"}
+    _vertex_fields = ("parent",)
 
     def _unreached(self, name, arr):
         return ~np.isfinite(self.distance)

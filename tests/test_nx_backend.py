@@ -220,7 +220,14 @@ def test_result_conversions(backend):
     assert df["vertex"].tolist() == ["a", "b", "c", "d"]
     assert isinstance(df, pd.DataFrame)
     assert df["distance"].tolist() == [0, 1, 2, 3]
-    assert df["predecessor"].tolist()[1:] == [0, 1, 2]  # vertex ids, not labels (as yet)
+    assert df["predecessor"].tolist() == ["a", "a", "b", "c"]  # labels, as cuGraph's
+    lonely = g.copy()
+    lonely.add_node("e")  # unreached: no predecessor
+    df = gunpy.bfs(gunpy.Graph.from_networkx(lonely), 0, backend=backend).to_dataframe()
+    assert df["predecessor"].tolist()[:4] == ["a", "a", "b", "c"]
+    assert pd.isna(df["predecessor"].iloc[4])  # missing (pandas' own marker for it)
+    assert gunpy.bfs(gunpy.Graph.from_edges([0], [1], num_vertices=3), 0,
+                     backend=backend).to_dataframe()["predecessor"].tolist() == [0, 0, -1]
     df = gunpy.sssp(G, 0, backend=backend).to_dataframe()
     assert list(df.columns) == ["vertex", "distance", "predecessor"]
     assert df["distance"].tolist() == [0.0, 1.0, 2.0, 3.0]
