@@ -62,6 +62,26 @@ def _device_memory(a):
     return None
 
 
+def _device_backend(arrays):
+    """The CUDA backend when the arrays (``{name: array or None}``) are in device memory,
+    None when they are in host memory; raises when they are split between the two, or
+    when no CUDA backend can run here."""
+    where = {name: _device_memory(a) for name, a in arrays.items() if a is not None}
+    on = [name for name, w in where.items() if w]
+    if not on:
+        return None
+    host = [name for name, w in where.items() if not w]
+    if host:
+        raise ValueError(f"{on[0]} is in {where[on[0]]} but {host[0]} is in host memory: "
+                         "pass them all in one place")
+    from gunpy.backends import get_backend
+    try:
+        return get_backend("cuda")
+    except RuntimeError as exc:
+        raise ValueError(f"{on[0]} is in {where[on[0]]}, but the CUDA backend cannot run "
+                         f"here ({exc})") from exc
+
+
 def _host(name, a):
     """``a`` as a NumPy array, without a copy where it can be read in place.
 

@@ -14,7 +14,7 @@ import scipy.sparse as sp
 
 from gunpy._csr import build_csr, reverse_edge_ids, transpose_csr
 from gunpy._inputs import (_as_column_indices, _as_count, _as_id_array, _as_row_offsets,
-                           _as_weights, _check_offsets, _device_memory, _factorize, _host,
+                           _as_weights, _check_offsets, _device_backend, _factorize, _host,
                            _index_dtype, _is_symmetric, _nx_weights)
 from gunpy.backends.cache import DeviceCache
 
@@ -30,26 +30,6 @@ def _frozen(arr):
     if arr is not None:
         arr.flags.writeable = False
     return arr
-
-
-def _device_backend(arrays):
-    """The CUDA backend when the arrays (``{name: array or None}``) are in device memory,
-    None when they are in host memory; raises when they are split between the two, or
-    when no CUDA backend can run here."""
-    where = {name: _device_memory(a) for name, a in arrays.items() if a is not None}
-    on = [name for name, w in where.items() if w]
-    if not on:
-        return None
-    host = [name for name, w in where.items() if not w]
-    if host:
-        raise ValueError(f"{on[0]} is in {where[on[0]]} but {host[0]} is in host memory: "
-                         "pass them all in one place")
-    from gunpy.backends import get_backend
-    try:
-        return get_backend("cuda")
-    except RuntimeError as exc:
-        raise ValueError(f"{on[0]} is in {where[on[0]]}, but the CUDA backend cannot run "
-                         f"here ({exc})") from exc
 
 
 class Graph:
@@ -323,7 +303,8 @@ class Graph:
         Parameters
         ----------
         df : pandas.DataFrame, or any table whose ``df[column]`` is array-like
-            (a pyarrow ``Table``, a polars ``DataFrame``, a dict of arrays).
+            (a pyarrow ``Table``, a polars ``DataFrame``, a dict of arrays), or a table in
+            GPU memory (a cuDF ``DataFrame``): integer labels renumbered on the GPU.
         source, target : column names
         edge_attr : column name, optional
             The weight column (one column; ``None`` for an unweighted graph).
@@ -348,19 +329,32 @@ class Graph:
             if col is None:
                 continue
             try:
-                cols[role] = _host(f"column {col!r}", df[col])
+                cols[f"column {col!r}"] = df[col]
             except (KeyError, IndexError):
                 have = list(getattr(df, "columns", getattr(df, "keys", lambda: [])()))
                 raise ValueError(f"{role}={col!r} is not a column of the table "
                                  f"(columns: {have})") from None
-        s, d = cols["source"], cols["target"]
+        names = list(cols)
+        backend = _device_backend(cols)  # a cuDF frame: its columns renumbered on the GPU
+        if backend is not None:
+            from gunpy.backends.interop import device_view
+            cols = {name: device_view(name, c) for name, c in cols.items()}
+        else:
+            cols = {name: _host(name, c) for name, c in cols.items()}
+        s, d = cols[names[0]], cols[names[1]]
         labels = n = None
-        if renumber:
+        if renumber and backend is not None:
+            from gunpy.backends.device_build import factorize
+            ids, uniques = factorize(backend, s, d)
+            labels = uniques.copy_to_host().tolist()
+            s, d, n = ids[:s.shape[0]], ids[s.shape[0]:], len(labels)
+        elif renumber:
             labels, ids = _factorize(np.concatenate([s.ravel(), d.ravel()]))
             s, d, n = ids[:s.size], ids[s.size:], len(labels)
-            if labels == list(range(n)):
-                labels = None
-        return cls.from_edges(s, d, cols.get("edge_attr"), num_vertices=n, directed=directed,
+        if labels is not None and labels == list(range(n)):
+            labels = None
+        return cls.from_edges(s, d, cols[names[2]] if edge_attr is not None else None,
+                              num_vertices=n, directed=directed,
                               remove_self_loops=remove_self_loops,
                               remove_duplicates=remove_duplicates, node_labels=labels)
 

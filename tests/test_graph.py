@@ -357,10 +357,14 @@ def test_host_dlpack_arrays_are_read_and_device_arrays_refused_with_the_device_n
     with pytest.raises(ValueError, match=r"edge_index .*(CUDA backend cannot run here|"
                                          r"no __cuda_array_interface__)"):
         gunpy.Graph.from_edge_index(_DLPackOnly(np.zeros((2, 1), np.int64), device=(2, 0)))
-    # a table's columns are read on the host
-    with pytest.raises(ValueError, match=r"column 'source' is a .*OnTheGPU in GPU memory .*"
-                                         r"Graph\.from_edges"):
+    with pytest.raises(ValueError, match=r"column 'source' is in GPU memory .* but column "
+                                         r"'target' is in host memory"):
         gunpy.Graph.from_pandas({"source": OnTheGPU(), "target": dst}, renumber=False)
+    # new weights for a host graph are read on the host
+    G = gunpy.Graph.from_edges(src, dst)
+    with pytest.raises(ValueError, match=r"weights is a .*OnTheGPU in GPU memory .*"
+                                         r"Graph\.from_edges"):
+        G.values = OnTheGPU()
 
 
 def test_in_degrees_of_an_undirected_graph_build_no_reverse_graph():

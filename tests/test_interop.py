@@ -323,3 +323,31 @@ def test_an_undirected_device_csr_out_of_order_or_asymmetric_pulls_via_the_host(
                       cuda.to_device(np.array([2.0])), directed=False)
     with pytest.raises(ValueError, match=r"adjacency must be symmetric: vertex 0 has 1"):
         gunpy.pagerank(bad)
+
+
+@pytest.mark.sim
+@pytest.mark.parametrize("renumber", [True, False])
+def test_a_table_in_gpu_memory_is_renumbered_and_built_there(cuda, renumber):
+    """A cuDF frame's stand-in: a dict of device columns (``df[column]`` is all
+    from_pandas reads). Integer labels, negative ones too, renumbered on the device in
+    sorted order, as the host renumbers a pandas frame."""
+    import pandas as pd
+    src, dst = np.array([10, 20, 20, -5, 30, 30]), np.array([20, 10, 30, 10, 30, 40])
+    w = np.array([1.0, 2.0, 3.0, 4.0, 5.0, 6.0])
+    if not renumber:
+        src, dst = src % 7 + 5, dst % 7  # ids 0..n-1
+    host = gunpy.Graph.from_pandas(pd.DataFrame({"s": src, "t": dst, "w": w}), "s", "t",
+                                   "w", directed=False, renumber=renumber)
+    G = gunpy.Graph.from_pandas({"s": cuda.to_device(src), "t": cuda.to_device(dst),
+                                 "w": cuda.to_device(w)}, "s", "t", "w", directed=False,
+                                renumber=renumber)
+    assert G.on_device and G.node_labels == host.node_labels
+    if renumber:
+        assert G.node_labels == [-5, 10, 20, 30, 40]
+    for name in ("row_offsets", "column_indices", "values"):
+        assert np.array_equal(getattr(G, name), getattr(host, name)), name
+    with pytest.raises(ValueError, match=r"vertex labels in GPU memory must be integers"):
+        gunpy.Graph.from_pandas({"s": cuda.to_device(w), "t": cuda.to_device(dst)}, "s", "t")
+    with pytest.raises(ValueError, match=r"column 's' is in GPU memory .* but column 't' is "
+                                         r"in host memory"):
+        gunpy.Graph.from_pandas({"s": cuda.to_device(src), "t": dst}, "s", "t")

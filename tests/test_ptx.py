@@ -271,6 +271,9 @@ def test_device_graph_kernels_compile():
         be.run(db.emit_kernel, 4, i8, i8, flags, i8, n, n, f8, True, True, ids_t, f8)
         be.run(db.split_kernel, 4, i8, i8, n, n, ids_t, i8)
         be.run(db.first_difference_kernel, 4, ids_t, ids_t, n, i8)
+    for labels in (i4, i8):
+        be.run(db.label_keys_kernel, 4, labels, labels, n, i8, i8, n)
+    be.run(db.ranks_kernel, 4, i8, i8, flags, i8, n, i8, i8)
     be.run(db.bitonic_step_kernel, 4, i8, i8, n, n, n)
     be.run(db.mark_first_kernel, 4, i8, n, True, flags)
     be.run(db.row_starts_kernel, 4, i8, n, i8, True, n, n, i8)
@@ -278,5 +281,5 @@ def test_device_graph_kernels_compile():
     names = " ".join(be.kernel_names())
     for name in ("_check_csr", "_convert", "_first_outside", "_bitonic_step", "_edge_keys",
                  "_reverse_keys", "_mark_first", "_emit", "_row_starts", "_split",
-                 "_first_difference", "_no_in_edges"):
+                 "_first_difference", "_no_in_edges", "_label_keys", "_ranks"):
         assert name in names, name

@@ -17,7 +17,7 @@ from gunpy.operators.common import lower_bound as _lower_bound
 
 cuda = None  # numba.cuda once this module makes CUDA code: gunpy.backends.cuda.bind
 
-__all__ = ["sort_pairs", "build_csr", "transpose", "reverse_view", "lower_bound"]
+__all__ = ["sort_pairs", "build_csr", "transpose", "reverse_view", "factorize", "lower_bound"]
 
 _MAX = np.iinfo(np.int64).max
 
@@ -117,7 +117,29 @@ def _no_in_edges(in_offsets, n, words, bits):
         bits[w] = word
 
 
+def _label_keys(src, dst, m, keys, ids, size):
+    # entry i: src[i], entry m + i: dst[i], the rest padding
+    for i in range(cuda.grid(1), size, cuda.gridsize(1)):
+        key = _MAX
+        if i < m:
+            key = np.int64(src[i])
+        elif i < 2 * m:
+            key = np.int64(dst[i - m])
+        keys[i] = key
+        ids[i] = i
+
+
+def _ranks(keys, ids, flags, pos, count, out, uniques):
+    # each entry's rank among the distinct keys, back at its place; the distinct keys
+    for i in range(cuda.grid(1), count, cuda.gridsize(1)):
+        out[ids[i]] = pos[i] + flags[i] - 1
+        if flags[i]:
+            uniques[pos[i]] = keys[i]
+
+
 bitonic_step_kernel = kernel(_bitonic_step)
+label_keys_kernel = kernel(_label_keys)
+ranks_kernel = kernel(_ranks)
 first_difference_kernel = kernel(_first_difference)
 no_in_edges_kernel = kernel(_no_in_edges)
 edge_keys_kernel = kernel(_edge_keys)
@@ -172,6 +194,35 @@ def build_csr(backend, src, dst, weights, n, index_dtype, *, mirror, remove_self
     backend.run(row_starts_kernel, n + 1, keys, np.int64(count), pos, True, np.int64(total),
                 np.int64(n), offsets)
     return offsets, cols[:total], (vals[:total] if weighted else None)
+
+
+def factorize(backend, src, dst):
+    """Number the distinct values of two integer device arrays in sorted order: ``(ids,
+    uniques)``, ``ids`` (int64) the numbers of ``src`` then ``dst``, ``uniques`` the values
+    (int64, sorted). A value of 2**63 - 1 (the sort's padding) is refused."""
+    from gunpy.operators.reduce import reduce_array
+    for a in (src, dst):
+        if a.dtype.kind not in "iu" or a.dtype.itemsize == 8 and a.dtype.kind == "u":
+            raise ValueError(f"vertex labels in GPU memory must be integers (int64 at most), "
+                             f"got {a.dtype}: other labels are renumbered on the host "
+                             "(df.to_pandas())")
+    if any(a.shape[0] and reduce_array(backend, a, op="max") == _MAX for a in (src, dst)):
+        raise ValueError(f"a vertex label of {_MAX} (2**63 - 1) cannot be renumbered on the "
+                         "device")
+    m = src.shape[0]
+    count = 2 * m
+    size = _pow2(count)
+    keys, ids = backend.empty(size, np.int64), backend.empty(size, np.int64)
+    backend.run(label_keys_kernel, size, src, dst, np.int64(m), keys, ids, np.int64(size))
+    sort_pairs(backend, keys, ids)
+    flags = backend.empty(max(count, 1), np.int8)
+    backend.run(mark_first_kernel, count, keys, np.int64(count), True, flags)
+    pos = backend.empty(max(count, 1), np.int64)
+    from gunpy.operators.scan import exclusive_scan
+    total = exclusive_scan(backend, "nonzero", count, flags, flags, pos) if count else 0
+    out, uniques = backend.empty(max(count, 1), np.int64), backend.empty(max(total, 1), np.int64)
+    backend.run(ranks_kernel, count, keys, ids, flags, pos, np.int64(count), out, uniques)
+    return out[:count], uniques[:total]
 
 
 def transpose(backend, row_offsets, column_indices, n, index_dtype):
