@@ -88,8 +88,8 @@ def _host(name, a):
     NumPy arrays and array-likes (lists, pandas and pyarrow columns) go through
     ``np.asarray``; objects that speak DLPack from host memory (PyTorch CPU tensors,
     JAX CPU arrays) through ``np.from_dlpack``. Arrays in device memory are refused
-    with the device named: only ``Graph(row_offsets, column_indices, values)`` reads
-    them where they are.
+    with the device named (the constructors that build on the GPU take them before
+    this: :func:`_device_backend`).
     """
     if isinstance(a, np.ndarray):
         return a

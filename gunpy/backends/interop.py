@@ -60,9 +60,10 @@ def device_view(name, a):
     return cuda.as_cuda_array(a)  # waits for the producer's stream (CAI v3 "stream")
 
 
-#: A CSR in device memory, in the graph's types: ``values`` is None when unweighted
-#: and ``device`` names where it lives.
 class DeviceCSR:
+    """A CSR in device memory, in the graph's types: ``values`` is None when unweighted
+    and ``device`` names where it lives."""
+
     __slots__ = ("row_offsets", "column_indices", "values", "device")
 
     def __init__(self, row_offsets, column_indices, values, device):
