@@ -38,7 +38,7 @@ def is_device_array(a):
     return hasattr(a, "copy_to_host") and type(a).__module__.startswith("numba.")
 
 
-def _device_memory(a):
+def device_memory(a):
     """Where ``a`` lives when that is device memory (in words), else None (host memory).
 
     Numba device arrays, objects with ``__cuda_array_interface__`` (CuPy, PyTorch CUDA
@@ -66,7 +66,7 @@ def _device_backend(arrays):
     """The CUDA backend when the arrays (``{name: array or None}``) are in device memory,
     None when they are in host memory; raises when they are split between the two, or
     when no CUDA backend can run here."""
-    where = {name: _device_memory(a) for name, a in arrays.items() if a is not None}
+    where = {name: device_memory(a) for name, a in arrays.items() if a is not None}
     on = [name for name, w in where.items() if w]
     if not on:
         return None
@@ -82,6 +82,16 @@ def _device_backend(arrays):
                          f"here ({exc})") from exc
 
 
+def few_to_host(name, a):
+    """``a`` copied to NumPy when it is an array in GPU memory, else ``a`` itself: for
+    short lists the host schedules one by one (a run's sources: a few ids, never a
+    graph-sized array)."""
+    if device_memory(a) is None:
+        return a
+    from gunpy.backends.interop import device_view
+    return device_view(name, a).copy_to_host()
+
+
 def _host(name, a):
     """``a`` as a NumPy array, without a copy where it can be read in place.
 
@@ -93,7 +103,7 @@ def _host(name, a):
     """
     if isinstance(a, np.ndarray):
         return a
-    where = _device_memory(a)
+    where = device_memory(a)
     if where is not None:
         kind = f"{type(a).__module__.split('.')[0]}.{type(a).__name__}"
         raise ValueError(f"{name} is a {kind} in {where}; this constructor builds graphs in "

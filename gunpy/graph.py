@@ -69,9 +69,10 @@ class Graph:
 
     **Arrays in GPU memory.** ``Graph(row_offsets, column_indices, values)`` also takes
     the three arrays in GPU memory (CuPy, PyTorch CUDA tensors, JAX, numba device
-    arrays: anything with ``__cuda_array_interface__``) and keeps them there
-    (:attr:`on_device`): one kernel checks them as the host path does and converts, on
-    the device, what is not already int64 / int32 / float64. ``copy=True`` (the
+    arrays: anything with ``__cuda_array_interface__`` or, in CUDA memory, DLPack's
+    ``__dlpack__``) and keeps them there (:attr:`on_device`): one kernel checks them
+    as the host path does and converts, on the device, what is not already int64 /
+    int32 / float64. ``copy=True`` (the
     default) gives the graph arrays of its own; ``copy=False`` reads the caller's in
     place where their types already match (no device memory spent; the caller must
     not write them while the graph is used). The CUDA backend runs on them with no

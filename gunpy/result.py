@@ -177,7 +177,8 @@ class Result:
     **arrays
         The fields' arrays (one entry per vertex), as attributes: NumPy arrays, or
         numba device arrays, kept on the device (:meth:`device_array`, :meth:`to_cupy`,
-        :meth:`to_torch`) and copied to NumPy when the attribute is first read.
+        :meth:`to_torch`, :meth:`to_dlpack`) and copied to NumPy when the attribute is
+        first read.
 
     A subclass may set ``fields``, ``main`` and ``unreached`` as class attributes instead
     (the built-in results do) and override :meth:`is_unreached` for other rules.
@@ -274,6 +275,19 @@ class Result:
         if name in self.__dict__.get("_on_device", {}):
             return torch.as_tensor(self.device_array(name), device="cuda")
         return torch.from_numpy(getattr(self, name))
+
+    def to_dlpack(self, field=None):
+        """``field`` (default :attr:`main`) as a DLPack producer, for
+        ``torch.from_dlpack``, ``cupy.from_dlpack``, ``jax.dlpack.from_dlpack`` and
+        every array API library: after a run on the CUDA backend, a
+        :class:`gunpy.backends.dlpack.DLPackArray` over the device array itself (no
+        copy; it also has ``__cuda_array_interface__``); after a run on a host backend,
+        the NumPy array (host memory, which NumPy hands out through DLPack itself)."""
+        name = self._field(field)
+        if name in self.__dict__.get("_on_device", {}):
+            from gunpy.backends.dlpack import DLPackArray
+            return DLPackArray(self.device_array(name))
+        return getattr(self, name)
 
     def _field(self, field):
         name = field or self._main

@@ -22,6 +22,7 @@ from collections import namedtuple
 import numpy as np
 
 from gunpy import INVALID, Enactor, Functor, Problem, atomics
+from gunpy._inputs import few_to_host
 from gunpy.enactor import DirectionPolicy
 from gunpy.frontier import FrontierStore
 from gunpy.operators import reverse_levels
@@ -176,9 +177,10 @@ def bc(G, sources=None, *, normalized=False, weighted=False, direction="auto",
         Edges count as unit length (weights ignored, as networkx's ``weight=None``)
         unless ``weighted``.
     sources : sequence of int, optional
-        ``None``: all vertices (``nx.betweenness_centrality``). A list: only
-        paths from these sources (``nx.betweenness_centrality_subset`` with every
-        vertex a target); repeats count twice, as in networkx.
+        ``None``: all vertices (``nx.betweenness_centrality``). A list (or an array,
+        in host or GPU memory): only paths from these sources
+        (``nx.betweenness_centrality_subset`` with every vertex a target); repeats
+        count twice, as in networkx.
     normalized : bool, default False
         Divide by ``(n-1)(n-2)``; otherwise undirected values are halved.
     weighted : bool, default False
@@ -224,7 +226,7 @@ def bc(G, sources=None, *, normalized=False, weighted=False, direction="auto",
     >>> gunpy.bc(G, weighted=True, backend="cpu").centrality.tolist()
     [0.0, 1.0, 0.0]
     """
-    srcs = range(G.num_vertices) if sources is None else list(sources)
+    srcs = range(G.num_vertices) if sources is None else list(few_to_host("sources", sources))
     if weighted:
         if direction != "auto":
             raise ValueError(f"direction={direction!r}: weighted BC's forward phase is SSSP's "

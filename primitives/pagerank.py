@@ -32,6 +32,7 @@ import numpy as np
 
 from gunpy import Enactor, Functor, Problem, atomics
 from gunpy import operators as ops
+from gunpy._inputs import device_memory
 from gunpy.primitives._weights import check_weights
 from gunpy.registry import Option, Primitive, register_primitive, top_vertices
 from gunpy.result import Result
@@ -486,6 +487,15 @@ def vertex_weights(G, values, name):
     return x / total
 
 
+def _weights_on(context, G, values, name):
+    """:func:`vertex_weights` on ``context``'s backend: an array in GPU memory is checked
+    and scaled where it is (no host copy), anything else on the host and uploaded."""
+    if device_memory(values) is None:
+        return context.upload(vertex_weights(G, values, name))
+    from gunpy.backends.interop import adopt_vertex_weights
+    return adopt_vertex_weights(context.backend, values, G.num_vertices, name)
+
+
 def pagerank(G, *, alpha=0.85, personalization=None, tol=1e-6, max_iter=100, dangling=None,
              nstart=None, direction="pull", load_balance="auto", backend="auto",
              progress=False):
@@ -500,7 +510,8 @@ def pagerank(G, *, alpha=0.85, personalization=None, tol=1e-6, max_iter=100, dan
     personalization : dict or array_like, optional
         Where a walk restarts (``1 - alpha`` of the rank): a dict ``{node: weight}``
         (node labels, missing nodes 0, other keys ignored) or one weight per vertex,
-        normalised to sum 1; None: uniformly (networkx's ``personalization``).
+        normalised to sum 1; None: uniformly (networkx's ``personalization``). An array
+        in GPU memory (CuPy, PyTorch, DLPack) is checked and scaled there by a CUDA run.
     tol : float, default 1e-6
         Stop when the L1 change of the ranks is below ``n * tol``; 0 runs ``max_iter`` iterations.
     max_iter : int, default 100
@@ -565,14 +576,13 @@ def pagerank(G, *, alpha=0.85, personalization=None, tol=1e-6, max_iter=100, dan
                               load_balance=load_balance)
     problem.reset(alpha)
     if personalization is not None or dangling is not None:
-        upload = enactor.context.upload
-        teleport = upload(np.full(G.num_vertices, 1.0 / max(G.num_vertices, 1))
-                          if personalization is None
-                          else vertex_weights(G, personalization, "personalization"))
+        teleport = (enactor.context.upload(np.full(G.num_vertices, 1.0 / max(G.num_vertices, 1)))
+                    if personalization is None
+                    else _weights_on(enactor.context, G, personalization, "personalization"))
         problem.personalize(teleport, None if dangling is None else
-                            upload(vertex_weights(G, dangling, "dangling")))
+                            _weights_on(enactor.context, G, dangling, "dangling"))
     if nstart is not None:
-        problem.nstart = enactor.context.upload(vertex_weights(G, nstart, "nstart"))
+        problem.nstart = _weights_on(enactor.context, G, nstart, "nstart")
     stats = enactor.enact(progress=progress)
     result = PageRankResult(G, stats, rank=enactor.rank)
     result.iterations = stats.iterations

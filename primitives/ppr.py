@@ -13,6 +13,7 @@ allocates nothing per source but its row of the result.
 import numpy as np
 
 from gunpy import Graph
+from gunpy._inputs import few_to_host
 from gunpy.primitives.pagerank import DIRECTIONS, PageRankEnactor, PageRankProblem
 from gunpy.registry import Option, Primitive, register_primitive, top_vertices
 from gunpy.result import Result, Stats
@@ -55,7 +56,7 @@ def _sources(G, sources):
     n = G.num_vertices
     if sources is None:
         return np.arange(n, dtype=np.int64)
-    ids = np.atleast_1d(np.asarray(sources))
+    ids = np.atleast_1d(np.asarray(few_to_host("sources", sources)))
     if ids.ndim != 1 or (ids.size and not np.issubdtype(ids.dtype, np.integer)):
         raise TypeError(f"sources must be a list of vertex ids, got {sources!r}")
     ids = ids.astype(np.int64)
@@ -74,7 +75,8 @@ def ppr(G, sources=None, *, alpha=0.85, tol=1e-6, max_iter=100, direction="pull"
     G : gunpy.Graph
         Edge weights (if any) weight the transitions, as in :func:`pagerank`.
     sources : list of int, optional
-        Vertex ids; None: every vertex (an ``n`` by ``n`` result: small graphs).
+        Vertex ids (a list, or an array in host or GPU memory); None: every vertex (an
+        ``n`` by ``n`` result: small graphs).
     alpha, tol, max_iter, direction, backend
         As :func:`pagerank`'s (each source stops on its own L1 test).
 

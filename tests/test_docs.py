@@ -151,15 +151,16 @@ def test_gpu_python_page_runs_as_written():
     rest, blocks = _gpu_python_page()
     result = _run_doctest(rest, "gpu-python.md")
     assert result.failed == 0 and result.attempted >= 12
-    assert len(blocks) == 5  # numba (blocks 0, 1 and 4), CuPy, PyTorch: run below
+    assert len(blocks) == 6  # numba (blocks 0, 1, 4 and 5), CuPy, PyTorch: run below
 
 
 @pytest.mark.sim
 def test_gpu_python_page_device_arrays_run_as_written():
     """The device section's numba examples, in their exact words (simulator or GPU)."""
     _, blocks = _gpu_python_page()
-    result = _run_doctest(blocks[0] + blocks[1] + blocks[4], "gpu-python.md: numba arrays")
-    assert result.failed == 0 and result.attempted >= 13
+    result = _run_doctest(blocks[0] + blocks[1] + blocks[4] + blocks[5],
+                          "gpu-python.md: numba arrays")
+    assert result.failed == 0 and result.attempted >= 18
 
 
 @pytest.mark.gpu

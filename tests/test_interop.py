@@ -351,3 +351,164 @@ def test_a_table_in_gpu_memory_is_renumbered_and_built_there(cuda, renumber):
     with pytest.raises(ValueError, match=r"column 's' is in GPU memory .* but column 't' is "
                                          r"in host memory"):
         gunpy.Graph.from_pandas({"s": cuda.to_device(src), "t": dst}, "s", "t")
+
+
+class DLPackOnly:
+    """A producer that speaks DLPack only (no ``__cuda_array_interface__``), as JAX
+    arrays and array API libraries may: NumPy's own capsule, relabelled as CUDA memory
+    (the simulator's device memory is host memory), unversioned or 1.x."""
+
+    def __init__(self, host, versioned=False, device_type=2, lanes=1):
+        self.host, self.versioned, self.device_type = host, versioned, device_type
+        self.lanes = lanes
+        self.streams = []
+
+    def __dlpack_device__(self):
+        return self.device_type, 0
+
+    def __dlpack__(self, *, stream=None):
+        from gunpy.backends import dlpack
+        self.streams.append(stream)
+        capsule = self.host.__dlpack__(max_version=(1, 0) if self.versioned else None)
+        name = b"dltensor_versioned" if self.versioned else b"dltensor"
+        address = dlpack._get_pointer(capsule, name)
+        managed = (dlpack._Versioned if self.versioned else dlpack._Managed
+                   ).from_address(address)
+        managed.dl_tensor.device.device_type = self.device_type
+        managed.dl_tensor.dtype.lanes = self.lanes
+        return capsule
+
+
+@pytest.mark.sim
+@pytest.mark.parametrize("versioned", [False, True])
+def test_dlpack_producers_are_read_in_place_and_freed_with_the_graph(cuda, versioned):
+    import gc
+    import weakref
+    ro, ci = _csr(EDGES, N)
+    ci32 = ci.astype(np.int32)
+    freed = weakref.finalize(ci32, lambda: None)  # NumPy's deleter drops its reference
+    ro_in, ci_in = DLPackOnly(ro, versioned), DLPackOnly(ci32, versioned)
+    G = gunpy.Graph(ro_in, ci_in, copy=False)
+    assert G.on_device and ci_in.streams == [1]  # the legacy default stream, gunpy's
+    assert _pointer(G._on_device.column_indices) == ci32.ctypes.data  # no copy
+    assert gunpy.bfs(G, 0, direction="push").depth.tolist() == _nx_depths(EDGES, N, 0)
+    src, dst = np.array(EDGES).T
+    H = gunpy.Graph.from_edges(DLPackOnly(src), DLPackOnly(dst), num_vertices=N,
+                               directed=False)
+    assert H.on_device and gunpy.bfs(H, 81).depth.tolist() == \
+        _nx_depths(EDGES, N, 81, directed=False)
+    del G, ci32, ci_in
+    gc.collect()
+    assert not freed.alive  # the capsule's deleter ran when the graph went
+
+
+@pytest.mark.sim
+def test_dlpack_in_other_memory_or_types_is_refused_with_what_it_was(cuda):
+    ro, ci = _csr(EDGES, N)
+    with pytest.raises(ValueError, match=r"row_offsets is in ROCm memory \(device 0\); "
+                                         r"gunpy reads device arrays from CUDA memory"):
+        gunpy.Graph(DLPackOnly(ro, device_type=10), DLPackOnly(ci, device_type=10))
+    with pytest.raises(ValueError, match=r"column_indices must hold integer vertex ids, "
+                                         r"got dtype bool"):
+        gunpy.Graph(DLPackOnly(ro), DLPackOnly(np.ones(ci.shape[0], bool)))
+    with pytest.raises(ValueError, match=r"column_indices has a DLPack type gunpy cannot "
+                                         r"read \(code 0, 64 bits, 4 lanes\)"):
+        gunpy.Graph(DLPackOnly(ro), DLPackOnly(ci, lanes=4))
+
+
+@pytest.mark.sim
+def test_a_cuda_result_is_handed_out_through_dlpack_without_a_copy(cuda):
+    import gc
+    from gunpy.backends import dlpack
+    G = gunpy.Graph.from_edges([e[0] for e in EDGES], [e[1] for e in EDGES], num_vertices=N)
+    r = gunpy.bfs(G, 0, direction="push", backend="cuda")
+    out = r.to_dlpack()
+    assert out.__dlpack_device__() == (2, 0) and out.shape == (N,)
+    before = len(dlpack._LIVE)
+    # read back by gunpy's own consumer, as torch.from_dlpack would read it
+    view = dlpack.from_dlpack("depth", out)
+    assert view.__cuda_array_interface__["data"][0] == _pointer(r.device_array("depth"))
+    assert view.__cuda_array_interface__["typestr"] == np.dtype(r.device_array().dtype).str
+    assert len(dlpack._LIVE) == before + 1  # the tensor lives while the consumer holds it
+    del view
+    gc.collect()
+    assert len(dlpack._LIVE) == before  # the consumer's deleter released it
+    capsule = out.__dlpack__(stream=None)  # never consumed: freed with the capsule
+    assert len(dlpack._LIVE) == before + 1
+    del capsule
+    gc.collect()
+    assert len(dlpack._LIVE) == before
+    copy = dlpack.from_dlpack("depth", types.SimpleNamespace(
+        __dlpack__=lambda stream=None: out.__dlpack__(stream=stream, copy=True)))
+    assert copy.__cuda_array_interface__["data"][0] != _pointer(r.device_array("depth"))
+    with pytest.raises(BufferError, match=r"not CPU memory"):
+        out.__dlpack__(dl_device=(1, 0))
+    # a host run's field is its NumPy array, which speaks DLPack from host memory
+    h = gunpy.bfs(G.to_host(), 0, backend="cpu")
+    assert h.to_dlpack() is h.depth
+    assert np.from_dlpack(h.to_dlpack()).tolist() == r.depth.tolist()
+
+
+@pytest.mark.sim
+def test_personalisation_vectors_in_gpu_memory_are_checked_and_scaled_there(cuda,
+                                                                            monkeypatch):
+    n = 400  # a float64 vertex array (3,200 bytes) outgrows every counter read
+    src, dst = np.ascontiguousarray(np.array(EDGES).T)
+    G = gunpy.Graph.from_edges(cuda.to_device(src), cuda.to_device(dst), num_vertices=n)
+    p = np.zeros(n)
+    p[[3, 41, 82]] = [2.0, 1.0, 1.0]
+    d = np.ones(n)
+    p_dev, d_dev = cuda.to_device(p), Foreign(d)
+    device_type = type(G._on_device.row_offsets)
+    copies = []
+    real = device_type.copy_to_host
+
+    def counted(self, *args, **kw):
+        out = real(self, *args, **kw)
+        copies.append(out.nbytes)
+        return out
+
+    monkeypatch.setattr(device_type, "copy_to_host", counted)
+    r = gunpy.pagerank(G, personalization=p_dev, dangling=d_dev, nstart=DLPackOnly(d),
+                       tol=1e-12, backend="cuda")
+    assert copies and max(copies) < 4 * n, copies  # no vertex-sized array came down
+    monkeypatch.undo()
+    g = nx.DiGraph()
+    g.add_nodes_from(range(n))
+    g.add_edges_from(EDGES)
+    want = nx.pagerank(g, personalization=dict(enumerate(p)), dangling=dict(enumerate(d)),
+                       tol=1e-12)
+    assert r.converged
+    np.testing.assert_allclose(r.rank, [want[v] for v in range(n)], rtol=1e-6, atol=1e-12)
+    assert p_dev.copy_to_host().tolist() == p.tolist() and d.tolist() == [1.0] * n
+    for bad, message in [(-1.0, r"personalization must be finite and non-negative; "
+                                r"personalization\[7\] = -1\.0"),
+                         (np.nan, r"personalization\[7\] = nan")]:
+        q = p.copy()
+        q[7] = bad
+        with pytest.raises(ValueError, match=message):
+            gunpy.pagerank(G, personalization=cuda.to_device(q), backend="cuda")
+    with pytest.raises(ValueError, match=r"personalization sums to 0"):
+        gunpy.pagerank(G, personalization=cuda.to_device(np.zeros(n)), backend="cuda")
+    with pytest.raises(ValueError, match=r"one value per vertex \(400\), got shape \(5,\)"):
+        gunpy.pagerank(G, personalization=cuda.to_device(np.ones(5)), backend="cuda")
+    with pytest.raises(ValueError, match=r"personalization is in GPU memory; the cpu "
+                                         r"backend reads host memory"):
+        gunpy.pagerank(G.to_host(), personalization=p_dev, backend="cpu")
+
+
+@pytest.mark.sim
+def test_source_lists_in_gpu_memory_are_read_once(cuda):
+    src, dst = np.ascontiguousarray(np.array(EDGES).T)
+    G = gunpy.Graph.from_edges(cuda.to_device(src), cuda.to_device(dst), num_vertices=N,
+                               directed=False)
+    g = nx.Graph(EDGES)
+    g.add_nodes_from(range(N))
+    sources = np.array([0, 41, 82])
+    want = nx.betweenness_centrality_subset(g, sources.tolist(), list(g), normalized=False)
+    got = gunpy.bc(G, sources=Foreign(sources), backend="cuda").centrality
+    np.testing.assert_allclose(got, [want[v] for v in range(N)])
+    r = gunpy.ppr(G, sources=DLPackOnly(sources[:2]), max_iter=2, backend="cuda")
+    assert r.sources.tolist() == [0, 41]
+    with pytest.raises(IndexError, match=r"source 90 is out of range"):
+        gunpy.bc(G, sources=cuda.to_device(np.array([90])), backend="cuda")

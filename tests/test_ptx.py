@@ -247,8 +247,9 @@ def test_blas_algorithms():
 
 
 def test_device_graph_kernels_compile():
-    """Graphs given in GPU memory: the CSR check and conversion, the edge-list build and
-    the reverse view (gunpy.backends.interop, gunpy.backends.device_build), compiled for
+    """Graphs given in GPU memory: the CSR check and conversion, the edge-list build,
+    the reverse view and the personalisation check (gunpy.backends.interop,
+    gunpy.backends.device_build), compiled for
     the argument types users hand over."""
     from gunpy.backends.interop import check_csr_kernel, convert_kernel
 
@@ -278,8 +279,12 @@ def test_device_graph_kernels_compile():
     be.run(db.mark_first_kernel, 4, i8, n, True, flags)
     be.run(db.row_starts_kernel, 4, i8, n, i8, True, n, n, i8)
     be.run(db.no_in_edges_kernel, 1, i8, n, np.int64(1), np.zeros(1, np.uint32))
+    from gunpy.backends.interop import divide_kernel, first_not_weight_kernel
+    be.run(first_not_weight_kernel, 4, f8, n, i8)
+    be.run(divide_kernel, 4, f8, np.float64(2.0), n)
     names = " ".join(be.kernel_names())
-    for name in ("_check_csr", "_convert", "_first_outside", "_bitonic_step", "_edge_keys",
+    for name in ("_first_not_weight", "_divide",
+                 "_check_csr", "_convert", "_first_outside", "_bitonic_step", "_edge_keys",
                  "_reverse_keys", "_mark_first", "_emit", "_row_starts", "_split",
                  "_first_difference", "_no_in_edges", "_label_keys", "_ranks"):
         assert name in names, name

@@ -1,7 +1,8 @@
 """Arrays in GPU memory from other libraries (CuPy, PyTorch, JAX, numba), read where they are.
 
 :func:`device_view` turns an object with ``__cuda_array_interface__`` (CuPy,
-PyTorch and JAX arrays on a GPU, numba device arrays) into a numba device array
+PyTorch and JAX arrays on a GPU, numba device arrays) or one that only speaks
+DLPack (``__dlpack__``: :mod:`gunpy.backends.dlpack`) into a numba device array
 over the same memory: no copy, and the object is kept alive by the view.
 :func:`adopt_csr` checks a CSR held in device memory with one kernel (offsets start
 at 0, never decrease and end at the edge count; every column index is in range)
@@ -13,13 +14,17 @@ Under numba's simulator "device memory" is host memory, so a view there is a
 NumPy view of the interface's pointer: the same code path, testable without a GPU.
 """
 
+import math
+
 import numpy as np
 from numba import cuda
 
 from gunpy._inputs import is_device_array
 from gunpy.backends.cuda import ON_CUDASIM, kernel
+from gunpy.backends.dlpack import from_dlpack
 
-__all__ = ["device_view", "adopt_csr", "adopt_edges", "DeviceCSR", "device_name"]
+__all__ = ["device_view", "adopt_csr", "adopt_edges", "adopt_vertex_weights", "DeviceCSR",
+           "device_name"]
 
 _BIG = np.iinfo(np.int64).max
 
@@ -50,10 +55,12 @@ def device_view(name, a):
     except Exception:  # noqa: BLE001 - a property that cannot answer
         has_cai = False
     if not has_cai:
-        raise ValueError(f"{name} ({type(a).__module__.split('.')[0]}.{type(a).__name__}) is "
-                         "in GPU memory but has no __cuda_array_interface__, the protocol "
-                         "gunpy reads device arrays through; wrap it first (for example "
-                         "cupy.from_dlpack(x))")
+        if not hasattr(a, "__dlpack__"):
+            raise ValueError(f"{name} ({type(a).__module__.split('.')[0]}."
+                             f"{type(a).__name__}) is in GPU memory but speaks neither "
+                             "__cuda_array_interface__ nor DLPack, the protocols gunpy "
+                             "reads device arrays through")
+        a = from_dlpack(name, a)  # the capsule read in place, freed with the view
     if ON_CUDASIM:
         from numba.cuda.simulator.cudadrv.devicearray import FakeCUDAArray
         return FakeCUDAArray(np.asarray(_SimulatedMemory(a, a.__cuda_array_interface__)))
@@ -99,7 +106,22 @@ def _first_outside(a, hi, m, out):
             cuda.atomic.min(out, 0, i)
 
 
+def _first_not_weight(a, m, out):
+    # out[0]: the first index whose value is negative, infinite or NaN
+    for i in range(cuda.grid(1), m, cuda.gridsize(1)):
+        x = a[i]
+        if not (x >= 0.0 and x < math.inf):
+            cuda.atomic.min(out, 0, i)
+
+
+def _divide(a, by, m):
+    for i in range(cuda.grid(1), m, cuda.gridsize(1)):
+        a[i] = a[i] / by
+
+
 check_csr_kernel = kernel(_check_csr)
+first_not_weight_kernel = kernel(_first_not_weight)
+divide_kernel = kernel(_divide)
 convert_kernel = kernel(_convert)
 first_outside_kernel = kernel(_first_outside)
 
@@ -212,3 +234,30 @@ def adopt_csr(backend, row_offsets, column_indices, values, index_dtype, *, copy
     vals = None if values is None else _weights(backend, values, m, copy, "values")
     return DeviceCSR(_in_type(backend, ro, np.int64, copy),
                      _in_type(backend, ci, index_dtype(n), copy), vals, device_name())
+
+
+def adopt_vertex_weights(backend, values, n, name):
+    """``values`` (one real number per vertex, in GPU memory) as a new float64 device
+    array summing to 1, checked and scaled on the device (PageRank's personalisation
+    vectors): ValueError naming the first negative or non-finite entry, or a sum of 0.
+    The caller's array is not written."""
+    if backend.name != "cuda":
+        raise ValueError(f"{name} is in GPU memory; the {backend.name} backend reads host "
+                         "memory: run it with backend='cuda', or pass a host copy")
+    x = device_view(name, values)
+    _vector(name, x, "fiub", "real numbers")
+    if x.shape[0] != n:
+        raise ValueError(f"{name} must have one value per vertex ({n}), got shape {x.shape}")
+    x = _in_type(backend, x, np.float64, copy=True)
+    out = backend.asarray(np.array([_BIG], dtype=np.int64))
+    backend.run(first_not_weight_kernel, n, x, np.int64(n), out)
+    i = backend.read(out)
+    if i != _BIG:
+        raise ValueError(f"{name} must be finite and non-negative; {name}[{i}] = "
+                         f"{x[i:i + 1].copy_to_host()[0]}")
+    from gunpy.operators.reduce import reduce_array
+    total = reduce_array(backend, x, op="sum")
+    if not total > 0:
+        raise ValueError(f"{name} sums to 0: no vertex to restart at")
+    backend.run(divide_kernel, n, x, np.float64(total), np.int64(n))
+    return x
