@@ -65,15 +65,8 @@ def _pointer(device_array):
         else device_array._ary.__array_interface__["data"][0]
 
 
-@pytest.mark.sim
-@pytest.mark.parametrize("directed", [True, False])
-def test_a_device_csr_runs_bfs_with_no_host_copy_of_the_graph(cuda, directed, monkeypatch):
-    n = 3000  # isolated vertices past EDGES: graph-sized arrays outgrow any counter read
-    ro, ci = _csr(EDGES, n, directed)
-    G = gunpy.Graph(cuda.to_device(ro), cuda.to_device(ci), directed=directed)
-    assert G.on_device and "CUDA device" in G.on_device and "CUDA device>" in repr(G)
-    assert (G.num_vertices, G.num_edges) == (n, ci.shape[0])
-    assert G.nbytes() == ro.nbytes + ci.shape[0] * 4  # int32 indices: counted, not read
+def _count_copies_down(monkeypatch, G):
+    """The bytes of every copy_to_host of a device array (G's type) from now on."""
     device_type = type(G._on_device.row_offsets)
     copies = []
     real = device_type.copy_to_host
@@ -84,6 +77,19 @@ def test_a_device_csr_runs_bfs_with_no_host_copy_of_the_graph(cuda, directed, mo
         return out
 
     monkeypatch.setattr(device_type, "copy_to_host", counted)
+    return copies
+
+
+@pytest.mark.sim
+@pytest.mark.parametrize("directed", [True, False])
+def test_a_device_csr_runs_bfs_with_no_host_copy_of_the_graph(cuda, directed, monkeypatch):
+    n = 3000  # isolated vertices past EDGES: graph-sized arrays outgrow any counter read
+    ro, ci = _csr(EDGES, n, directed)
+    G = gunpy.Graph(cuda.to_device(ro), cuda.to_device(ci), directed=directed)
+    assert G.on_device and "CUDA device" in G.on_device and "CUDA device>" in repr(G)
+    assert (G.num_vertices, G.num_edges) == (n, ci.shape[0])
+    assert G.nbytes() == ro.nbytes + ci.shape[0] * 4  # int32 indices: counted, not read
+    copies = _count_copies_down(monkeypatch, G)
     r = gunpy.bfs(G, 0, direction="push", backend="cuda")
     # counters and frontier sizes (the fused levels' table: 8 KiB), never a vertex array
     assert copies and max(copies) < 4 * n, copies
@@ -465,16 +471,7 @@ def test_personalisation_vectors_in_gpu_memory_are_checked_and_scaled_there(cuda
     p[[3, 41, 82]] = [2.0, 1.0, 1.0]
     d = np.ones(n)
     p_dev, d_dev = cuda.to_device(p), Foreign(d)
-    device_type = type(G._on_device.row_offsets)
-    copies = []
-    real = device_type.copy_to_host
-
-    def counted(self, *args, **kw):
-        out = real(self, *args, **kw)
-        copies.append(out.nbytes)
-        return out
-
-    monkeypatch.setattr(device_type, "copy_to_host", counted)
+    copies = _count_copies_down(monkeypatch, G)
     r = gunpy.pagerank(G, personalization=p_dev, dangling=d_dev, nstart=DLPackOnly(d),
                        tol=1e-12, backend="cuda")
     assert copies and max(copies) < 4 * n, copies  # no vertex-sized array came down
