@@ -81,3 +81,57 @@ def test_sssp_checker_catches_a_zero_weight_cycle_of_parents():
     check_sssp_tree(G, 0, np.array([0.0, 1.0, 1.0]), np.array([0, 0, 1]))
     with pytest.raises(AssertionError, match="cycle"):
         check_sssp_tree(G, 0, np.array([0.0, 1.0, 1.0]), np.array([0, 2, 1]))
+
+
+def _serial_first_bad_bfs_edge(rows, cols, depth, directed):
+    """The checks' first failure, as a plain serial scan over the CSR would find it."""
+    for u in range(len(rows) - 1):
+        if depth[u] < 0:
+            continue
+        for v in cols[rows[u]:rows[u + 1]]:
+            if depth[v] < 0:
+                return 1, u, v
+            if depth[v] > depth[u] + 1 or (not directed and depth[u] > depth[v] + 1):
+                return 2, u, v
+    return 0, -1, -1
+
+
+@pytest.mark.parametrize("directed", [True, False])
+def test_the_parallel_checks_name_the_first_failure_of_a_serial_scan(directed):
+    # many chunks, failures planted in several of them: the first in vertex order is named
+    import scipy.sparse as sp
+    from gunpy.testing import oracles
+    rng = np.random.default_rng(3)
+    n, m = 5000, 40000
+    src, dst = rng.integers(0, n, m), rng.integers(0, n, m)
+    A = sp.csr_array((np.ones(m), (src, dst)), shape=(n, n))
+    if not directed:
+        A = A + A.T
+    A.sum_duplicates()
+    A.sort_indices()
+    rows, cols = A.indptr.astype(np.int64), A.indices.astype(np.int64)
+    G = gunpy.Graph(rows, cols, directed=directed)
+    depth = np.full(n, -1, np.int64)  # networkx-free: BFS levels by scipy
+    order, pred = sp.csgraph.breadth_first_order(A, 0, directed=directed)
+    parent = np.asarray(pred, np.int64)
+    parent[0] = 0
+    for v in order:
+        depth[v] = 0 if v == 0 else depth[parent[v]] + 1
+    parent[depth < 0] = -1
+    check_bfs_tree(G, 0, depth, parent)
+    assert oracles._rows_sorted(rows, cols)
+    for planted in ([4321, 77, 2500], [4999], [1, 3000]):
+        bad = depth.copy()
+        bad[planted] += 2  # each now sits two levels below a neighbour
+        want = _serial_first_bad_bfs_edge(rows, cols, bad, directed)
+        assert want[0] and oracles._first_bad_bfs_edge(rows, cols, bad, directed) == want
+    shuffled = cols.copy()
+    u = 3777
+    shuffled[rows[u]:rows[u + 1]] = shuffled[rows[u]:rows[u + 1]][::-1]
+    assert not oracles._rows_sorted(rows, shuffled)
+    assert oracles._first_missing_tree_edge(rows, shuffled, False, parent, 0) == -1
+    cut = parent.copy()
+    targets = [v for v in range(n) if depth[v] > 1][-3:]
+    for v in targets:  # a parent with no edge to v
+        cut[v] = next(p for p in range(n) if v not in cols[rows[p]:rows[p + 1]])
+    assert oracles._first_missing_tree_edge(rows, cols, True, cut, 0) == targets[0]

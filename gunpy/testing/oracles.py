@@ -6,6 +6,7 @@ from collections import namedtuple
 
 import networkx as nx
 import numpy as np
+from numba import prange
 
 from gunpy._jitcache import cpu_jit
 from gunpy.operators.common import lower_bound
@@ -206,15 +207,44 @@ def reference_distances(G, source, g=None):
     return dist
 
 
-# The checks scan every edge once in compiled loops, so validating a Graph500
-# run costs about as much as the run itself (scale 20: tens of milliseconds).
-@cpu_jit
+# The checks scan every edge once in compiled loops, in parallel over chunks of
+# vertices with about as many edges each: each chunk finds its own first failure and
+# the first chunk with one names it, so the answer is the serial scan's. Validating a
+# Graph500 run costs about as much as the run itself.
+_CHUNKS = 256  # chunks a check is cut into (threads take them in turn)
+
+
+def _chunks(rows):
+    """Vertex bounds of :data:`_CHUNKS` chunks, each about as many edges plus vertices."""
+    n = rows.size - 1
+    work = rows[-1] + n
+    cuts = np.searchsorted(rows + np.arange(n + 1), np.linspace(0, work, _CHUNKS + 1))
+    cuts[0], cuts[-1] = 0, n
+    return np.minimum(cuts, n).astype(np.int64)
+
+
+def _first(found):
+    """The first chunk's failure ``(kind, u, v)`` (``found[:, 0] == 0``: none)."""
+    hit = np.flatnonzero(found[:, 0])
+    return tuple(int(x) for x in found[hit[0]]) if hit.size else (0, -1, -1)
+
+
+@cpu_jit(parallel=True)
+def _unsorted_rows(rows, cols, bounds, found):
+    for c in prange(bounds.size - 1):
+        for u in range(bounds[c], bounds[c + 1]):
+            for e in range(rows[u] + 1, rows[u + 1]):
+                if cols[e - 1] > cols[e]:
+                    found[c, 0], found[c, 1] = 1, u
+                    break
+            if found[c, 0]:
+                break
+
+
 def _rows_sorted(rows, cols):
-    for u in range(rows.size - 1):
-        for e in range(rows[u] + 1, rows[u + 1]):
-            if cols[e - 1] > cols[e]:
-                return False
-    return True
+    found = np.zeros((_CHUNKS, 3), np.int64)
+    _unsorted_rows(rows, cols, _chunks(rows), found)
+    return _first(found)[0] == 0
 
 
 _search = cpu_jit(lower_bound)
@@ -233,59 +263,87 @@ def _find_edge(rows, cols, is_sorted, u, v):
     return -1
 
 
-@cpu_jit
+@cpu_jit(parallel=True)
+def _missing_tree_edges(rows, cols, is_sorted, parent, source, bounds, found):
+    for c in prange(bounds.size - 1):
+        for v in range(bounds[c], bounds[c + 1]):
+            p = parent[v]
+            if p >= 0 and v != source and _find_edge(rows, cols, is_sorted, p, v) < 0:
+                found[c, 0], found[c, 1], found[c, 2] = 1, p, v
+                break
+
+
 def _first_missing_tree_edge(rows, cols, is_sorted, parent, source):
     """The first reached vertex whose parent edge ``parent[v] -> v`` is not in the graph."""
-    for v in range(parent.size):
-        p = parent[v]
-        if p >= 0 and v != source and _find_edge(rows, cols, is_sorted, p, v) < 0:
-            return v
-    return -1
+    found = np.zeros((_CHUNKS, 3), np.int64)
+    _missing_tree_edges(rows, cols, is_sorted, parent, source, _chunks(rows), found)
+    return _first(found)[2]
 
 
-@cpu_jit
+@cpu_jit(parallel=True)
+def _bad_bfs_edges(rows, cols, depth, directed, bounds, found):
+    for c in prange(bounds.size - 1):
+        for u in range(bounds[c], bounds[c + 1]):
+            du = depth[u]
+            if du < 0:
+                continue
+            for e in range(rows[u], rows[u + 1]):
+                v = cols[e]
+                dv = depth[v]
+                kind = 1 if dv < 0 else 2 if dv > du + 1 or (not directed and du > dv + 1) \
+                    else 0
+                if kind:
+                    found[c, 0], found[c, 1], found[c, 2] = kind, u, v
+                    break
+            if found[c, 0]:
+                break
+
+
 def _first_bad_bfs_edge(rows, cols, depth, directed):
     """(kind, u, v): 1 an out-neighbour of a reached u is unreached, 2 depths too far apart."""
-    for u in range(rows.size - 1):
-        du = depth[u]
-        if du < 0:
-            continue
-        for e in range(rows[u], rows[u + 1]):
-            v = cols[e]
-            dv = depth[v]
-            if dv < 0:
-                return 1, u, v
-            if dv > du + 1 or (not directed and du > dv + 1):
-                return 2, u, v
-    return 0, -1, -1
+    found = np.zeros((_CHUNKS, 3), np.int64)
+    _bad_bfs_edges(rows, cols, depth, directed, _chunks(rows), found)
+    return _first(found)
 
 
-@cpu_jit
+@cpu_jit(parallel=True)
+def _bad_sssp_edges(rows, cols, weights, weighted, distance, parent, source, is_sorted, rtol,
+                    bounds, found):
+    for c in prange(bounds.size - 1):
+        for u in range(bounds[c], bounds[c + 1]):  # 1 first: no edge could still relax
+            du = distance[u]
+            if du == np.inf:
+                continue
+            for e in range(rows[u], rows[u + 1]):
+                v = cols[e]
+                w = weights[e] if weighted else 1.0
+                if distance[v] > du + w + 1e-9 * abs(du + w):
+                    found[c, 0], found[c, 1], found[c, 2] = 1, u, v
+                    break
+            if found[c, 0]:
+                break
+        for v in range(bounds[c], bounds[c + 1]):
+            p = parent[v]
+            if found[c, 0] or p < 0 or v == source:
+                continue
+            e = _find_edge(rows, cols, is_sorted, p, v)
+            if e < 0:
+                found[c, 0], found[c, 1], found[c, 2] = 3, p, v
+            elif abs(distance[p] + (weights[e] if weighted else 1.0) - distance[v]) > \
+                    1e-12 + rtol * abs(distance[v]):
+                found[c, 0], found[c, 1], found[c, 2] = 2, p, v
+
+
 def _first_bad_sssp_edge(rows, cols, weights, weighted, distance, parent, source, is_sorted,
                          rtol):
     """(kind, u, v): 1 the edge could still relax v, 2 the tree edge does not realise
-    the distance, 3 the tree edge is not in the graph."""
-    for u in range(rows.size - 1):
-        du = distance[u]
-        if du == np.inf:
-            continue
-        for e in range(rows[u], rows[u + 1]):
-            v = cols[e]
-            w = weights[e] if weighted else 1.0
-            if distance[v] > du + w + 1e-9 * abs(du + w):
-                return 1, u, v
-    for v in range(parent.size):
-        p = parent[v]
-        if p < 0 or v == source:
-            continue
-        e = _find_edge(rows, cols, is_sorted, p, v)
-        if e < 0:
-            return 3, p, v
-        w = weights[e] if weighted else 1.0
-        want = distance[p] + w
-        if abs(want - distance[v]) > 1e-12 + rtol * abs(distance[v]):
-            return 2, p, v
-    return 0, -1, -1
+    the distance, 3 the tree edge is not in the graph (kind 1 wherever one exists)."""
+    found = np.zeros((_CHUNKS, 3), np.int64)
+    bounds = _chunks(rows)
+    _bad_sssp_edges(rows, cols, weights, weighted, distance, parent, source, is_sorted, rtol,
+                    bounds, found)
+    relax = found[found[:, 0] == 1]
+    return tuple(int(x) for x in relax[0]) if relax.size else _first(found)
 
 
 def _csr(G):
@@ -331,10 +389,11 @@ def check_bfs_tree(G, source, depth, parent, *, reference=None):
                            f"{depth[parent[bad[0]]]} and {depth[bad[0]]}")
     rows, cols, is_sorted = _csr(G)
     # 5
-    v = _first_missing_tree_edge(rows, cols, is_sorted, parent.astype(np.int64), source)
+    # the arrays in their own types: no copy, half the random reads' footprint for int32
+    v = _first_missing_tree_edge(rows, cols, is_sorted, np.ascontiguousarray(parent), source)
     assert v < 0, f"parent edge {parent[v]}->{v} is not in the graph"
     # 3
-    kind, u, v = _first_bad_bfs_edge(rows, cols, depth.astype(np.int64), G.directed)
+    kind, u, v = _first_bad_bfs_edge(rows, cols, np.ascontiguousarray(depth), G.directed)
     assert kind != 1, "an out-neighbour of a reached vertex was not reached"
     assert kind != 2, f"edge {u}->{v} joins depths {depth[u]} and {depth[v]}"
     # 4 follows from 2, 3 and 5 (see above); a reference is checked exactly
