@@ -55,14 +55,12 @@ One untimed call each, then ``--reps`` rounds of one call per library in turn
 in ms, and gunpy's median over the fastest peer's (>1: gunpy is faster).
 """
 
-import argparse
-import statistics
 import sys
-import time
-
 import warnings
 
 import numpy as np
+
+from interleaved import parse, parser, report, rounds
 
 warnings.filterwarnings("ignore", category=RuntimeWarning)  # igraph on undirected graphs
 
@@ -336,7 +334,7 @@ def measure(name, prims, reps, nsources):
     sources = np.random.default_rng(7).choice(np.flatnonzero(deg > 0), nsources,
                                               replace=False).tolist()
     calls, checks = _calls(G, prims, sources, name)
-    times, first = {key: [] for key in calls}, {}
+    first = {}
     for (prim, lib), f in calls.items():  # untimed: compile, load, warm; and check
         first[prim, lib] = f()
         if prim == "color":
@@ -344,26 +342,7 @@ def measure(name, prims, reps, nsources):
                   file=sys.stderr)
         if lib != "gunpy" and not checks[prim](first[prim, "gunpy"], first[prim, lib]):
             print(f"  note: {prim} of {lib} differs from gunpy's", file=sys.stderr)
-    for _ in range(reps):
-        for key, f in calls.items():
-            t = time.perf_counter()
-            f()
-            times[key].append((time.perf_counter() - t) * 1e3)
-    return G, times
-
-
-def report(name, G, times, prims, out=sys.stdout):
-    print(f"\n{name}: {G.num_vertices:,} vertices, {G.num_edges:,} edges "
-          "(ms per call: median [min-max])", file=out)
-    for prim in prims:
-        rows = {lib: ts for (p, lib), ts in times.items() if p == prim}
-        med = {lib: statistics.median(ts) for lib, ts in rows.items()}
-        peers = [lib for lib in rows if lib != "gunpy"]
-        best = min(peers, key=med.get) if peers else None
-        cells = "  ".join(f"{lib} {med[lib]:.2f} [{min(ts):.2f}-{max(ts):.2f}]"
-                          for lib, ts in rows.items())
-        ratio = f"  gunpy x{med[best] / med['gunpy']:.2f} of {best}" if best else ""
-        print(f"  {prim:6s} {cells}{ratio}", file=out)
+    return G, rounds(calls, [()] * reps)
 
 
 ARGS = None
@@ -371,22 +350,16 @@ ARGS = None
 
 def main(argv=None):
     global ARGS
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--graphs", default="rmat18,luxembourg_osm")
+    ap = parser(__doc__, graphs="rmat18,luxembourg_osm", reps=7)
     ap.add_argument("--primitives", default=",".join(PRIMS))
-    ap.add_argument("--reps", type=int, default=7)
     ap.add_argument("--sources", type=int, default=4,
                     help="PPR's and bc_weighted's sources per call")
     ap.add_argument("--hits-atol", type=float, default=1e-6)
-    ap.add_argument("--keep-wait-policy", action="store_true")
-    ARGS = args = ap.parse_args(argv)
-    if not args.keep_wait_policy:
-        from gunpy.backends import threads
-        threads.configure()  # before any parallel region or peer's OpenMP runtime starts
+    ARGS = args = parse(ap, argv)
     prims = [p for p in args.primitives.split(",") if p]
     for name in args.graphs.split(","):
         G, times = measure(name, prims, args.reps, args.sources)
-        report(name, G, times, prims)
+        report(name, G, times, prims, width=6)
 
 
 if __name__ == "__main__":

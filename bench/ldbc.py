@@ -15,11 +15,9 @@ algorithms, not as equals. One untimed call each, then ``--reps`` rounds of one 
 per library in turn; medians and ranges in ms.
 """
 
-import argparse
-import statistics
-import time
-
 import numpy as np
+
+from interleaved import parse, parser, report, rounds
 
 
 def _peers(G):
@@ -75,39 +73,16 @@ def measure(name, reps):
         got = f()
         if key[0] == "lcc":  # every peer's coefficients are gunpy's
             assert np.allclose(got, ref, rtol=1e-9, atol=1e-12), key
-    times = {key: [] for key in calls}
-    for _ in range(reps):
-        for key, f in calls.items():
-            t = time.perf_counter()
-            f()
-            times[key].append((time.perf_counter() - t) * 1e3)
-    return G, times
+    return G, rounds(calls, [()] * reps)
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--graphs", default="luxembourg_osm,delaunay_n16,rmat16,rmat18")
-    ap.add_argument("--reps", type=int, default=7)
-    args = ap.parse_args(argv)
-    from gunpy.backends import threads
-    threads.configure()
+    args = parse(parser(__doc__, graphs="luxembourg_osm,delaunay_n16,rmat16,rmat18", reps=7),
+                 argv)
     for name in args.graphs.split(","):
         G, times = measure(name, args.reps)
-        print(f"\n{name}: {G.num_vertices:,} vertices, {G.num_edges:,} edges "
-              "(ms per call: median [min-max])")
-        for kind in ("lcc", "cdlp", "cdlp-like"):
-            rows = {lib: ts for (k, lib), ts in times.items() if k == kind}
-            if not rows:
-                continue
-            cells = "  ".join(f"{lib} {statistics.median(ts):.2f} [{min(ts):.2f}-{max(ts):.2f}]"
-                              for lib, ts in rows.items())
-            extra = ""
-            if kind == "lcc":
-                med = {lib: statistics.median(ts) for lib, ts in rows.items()}
-                best = min((lib for lib in med if lib != "gunpy"), key=med.get, default=None)
-                if best:
-                    extra = f"  gunpy x{med[best] / med['gunpy']:.2f} of {best}"
-            print(f"  {kind:9s} {cells}{extra}")
+        # cdlp has no peer, and cdlp-like no gunpy: the table gives a ratio for lcc alone
+        report(name, G, times, ("lcc", "cdlp", "cdlp-like"))
 
 
 if __name__ == "__main__":

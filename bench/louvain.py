@@ -13,11 +13,11 @@ one call per library in turn (seed = round); medians and ranges in ms, the media
 modularity and its range.
 """
 
-import argparse
 import statistics
-import time
 
 import numpy as np
+
+from interleaved import parse, parser, rounds
 
 
 def _peers(G, src, dst):
@@ -75,24 +75,18 @@ def measure(name, reps):
     assert abs(r.modularity - judge.modularity(r.labels.tolist())) < 1e-9
     for f in calls.values():
         f(0)
-    times = {lib: [] for lib in calls}
     quality = {lib: [] for lib in calls}
-    for rep in range(reps):
-        for lib, f in calls.items():
-            t = time.perf_counter()
-            labels = f(rep + 1)
-            times[lib].append((time.perf_counter() - t) * 1e3)
-            quality[lib].append(judge.modularity(np.asarray(labels).tolist()))
+
+    def judged(lib, labels):
+        quality[lib].append(judge.modularity(np.asarray(labels).tolist()))
+
+    times = rounds(calls, [(rep + 1,) for rep in range(reps)], judged)  # seed = round
     return G, times, quality
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--graphs", default="luxembourg_osm,delaunay_n16,rmat16,rmat18")
-    ap.add_argument("--reps", type=int, default=5)
-    args = ap.parse_args(argv)
-    from gunpy.backends import threads
-    threads.configure()
+    args = parse(parser(__doc__, graphs="luxembourg_osm,delaunay_n16,rmat16,rmat18", reps=5),
+                 argv)
     for name in args.graphs.split(","):
         G, times, quality = measure(name, args.reps)
         print(f"\n{name}: {G.num_vertices:,} vertices, {G.num_edges:,} edges "

@@ -20,12 +20,9 @@ policy is set to PASSIVE first unless the environment sets one
 (:mod:`gunpy.backends.threads`; ``--keep-wait-policy`` leaves libgomp's spinning).
 """
 
-import argparse
-import statistics
-import sys
-import time
-
 import numpy as np
+
+from interleaved import parse, parser, report, rounds
 
 PRIMS = ("bfs", "cc", "pagerank", "bc")
 PEERS = ("scipy", "networkit", "igraph")
@@ -76,46 +73,18 @@ def _calls(G, Gw, roots, prims, peers):
 def measure(name, prims, reps, nroots, peers=PEERS):
     G, Gw = _load(name)
     calls = _calls(G, Gw, _roots(G, nroots), prims, peers)
-    times = {key: [] for key in calls}
     for f in calls.values():
         for i in range(nroots):
             f(i)  # compile or load kernels (each root's: they may take other strategies)
-    for i in range(reps):
-        for key, f in calls.items():
-            t = time.perf_counter()
-            f(i)
-            times[key].append((time.perf_counter() - t) * 1e3)
-    return G, times
-
-
-def report(name, G, times, prims, out=sys.stdout):
-    print(f"\n{name}: {G.num_vertices:,} vertices, {G.num_edges:,} edges "
-          "(ms per call: median [min-max])", file=out)
-    for prim in prims:
-        rows = {lib: ts for (p, lib), ts in times.items() if p == prim}
-        if "gunpy" not in rows:
-            continue
-        med = {lib: statistics.median(ts) for lib, ts in rows.items()}
-        peers = [lib for lib in rows if lib != "gunpy"]
-        best = min(peers, key=med.get) if peers else None
-        cells = "  ".join(f"{lib} {med[lib]:.2f} [{min(ts):.2f}-{max(ts):.2f}]"
-                          for lib, ts in rows.items())
-        ratio = f"  gunpy x{med[best] / med['gunpy']:.2f} of {best}" if best else ""
-        print(f"  {prim:9s} {cells}{ratio}", file=out)
+    return G, rounds(calls, [(i,) for i in range(reps)])
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--graphs", default="luxembourg_osm,delaunay_n16,rmat18")
+    ap = parser(__doc__, graphs="luxembourg_osm,delaunay_n16,rmat18", reps=9)
     ap.add_argument("--primitives", default=",".join(PRIMS))
-    ap.add_argument("--reps", type=int, default=9)
     ap.add_argument("--roots", type=int, default=3)
     ap.add_argument("--peers", default=",".join(PEERS), help="'none': gunpy alone")
-    ap.add_argument("--keep-wait-policy", action="store_true")
-    args = ap.parse_args(argv)
-    if not args.keep_wait_policy:
-        from gunpy.backends import threads
-        threads.configure()  # before any parallel region or peer's OpenMP runtime starts
+    args = parse(ap, argv)
     prims = [p for p in args.primitives.split(",") if p]
     peers = [p for p in args.peers.split(",") if p in PEERS]
     for name in args.graphs.split(","):

@@ -32,6 +32,13 @@ class CliError(Exception):
     """An error to report on one line."""
 
 
+def _warn(message):
+    """``gunpy: warning: message`` on standard error; returns 1, the exit status of a
+    command whose warning means it did not do all it was asked."""
+    print(f"gunpy: warning: {message}", file=sys.stderr)
+    return 1
+
+
 # ----------------------------------------------------------------------------- graphs
 def _load_graph(args):
     import gunpy
@@ -213,9 +220,7 @@ def cmd_warmup(args):
     # nothing to warm where nothing can be saved: say why and stop
     problem = _jitcache.problem()
     if problem:
-        print(f"gunpy: warning: nothing compiled, the kernel cache cannot be used: {problem}",
-              file=sys.stderr)
-        return 1
+        return _warn(f"nothing compiled, the kernel cache cannot be used: {problem}")
     t0 = time.perf_counter()
 
     def report(name, seconds):
@@ -231,9 +236,8 @@ def cmd_warmup(args):
           f"compiled, {c['saved']} saved, {c['hits']} loaded from the cache "
           f"({_jitcache.cache_dir()})")
     if c["unsaved"]:
-        print(f"gunpy: warning: {c['unsaved']} compiled kernels were not saved: "
-              f"{_jitcache.last_problem}", file=sys.stderr)
-        return 1
+        return _warn(f"{c['unsaved']} compiled kernels were not saved: "
+                     f"{_jitcache.last_problem}")
     return 0
 
 
@@ -251,8 +255,7 @@ def cmd_cache(args):
               f"({carry.describe(r['versions'])}; {', '.join(r['targets'])}) to {r['path']}: "
               f"{r['bytes'] / 2**20:.1f} MiB, {r['compressed'] / 2**20:.2f} MiB compressed")
         if r["skipped"]:
-            print(f"gunpy: warning: {r['skipped']} entries failed authentication and were left "
-                  f"out", file=sys.stderr)
+            _warn(f"{r['skipped']} entries failed authentication and were left out")
         return 0
     if args.action == "import":
         if not files:
@@ -265,8 +268,8 @@ def cmd_cache(args):
             if r["differences"]:
                 why = "; ".join(f"{what} {theirs} there, {mine} here"
                                 for what, theirs, mine in r["differences"])
-                print(f"gunpy: warning: these kernels are for another environment than this "
-                      f"one ({r['here']}), so they will not be used here: {why}", file=sys.stderr)
+                _warn(f"these kernels are for another environment than this one "
+                      f"({r['here']}), so they will not be used here: {why}")
             else:
                 print(f"this environment ({r['here']}) will load them")
         return 0
@@ -274,14 +277,11 @@ def cmd_cache(args):
         try:
             r = _jitcache.clear(stale_only=args.stale)
         except _jitcache.CacheError as exc:
-            print(f"gunpy: warning: {exc}", file=sys.stderr)
-            return 1
+            return _warn(exc)
         what = "kernels of other environments" if args.stale else "cached kernels"
         print(f"removed {r.removed} {what} from {_jitcache.cache_dir()}")
         if r.failed:
-            print(f"gunpy: warning: {r.failed} cached kernels could not be removed ({r.error})",
-                  file=sys.stderr)
-            return 1
+            return _warn(f"{r.failed} cached kernels could not be removed ({r.error})")
         return 0
     st = _jitcache.info()
     print(f"kernel cache: {st['path']}")

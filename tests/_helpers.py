@@ -1,5 +1,5 @@
-"""Test-only helpers that more than one test module uses: oracles' building blocks, and
-functors with the set-ups that run them."""
+"""Test-only helpers that more than one test module uses: oracles' building blocks,
+functors with the set-ups that run them, and the shared steps of the primitives' tests."""
 
 from collections import namedtuple
 
@@ -8,6 +8,7 @@ import numpy as np
 import gunpy
 from gunpy import Functor
 from gunpy import operators as ops
+from gunpy.testing import nasty_graphs
 
 
 def row_stochastic(G):
@@ -34,6 +35,26 @@ class Reach(Functor):
 
 class KeepAll(Functor):
     """Every edge accepted: the output is the frontier's neighbour lists, repeats and all."""
+
+
+class KeepEven(Functor):
+    """A filter keeping the even vertices, each kept one marked: ``data.kept[v] = 1``."""
+
+    @staticmethod
+    def cond_vertex(v, data):
+        return v % 2 == 0
+
+    @staticmethod
+    def apply_vertex(v, data):
+        data.kept[v] = 1
+
+
+class InDegree(Functor):
+    """Each edge gathers 1: ``neighbor_reduce`` over in-edges sums the in-degrees."""
+
+    @staticmethod
+    def gather_edge(src, dst, edge, weight, data):
+        return 1.0
 
 
 def fused_levels_from_0(G, backend, **options):
@@ -64,3 +85,35 @@ def advance_keep_all(G, ctx, ids, load_balance):
                              for v in ids])
     assert sorted(got.tolist()) == sorted(expect.tolist())
     return out, got
+
+
+# ----------------------------------------------------------------------- primitives' tests
+def enact_own_loop(Problem, Enactor, G, backend, reset=(), **defaults):
+    """A user's own loop: ``Problem(G)``, ``reset(*reset)``, then ``Enactor(problem)`` with
+    no attribute set afterwards, enacted; first checks the enactor's ``defaults``
+    (``attribute=value``, the primitive function's). Returns the enactor, which holds the
+    ``problem`` and the run's ``stats``."""
+    problem = Problem(G, backend=backend)
+    problem.reset(*reset)
+    enactor = Enactor(problem)
+    for name, value in defaults.items():
+        assert getattr(enactor, name) == value, (name, getattr(enactor, name), value)
+    enactor.enact()
+    return enactor
+
+
+def ptx_set_up(Problem, backend, graph="preferential_hubs"):
+    """Where a compile-to-PTX test of a primitive's operators starts: ``(G, problem, ctx,
+    everything)``, the small nasty ``graph``, ``Problem`` on it, a Context and the full
+    frontier."""
+    G = nasty_graphs(small=True)[graph]
+    problem = Problem(G, backend=backend)
+    ctx = ops.Context(G, backend)
+    return G, problem, ctx, ctx.full_frontier()
+
+
+def assert_compiled(backend, *parts):
+    """Each of ``parts`` is in the name of a kernel that ``backend`` compiled."""
+    names = " ".join(backend.kernel_names())
+    missing = [part for part in parts if part not in names]
+    assert not missing, (missing, names)

@@ -1,6 +1,9 @@
 """The benchmark suite runs end to end on a tiny graph and reports what it promises."""
 
+import importlib.util
 import json
+import pathlib
+import re
 import sys
 
 import numpy as np
@@ -8,6 +11,18 @@ import pytest
 
 import gunpy
 from gunpy import bench
+
+BENCH = pathlib.Path(__file__).parents[1] / "bench"
+
+
+def _script(name, monkeypatch):
+    """bench/NAME.py as a module, run as ``python bench/NAME.py`` runs it: bench/ (no
+    package) first on ``sys.path``, where it finds bench/interleaved.py."""
+    monkeypatch.syspath_prepend(str(BENCH))
+    spec = importlib.util.spec_from_file_location(name, BENCH / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 def test_harmonic_mean_ignores_non_positive_rates():
@@ -205,13 +220,8 @@ def test_progress_bars_on_a_terminal_only_and_never_with_quiet(monkeypatch):
     assert "graphs" not in shown["quiet terminal"], shown["quiet terminal"]
 
 
-def test_level_path_reports_time_floor_and_the_files_a_level_crosses(capsys):
-    import importlib.util
-    import pathlib
-    path = pathlib.Path(__file__).parents[1] / "bench" / "level_path.py"
-    spec = importlib.util.spec_from_file_location("level_path", path)
-    level_path = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(level_path)
+def test_level_path_reports_time_floor_and_the_files_a_level_crosses(capsys, monkeypatch):
+    level_path = _script("level_path", monkeypatch)
     level_path.main(["--vertices", "40", "--runs", "1"])
     out = capsys.readouterr().out
     assert "host time per level" in out and "(40 levels" in out
@@ -220,13 +230,8 @@ def test_level_path_reports_time_floor_and_the_files_a_level_crosses(capsys):
     assert "primitives/bfs.py" in out and "gunpy/operators/advance/__init__.py" in out
 
 
-def test_first_call_reports_fresh_and_warm_per_graph_and_primitive(capsys):
-    import importlib.util
-    import pathlib
-    path = pathlib.Path(__file__).parents[1] / "bench" / "first_call.py"
-    spec = importlib.util.spec_from_file_location("first_call", path)
-    first_call = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(first_call)
+def test_first_call_reports_fresh_and_warm_per_graph_and_primitive(capsys, monkeypatch):
+    first_call = _script("first_call", monkeypatch)
     first_call.main(["--scale", "6", "--fresh", "1", "--warm", "1", "--only", "BFS"])
     rows = [r for r in capsys.readouterr().out.splitlines() if r.startswith("| ")]
     assert rows[0].startswith("| graph | primitive | fresh | warm")
@@ -235,13 +240,8 @@ def test_first_call_reports_fresh_and_warm_per_graph_and_primitive(capsys):
     assert all(r.endswith("x |") for r in rows[1:])
 
 
-def test_graph500_generates_searches_and_validates_every_tree(capsys):
-    import importlib.util
-    import pathlib
-    path = pathlib.Path(__file__).parents[1] / "bench" / "graph500.py"
-    spec = importlib.util.spec_from_file_location("graph500", path)
-    graph500 = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(graph500)
+def test_graph500_generates_searches_and_validates_every_tree(capsys, monkeypatch):
+    graph500 = _script("graph500", monkeypatch)
     assert graph500.main(["--scale", "8", "--roots", "4"]) == 0
     out = capsys.readouterr().out
     assert "kernel 0: rmat(8)" in out and "(4 trees validated)" in out
@@ -251,17 +251,35 @@ def test_graph500_generates_searches_and_validates_every_tree(capsys):
     assert len(set(roots)) == 4 and all(np.diff(G.row_offsets)[roots] > 0)
 
 
-def test_nx_script_crossover_times_networkx_and_gunpy_per_family(capsys):
+def test_nx_script_crossover_times_networkx_and_gunpy_per_family(capsys, monkeypatch):
     """bench/nx_script.py --crossover: a row per family and size, networkx's and gunpy's
     (converting, and with the conversion cached) times; lowest_common_ancestor on a DAG."""
-    import importlib.util
-    import os
-    path = os.path.join(os.path.dirname(__file__), "..", "bench", "nx_script.py")
-    spec = importlib.util.spec_from_file_location("nx_script", path)
-    script = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(script)
+    script = _script("nx_script", monkeypatch)
     script.main(["--crossover", "--families", "truss,lca,cores", "--sizes", "64"])
     rows = [ln.split(" | ") for ln in capsys.readouterr().out.splitlines()
             if ln.startswith("| ") and "64 |" in ln]
     assert [r[0] for r in rows] == ["| truss", "| lca", "| cores"]
     assert all(float(x.strip(" |")) > 0 for r in rows for x in r[3:])
+
+
+def test_interleaved_rounds_call_every_library_in_turn(monkeypatch):
+    interleaved = _script("interleaved", monkeypatch)
+    seen, outputs = [], []
+    calls = {"a": lambda k: seen.append(("a", k)) or k, "b": lambda k: seen.append(("b", k))}
+    times = interleaved.rounds(calls, [(1,), (2,)], lambda key, out: outputs.append((key, out)))
+    assert seen == [("a", 1), ("b", 1), ("a", 2), ("b", 2)]
+    assert outputs == [("a", 1), ("b", None), ("a", 2), ("b", None)]
+    assert {key: len(ms) for key, ms in times.items()} == {"a": 2, "b": 2}
+
+
+def test_road_times_gunpy_and_a_peer_and_reports_the_ratio(capsys, monkeypatch):
+    """bench/road.py (options, rounds and table from bench/interleaved.py): a row per
+    primitive with each library's median [min-max] and gunpy's over the fastest peer's."""
+    road = _script("road", monkeypatch)
+    road.main(["--graphs", "karate", "--primitives", "cc", "--reps", "2", "--roots", "1",
+               "--peers", "scipy", "--keep-wait-policy"])
+    out = capsys.readouterr().out
+    assert "\nkarate: 34 vertices, 156 edges (ms per call: median [min-max])\n" in out
+    ms = r"\d+\.\d\d \[\d+\.\d\d-\d+\.\d\d\]"
+    assert re.search(rf"^  cc        gunpy {ms}  scipy {ms}  gunpy x\d+\.\d\d of scipy$", out,
+                     re.M), out

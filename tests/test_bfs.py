@@ -6,6 +6,7 @@ import pytest
 import gunpy
 from gunpy.result import Stats
 from gunpy.testing import ON_CUDASIM, check_bfs_tree, nasty_graphs, reference_depths, graph_names
+from _helpers import enact_own_loop
 
 GRAPHS = nasty_graphs()
 
@@ -282,12 +283,9 @@ TINY = nasty_graphs(small=True)  # at most 41 vertices
 def test_bfs_enactor_with_its_defaults(name, backend):
     # a user's own loop: Problem + Enactor(problem), with no attribute set afterwards
     G = TINY[name]
-    problem = BFSProblem(G, backend=backend)
-    problem.reset(0)
-    enactor = BFSEnactor(problem)
-    assert enactor.direction == "auto" and not enactor.idempotent  # bfs()'s defaults
-    enactor.enact()
-    depth, parent = problem.extract()
+    enactor = enact_own_loop(BFSProblem, BFSEnactor, G, backend, reset=(0,), direction="auto",
+                             idempotent=False)
+    depth, parent = enactor.problem.extract()
     check_bfs_tree(G, 0, depth, parent, reference=reference_depths(G, 0))
 
 

@@ -6,6 +6,7 @@ import pytest
 
 import gunpy
 from gunpy.testing import nasty_graphs, to_nx, graph_names
+from _helpers import enact_own_loop
 
 GRAPHS = nasty_graphs()
 
@@ -123,10 +124,8 @@ TINY = nasty_graphs(small=True)  # at most 41 vertices
 def test_cc_enactor_with_its_defaults(name, backend):
     # a user's own loop: Problem + Enactor(problem), with no attribute set afterwards
     G = TINY[name]
-    problem = CCProblem(G, backend=backend)
-    problem.reset()  # Afforest's sample=2, as in cc()
-    CCEnactor(problem).enact()
-    assert np.array_equal(problem.extract(), expected_labels(G))
+    enactor = enact_own_loop(CCProblem, CCEnactor, G, backend)  # Afforest's sample=2, as in cc()
+    assert np.array_equal(enactor.problem.extract(), expected_labels(G))
 
 
 def test_cc_enactor_rejects_bad_options():

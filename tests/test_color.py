@@ -20,6 +20,7 @@ from gunpy import Functor
 from gunpy import operators as ops
 from gunpy.primitives.color import seed_word
 from gunpy.testing import graph_names, nasty_graphs
+from _helpers import assert_compiled, ptx_set_up
 from doc_examples import check_docstring_examples, run_user_guide_section
 
 
@@ -165,18 +166,14 @@ def test_neighbor_mex_operator(backend):
 @pytest.mark.ptx
 def test_color_compiles_to_ptx(ptx_backend):
     from gunpy.primitives.color import ColorProblem, FirstFree, Higher, Ready, Release, Start
-    G = nasty_graphs(small=True)["preferential_hubs"]
-    p = ColorProblem(G, backend=ptx_backend)
-    ctx = ops.Context(G, ptx_backend)
-    everything = ctx.full_frontier()
+    G, p, ctx, everything = ptx_set_up(ColorProblem, ptx_backend)
     ops.compute(G, None, Start, p.data(), context=ctx)
     ops.neighbor_reduce(G, None, Higher, p.data(), p.waiting, edges="out", context=ctx)
     ops.filter(G, everything, Ready, p.data(), context=ctx)
     ops.neighbor_mex(G, everything, FirstFree, p.data(), p.colors, context=ctx)
     ops.neighbor_mex(G, None, FirstFree, p.data(), p.colors, context=ctx)
     ops.advance(G, everything, Release, p.data(), context=ctx)
-    names = " ".join(ptx_backend.kernel_names())
-    assert all(k in names for k in ("compute", "mex", "flag", "scatter", "advance")), names
+    assert_compiled(ptx_backend, "compute", "mex", "flag", "scatter", "advance")
 
 
 @pytest.mark.parametrize("name, at_least", [("gunpy.primitives.color", 4),

@@ -6,18 +6,12 @@ import numpy as np
 import pytest
 
 import gunpy
-from gunpy import Functor
 from gunpy.backends import get_backend
 from gunpy.backends.cpu import CpuBackend
 from gunpy.operators import neighbor_reduce
 from gunpy.operators.context import Context
 from gunpy.testing import to_nx
-
-
-class InDegree(Functor):
-    @staticmethod
-    def gather_edge(src, dst, edge, weight, data):
-        return 1.0
+from _helpers import InDegree
 
 
 def _dense(n):

@@ -12,6 +12,7 @@ import pytest
 import gunpy
 from gunpy.testing import graph_names, nasty_graphs
 from gunpy.testing.oracles import to_nx
+from _helpers import assert_compiled, ptx_set_up
 from doc_examples import check_docstring_examples, run_user_guide_section
 
 
@@ -99,26 +100,16 @@ def test_bad_input():
 def test_kcore_compiles_to_ptx(ptx_backend):
     from gunpy import operators as ops
     from gunpy.primitives.kcore import Decrement, KCoreProblem, Peel, Remaining, Start
-    G = nasty_graphs(small=True)["preferential_hubs"]
-    p = KCoreProblem(G, backend=ptx_backend)
-    ctx = ops.Context(G, ptx_backend)
-    everything = ctx.full_frontier()
+    G, p, ctx, everything = ptx_set_up(KCoreProblem, ptx_backend)
     ops.compute(G, None, Start, p.data(), context=ctx)
     ops.filter(G, everything, Remaining, p.data(), context=ctx)
     ops.filter(G, everything, Peel, p.data(), context=ctx)
     ops.advance(G, everything, Decrement, p.data(), context=ctx)
-    names = " ".join(ptx_backend.kernel_names())
-    assert all(k in names for k in ("compute", "flag", "scatter", "advance")), names
+    assert_compiled(ptx_backend, "compute", "flag", "scatter", "advance")
 
 
 def test_docstring_examples():
     check_docstring_examples("gunpy.primitives.kcore", 4)
-
-
-def test_registered():
-    from gunpy.registry import primitive
-    spec = primitive("kcore")
-    assert spec.function is gunpy.kcore and "core_number" in spec.networkx
 
 
 def test_user_guide_kcore_section_runs():

@@ -319,12 +319,6 @@ def test_docstring_examples(name):
     check_docstring_examples(name, 4)
 
 
-def test_registered():
-    from gunpy.registry import primitive
-    spec = primitive("louvain")
-    assert spec.function is gunpy.louvain and "louvain_communities" in spec.networkx
-
-
 def test_user_guide_louvain_section_runs():
     run_user_guide_section("## Community detection by modularity (Louvain)", 4)
 

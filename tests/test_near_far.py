@@ -13,6 +13,7 @@ from gunpy.operators.fusion import FusionPolicy, LevelsPlan
 from gunpy.operators.levels import PushRule, level_cap
 from gunpy.operators.near_far import NearFarQueue, band, fused, queue, split
 from gunpy.testing import nasty_graphs
+from _helpers import KeepEven, Reach
 
 GRAPHS = nasty_graphs(small=True)
 NEAR_FAR = pathlib.Path(band.__file__).parent
@@ -121,22 +122,9 @@ def test_fused_and_unfused_work_reach_the_stats_by_one_path(primitive, backend):
             [it["frontier"] for it in plain.stats.per_iteration]
 
 
-class _EvenBFS(gunpy.Functor):
-    """BFS whose filter keeps only even vertices (and counts them): the fused levels'
+class _EvenBFS(Reach, KeepEven):
+    """BFS whose filter keeps only even vertices (and marks them): the fused levels'
     predicated-filter path."""
-
-    @staticmethod
-    def cond_edge(src, dst, edge, weight, data):
-        return gunpy.atomics.cas(data.depth, dst, gunpy.INVALID, data.depth[src] + 1) == \
-            gunpy.INVALID
-
-    @staticmethod
-    def cond_vertex(v, data):
-        return v % 2 == 0
-
-    @staticmethod
-    def apply_vertex(v, data):
-        data.kept[v] = 1
 
 
 class _EvenProblem(gunpy.Problem):

@@ -17,6 +17,7 @@ import gunpy
 from gunpy import Functor, atomics
 from gunpy import operators as ops
 from gunpy.testing import nasty_graphs, to_nx
+from _helpers import InDegree, KeepEven
 
 GRAPHS = nasty_graphs()
 # nasty_graphs' self_loops_duplicates goes through from_edges' defaults, which drop both; this
@@ -32,6 +33,7 @@ if _missing:  # a misspelt name must not drop its graph from the tests without a
     raise KeyError(f"no test graph named {_missing}; there are {sorted(GRAPHS)}")
 
 Depth = namedtuple("Depth", "depth")
+Kept = namedtuple("Kept", "kept")
 Values = namedtuple("Values", "depth acc")
 
 
@@ -45,16 +47,6 @@ class Claim(Functor):
 
 class AnyEdge(Functor):
     """Accepts every edge (duplicates stay in a push output)."""
-
-
-class Even(Functor):
-    @staticmethod
-    def cond_vertex(v, data):
-        return v % 2 == 0
-
-    @staticmethod
-    def apply_vertex(v, data):
-        data.depth[v] = 7
 
 
 class Bump(Functor):
@@ -230,11 +222,11 @@ def test_a_bfs_written_with_free_operators_matches_networkx(backend):
 def test_filter_modes(backend):
     G = GRAPHS["disconnected"]
     ctx = ops.Context(G, backend)
-    data = _depth_data(ctx, G, [])
+    data = Kept(ctx.backend.asarray(np.zeros(G.num_vertices, dtype=np.int32)))
     ids = [4, 3, 3, 8, 1, 4, 10]
-    out = ops.filter(G, ctx.frontier(ids), Even, data, context=ctx)
+    out = ops.filter(G, ctx.frontier(ids), KeepEven, data, context=ctx)
     assert out.to_numpy().tolist() == [4, 8, 4, 10]  # exact, order kept
-    assert sorted(np.flatnonzero(_host(ctx, data.depth) == 7).tolist()) == [4, 8, 10]
+    assert sorted(np.flatnonzero(_host(ctx, data.kept) == 1).tolist()) == [4, 8, 10]
     uniq = ops.filter(G, ctx.frontier(ids), AnyEdge, (), mode="unique", context=ctx)
     assert sorted(uniq.to_numpy().tolist()) == [1, 3, 4, 8, 10]
     mask = ctx.new_bitmap()
@@ -384,11 +376,7 @@ def test_enactor_neighbor_reduce_applies_and_aggregates(backend, style):
     # in a primitive with the enactor's context (deprecated: the former wrapper, warning)
     from gunpy import Enactor
 
-    class Double(Functor):
-        @staticmethod
-        def gather_edge(src, dst, edge, weight, data):
-            return 1.0
-
+    class Double(InDegree):
         @staticmethod
         def apply_vertex(v, data):
             data.out[v] *= 2.0
@@ -425,11 +413,6 @@ def test_free_operators_in_a_run_leave_their_statistics_to_one_read(backend, mon
     statistics at the run's end with the others (no read, so no sync, per call); called
     on its own it reads them before it returns."""
     from gunpy import Enactor
-
-    class InDegree(Functor):
-        @staticmethod
-        def gather_edge(src, dst, edge, weight, data):
-            return 1.0
 
     class E(Enactor):
         def prepare_frontier(self, frontier):

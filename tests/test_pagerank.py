@@ -6,7 +6,7 @@ import pytest
 
 import gunpy
 from gunpy.testing import ON_CUDASIM, nasty_graphs, to_nx, graph_names
-from _helpers import row_stochastic
+from _helpers import enact_own_loop, row_stochastic
 
 GRAPHS = nasty_graphs()
 SIM_TOL = 1e-4  # the simulator's tolerance where a test runs to convergence
@@ -141,14 +141,12 @@ TINY = nasty_graphs(small=True)  # at most 41 vertices
 def test_pagerank_enactor_with_its_defaults(name, backend):
     # a user's own loop: Problem + Enactor(problem), with no attribute set afterwards
     G = TINY[name]
-    problem = PageRankProblem(G, backend=backend)
-    problem.reset(0.85)
-    enactor = PageRankEnactor(problem)
-    assert (enactor.pagerank_direction, enactor.tol, enactor.max_iter) == ("pull", 1e-6, 100)
-    stats = enactor.enact()
-    np.testing.assert_allclose(problem.extract(), nx_reference(G), rtol=1e-9, atol=1e-12)
-    assert stats.iterations == scipy_iterations(G)[0] and enactor.converged
-    assert stats.direction == "pull"
+    enactor = enact_own_loop(PageRankProblem, PageRankEnactor, G, backend, reset=(0.85,),
+                             pagerank_direction="pull", tol=1e-6, max_iter=100)
+    np.testing.assert_allclose(enactor.problem.extract(), nx_reference(G), rtol=1e-9,
+                               atol=1e-12)
+    assert enactor.stats.iterations == scipy_iterations(G)[0] and enactor.converged
+    assert enactor.stats.direction == "pull"
 
 
 @pytest.mark.parametrize("option", [{"direction": "sideways"}, {"tol": -1.0},

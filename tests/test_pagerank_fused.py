@@ -18,6 +18,7 @@ import gunpy
 from gunpy import Functor
 from gunpy import operators as ops
 from gunpy.testing import nasty_graphs, to_nx
+from _helpers import InDegree
 
 GRAPHS = nasty_graphs(small=True)
 
@@ -39,12 +40,8 @@ class InWeightStats(Functor):
         return (got, 1.0, float(v))
 
 
-class Marks(Functor):
+class Marks(InDegree):
     """apply=True with no aggregates: apply_vertex returns nothing."""
-
-    @staticmethod
-    def gather_edge(src, dst, edge, weight, data):
-        return 1.0
 
     @staticmethod
     def apply_vertex(v, data):

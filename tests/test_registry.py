@@ -41,6 +41,14 @@ def test_builtin_primitives_are_registered():
     assert registry.primitive("bfs").dist == "gunpy.dist:bfs"
 
 
+@pytest.mark.parametrize("name, twin", [("kcore", "core_number"),
+                                        ("louvain", "louvain_communities"),
+                                        ("scc", "strongly_connected_components")])
+def test_a_primitive_is_registered_with_its_networkx_twin(name, twin):
+    spec = registry.primitive(name)
+    assert spec.function is getattr(gunpy, name) and twin in spec.networkx
+
+
 def test_unknown_and_taken_names_are_clear_errors(registered):
     with pytest.raises(ValueError, match=r"unknown primitive 'nope'; registered: bfs, sssp"):
         registry.primitive("nope")

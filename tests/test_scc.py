@@ -13,6 +13,7 @@ import scipy.sparse.csgraph as csgraph
 import gunpy
 from gunpy.testing import graph_names, nasty_graphs
 from gunpy.testing.oracles import to_nx
+from _helpers import assert_compiled, ptx_set_up
 from doc_examples import check_docstring_examples, run_user_guide_section
 
 
@@ -158,11 +159,9 @@ def test_bad_input():
 def test_scc_compiles_to_ptx(ptx_backend):
     from gunpy import operators as ops
     from gunpy.primitives import scc as m
-    G = nasty_graphs(small=True)["random_directed"]
-    p = m.SCCProblem(G, backend=ptx_backend)
+    G, p, ctx, everything = ptx_set_up(m.SCCProblem, ptx_backend, "random_directed")
     R = p.reverse
-    ctx, rctx = ops.Context(G, ptx_backend), ops.Context(R, ptx_backend)
-    everything = ctx.full_frontier()
+    rctx = ops.Context(R, ptx_backend)
     for functor in (m.Start, m.Pivot, m.Colour, m.Smallest, m.Relabel):
         ops.compute(G, None, functor, p.data(), context=ctx)
     for functor in (m.NoInEdges, m.NoOutEdges, m.Active, m.Assigned, m.Seed, m.Root):
@@ -185,18 +184,11 @@ def test_scc_compiles_to_ptx(ptx_backend):
                              num_vertices=G.num_vertices)
         levels.run(c, c.full_frontier(), out, compile_functor(functor, ptx_backend),
                    p.data(), limit=1 << 20, edges=1)
-    names = " ".join(ptx_backend.kernel_names())
-    assert all(k in names for k in ("compute", "flag", "advance", "by_thread", "levels")), names
+    assert_compiled(ptx_backend, "compute", "flag", "advance", "by_thread", "levels")
 
 
 def test_docstring_examples():
     check_docstring_examples("gunpy.primitives.scc", 3)
-
-
-def test_registered():
-    from gunpy.registry import primitive
-    spec = primitive("scc")
-    assert spec.function is gunpy.scc and "strongly_connected_components" in spec.networkx
 
 
 def test_user_guide_scc_section_runs():

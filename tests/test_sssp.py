@@ -6,6 +6,7 @@ import pytest
 
 import gunpy
 from gunpy.testing import ON_CUDASIM, check_sssp_tree, nasty_graphs, reference_distances, graph_names
+from _helpers import enact_own_loop
 
 GRAPHS = nasty_graphs()
 RNG = np.random.default_rng(11)
@@ -176,15 +177,13 @@ TINY = nasty_graphs(small=True)  # at most 41 vertices
 def test_sssp_enactor_with_its_defaults(name, kind, backend):
     # a user's own loop: Problem + Enactor(problem), with no attribute set afterwards
     G = weighted(TINY[name], kind, seed=3)
-    problem = SSSPProblem(G, backend=backend)
-    problem.reset(0)  # delta defaults to default_delta(G), as in sssp()
-    enactor = SSSPEnactor(problem)
-    assert enactor.method == "near_far"
-    # derived from the graph: zero weights need the tight-edge BFS for parents
-    assert enactor.positive_weights == (G.num_edges == 0 or bool(G.values.min() > 0))
-    stats = enactor.enact()
-    assert stats.extra["method"] == "near_far"
-    distance, parent = problem.extract()
+    # delta defaults to default_delta(G), as in sssp(); positive_weights is derived from the
+    # graph: zero weights need the tight-edge BFS for parents
+    enactor = enact_own_loop(SSSPProblem, SSSPEnactor, G, backend, reset=(0,),
+                             method="near_far",
+                             positive_weights=G.num_edges == 0 or bool(G.values.min() > 0))
+    assert enactor.stats.extra["method"] == "near_far"
+    distance, parent = enactor.problem.extract()
     ref = reference_distances(G, 0)
     assert np.array_equal(distance, ref)
     check_sssp_tree(G, 0, distance, parent, reference=ref)
