@@ -32,7 +32,7 @@ from gunpy.result import Result
 
 __all__ = ["bc", "BCResult", "BCProblem", "BCEnactor", "BCForwardFunctor", "BCBackwardFunctor"]
 
-BCData = namedtuple("BCData", "depth sigma delta centrality source")
+BCData = namedtuple("BCData", "depth sigma dependency centrality source")
 
 
 class BCForwardFunctor(Functor):
@@ -50,13 +50,13 @@ class BCBackwardFunctor(Functor):
     @staticmethod
     def gather_edge(src, dst, edge, weight, data):
         if data.depth[dst] == data.depth[src] + 1:
-            return data.sigma[src] / data.sigma[dst] * (1.0 + data.delta[dst])
+            return data.sigma[src] / data.sigma[dst] * (1.0 + data.dependency[dst])
         return 0.0
 
     @staticmethod
     def apply_vertex(v, data):
         if v != data.source:
-            data.centrality[v] += data.delta[v]
+            data.centrality[v] += data.dependency[v]
 
 
 class BCProblem(Problem):
@@ -65,16 +65,22 @@ class BCProblem(Problem):
     def init(self):
         self.depth = self.vertex_array(np.int32)
         self.sigma = self.vertex_array(np.float64)
-        self.delta = self.vertex_array(np.float64)
+        self.dependency = self.vertex_array(np.float64)
         self.centrality = self.vertex_array(np.float64, fill=0.0)
 
     def reset(self, source):
         self.source = self.check_source(source)
         self.backend.fill(self.depth, INVALID)
         self.backend.fill(self.sigma, 0.0)
-        self.backend.fill(self.delta, 0.0)
+        self.backend.fill(self.dependency, 0.0)
         self.backend.write(self.depth, self.source, 0)
         self.backend.write(self.sigma, self.source, 1.0)
+
+    @property
+    def delta(self):
+        """The array :attr:`dependency` (``delta`` in Brandes's notation, the module
+        docstring's)."""
+        return self.dependency
 
     def extract(self):
         return self.to_host(self.centrality)
@@ -135,8 +141,8 @@ class BCEnactor(Enactor):
             return frontier
         # each vertex's dependency, then (apply_vertex, in the same pass) its centrality
         self.level -= reverse_levels.run(
-            self.context, self.levels, *self._operands(BCBackwardFunctor), self.problem.delta,
-            self.level, 1, "out", "sum", True)
+            self.context, self.levels, *self._operands(BCBackwardFunctor),
+            self.problem.dependency, self.level, 1, "out", "sum", True)
         return frontier
 
     def is_converged(self, frontier):

@@ -34,6 +34,7 @@ from gunpy import operators as ops
 from gunpy.frontier import FrontierStore
 from gunpy.functor import Functor
 from gunpy.operators import reverse_levels
+from gunpy.primitives.bc import BCBackwardFunctor
 from gunpy.primitives.sssp import SSSPData, SSSPEnactor, SSSPProblem
 from gunpy.problem import weight_summary
 
@@ -69,18 +70,16 @@ class WeightedBCForwardFunctor(Functor):
         data.depth[dst] = data.depth[src] + 1
 
 
-class WeightedBCBackwardFunctor(Functor):
+class WeightedBCBackwardFunctor(BCBackwardFunctor):
+    """:class:`~gunpy.primitives.bc.BCBackwardFunctor` over the tight edges (its apply step:
+    ``bc[v] += dependency[v]``)."""
+
     @staticmethod
     def gather_edge(src, dst, edge, weight, data):
         # an unreached dst has distance inf: never tight from a reached src
         if data.distance[src] + weight == data.distance[dst]:
             return data.sigma[src] / data.sigma[dst] * (1.0 + data.dependency[dst])
         return 0.0
-
-    @staticmethod
-    def apply_vertex(v, data):
-        if v != data.source:
-            data.centrality[v] += data.dependency[v]
 
 
 def check_positive_weights(G):

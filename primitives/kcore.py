@@ -27,12 +27,12 @@ rule): the peeling runs on the graph with every edge stored both ways, built
 once per graph. Self-loops are ignored (networkx refuses graphs with them).
 """
 
-import weakref
 from collections import namedtuple
 
 import numpy as np
 
 from gunpy import Enactor, Functor, Graph, Problem, atomics
+from gunpy.primitives._cache import per_graph
 from gunpy.registry import Primitive, register_primitive, top_vertices
 from gunpy.result import Result
 
@@ -95,28 +95,20 @@ class Decrement(Functor):
         data.core[dst] = data.k
 
 
-#: G -> (row_offsets, column_indices, H): the graph the peeling runs on, built once per
-#: graph (stale when G's arrays are rebound: their identity is checked)
-_peeling = weakref.WeakKeyDictionary()
-
-
+@per_graph
 def peeling_graph(G):
     """The graph whose out-edges are each vertex's neighbours for the peeling: ``G``
     itself when undirected without self-loops; otherwise every edge stored both ways
-    (directed graphs: in- plus out-neighbours, with multiplicity) and no self-loops."""
-    hit = _peeling.get(G)
-    if hit is not None and hit[0] is G.row_offsets and hit[1] is G.column_indices:
-        return hit[2]
+    (directed graphs: in- plus out-neighbours, with multiplicity) and no self-loops.
+    Built once per graph."""
     n, ci = G.num_vertices, G.column_indices
     src = np.repeat(np.arange(n, dtype=ci.dtype), G.out_degrees())
-    H = G
-    if G.directed or np.any(src == ci):
-        if G.directed:
-            src, ci = np.concatenate([src, ci]), np.concatenate([ci, src])
-        H = Graph.from_edges(src, ci, num_vertices=n, directed=True, remove_self_loops=True,
-                             remove_duplicates=False)
-    _peeling[G] = (G.row_offsets, G.column_indices, H)
-    return H
+    if not (G.directed or np.any(src == ci)):
+        return G
+    if G.directed:
+        src, ci = np.concatenate([src, ci]), np.concatenate([ci, src])
+    return Graph.from_edges(src, ci, num_vertices=n, directed=True, remove_self_loops=True,
+                            remove_duplicates=False)
 
 
 class KCoreProblem(Problem):

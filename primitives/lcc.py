@@ -37,15 +37,15 @@ Directed graphs, two operators, as Gunrock's 1.x LCC does it:
    vertex's slots, and its apply step divides by ``|N(v)| (|N(v)| - 1)`` as above.
 """
 
-import weakref
 from collections import namedtuple
 
 import numpy as np
 
-from gunpy import Enactor, Functor, Graph, Problem, atomics
+from gunpy import Functor, Graph, Problem, atomics
 from gunpy import operators as ops
 from gunpy.operators import intersect
-from gunpy.primitives.triangles import orient
+from gunpy.primitives._cache import per_graph
+from gunpy.primitives.triangles import IntersectEnactor, orient
 from gunpy.registry import Primitive, register_primitive, top_vertices
 from gunpy.result import Result
 
@@ -92,26 +92,18 @@ class OrientedNormalise(Functor):
         return (x,)
 
 
-#: G -> (row_offsets, column_indices, (R, O)); as :func:`neighbourhoods`' cache
-_downward = weakref.WeakKeyDictionary()
-
-
+@per_graph
 def downward(G):
     """``(R, O)``: ``O`` = :func:`gunpy.primitives.triangles.orient` of ``G`` (each edge of
     the undirected simple graph once, from lower to higher ``(degree, id)``) and ``R``
     its reverse (from higher to lower), both with sorted rows. Built once per graph."""
-    hit = _downward.get(G)
-    if hit is not None and hit[0] is G.row_offsets and hit[1] is G.column_indices:
-        return hit[2]
     O = orient(G)
     n, ci = O.num_vertices, O.column_indices
     src = np.repeat(np.arange(n, dtype=ci.dtype), O.out_degrees())
     order = np.argsort(ci, kind="stable")  # rows of R by head, each in tail order
     offsets = np.zeros(n + 1, dtype=np.int64)
     np.cumsum(np.bincount(ci, minlength=n), out=offsets[1:])
-    R = Graph(offsets, src[order], directed=True)
-    _downward[G] = (G.row_offsets, G.column_indices, (R, O))
-    return R, O
+    return Graph(offsets, src[order], directed=True), O
 
 
 class Pairs(Functor):
@@ -136,24 +128,16 @@ class Normalise(Functor):
         return (x,)
 
 
-#: G -> (row_offsets, column_indices, (U, D)); dropped with G, stale when G's arrays are
-#: rebound (their identity is checked), kept so that their device copies are reused
-_simple = weakref.WeakKeyDictionary()
-
-
+@per_graph
 def neighbourhoods(G):
     """``(U, D)``: ``G``'s undirected simple graph (``N(v)`` as ``v``'s row) and its
     directed simple graph (``U`` itself when ``G`` is undirected); no self-loops, no
     repeated edges, sorted rows. Built once per graph."""
-    hit = _simple.get(G)
-    if hit is not None and hit[0] is G.row_offsets and hit[1] is G.column_indices:
-        return hit[2]
     n = G.num_vertices
     src = np.repeat(np.arange(n, dtype=G.column_indices.dtype), G.out_degrees())
     U = Graph.from_edges(src, G.column_indices, num_vertices=n, directed=False)
     D = Graph.from_edges(src, G.column_indices, num_vertices=n, directed=True) \
         if G.directed else U
-    _simple[G] = (G.row_offsets, G.column_indices, (U, D))
     return U, D
 
 
@@ -174,15 +158,12 @@ class LCCProblem(Problem):
         return self.to_host(self.lcc)
 
 
-class LCCEnactor(Enactor):
+class LCCEnactor(IntersectEnactor):
     """One iteration: the intersections, then the normalising neighbour reduction."""
 
     def __init__(self, problem):
         super().__init__(problem)
         self.total = 0.0
-
-    def prepare_frontier(self, frontier):
-        pass  # every edge, then every vertex: no frontier
 
     def loop(self, frontier):
         p = self.problem
@@ -191,12 +172,6 @@ class LCCEnactor(Enactor):
         self.total, = ops.neighbor_reduce(self.graph, None, Normalise, p, p.lcc, edges="out",
                                           aggregates=1, context=self.context)
         return frontier
-
-    def is_converged(self, frontier):
-        return self.iteration >= 1
-
-    def finalize(self):
-        self.stats.load_balance, self.stats.direction = "intersect", ""
 
 
 class OrientedLCCProblem(Problem):

@@ -37,13 +37,13 @@ graph's strongly connected components are its connected components: :func:`gunpy
 """
 
 import math
-import weakref
 from collections import namedtuple
 
 import numpy as np
 
 from gunpy import Enactor, Frontier, Functor, Graph, Problem, atomics
 from gunpy import operators as ops
+from gunpy.primitives._cache import per_graph
 from gunpy.registry import Option, Primitive, register_primitive
 from gunpy.result import Result
 
@@ -132,13 +132,8 @@ class CountOut(Functor):
         data.out_degree[v] = np.int64(data.count[v])
 
 
-class CountIn(Functor):
+class CountIn(CountOut):
     """Over the reverse graph: the active in-degree."""
-
-    @staticmethod
-    def gather_edge(src, dst, edge, weight, data):
-        labels = data.labels
-        return 1.0 if labels[dst] == -1 else 0.0
 
     @staticmethod
     def apply_vertex(v, data):
@@ -203,12 +198,8 @@ class Spread(Functor):
         return hit
 
 
-class Root(Functor):
+class Root(Seed):
     """A vertex that kept its own key has the smallest key of its component: label it."""
-
-    @staticmethod
-    def cond_vertex(v, data):
-        return data.color[v] == np.int64(v) * data.mult % data.none
 
     @staticmethod
     def apply_vertex(v, data):
@@ -243,39 +234,23 @@ class Relabel(Functor):
         data.color[v] = smallest[labels[v]]
 
 
-#: G -> (row_offsets, column_indices, R): the reverse graph, built once per graph
-_reverse = weakref.WeakKeyDictionary()
-
-
+@per_graph
 def reverse_graph(G):
     """``G`` with every edge turned round (its CSC as a CSR), built once per graph."""
-    hit = _reverse.get(G)
-    if hit is not None and hit[0] is G.row_offsets and hit[1] is G.column_indices:
-        return hit[2]
     c = G.csc()
-    R = Graph(c.in_offsets, c.in_indices, directed=True, _trusted=True)
-    _reverse[G] = (G.row_offsets, G.column_indices, R)
-    return R
+    return Graph(c.in_offsets, c.in_indices, directed=True, _trusted=True)
 
 
-#: G -> (row_offsets, column_indices, U or None): G's undirected view, if G is symmetric
-_symmetric = weakref.WeakKeyDictionary()
-
-
+@per_graph
 def symmetric_view(G):
     """A directed ``G`` whose every edge has its reverse, as often, as an undirected
     graph on the same arrays (its strongly connected components are then its connected
     components: a road network stored both ways); else None. Decided once per graph:
     ``G``'s rows sorted and equal to its reverse graph's (rows out of order: None)."""
-    hit = _symmetric.get(G)
-    if hit is not None and hit[0] is G.row_offsets and hit[1] is G.column_indices:
-        return hit[2]
     R = reverse_graph(G)
     same = (np.array_equal(R.row_offsets, G.row_offsets)
             and np.array_equal(R.column_indices, G.column_indices))
-    U = Graph(G.row_offsets, G.column_indices, directed=False, _trusted=True) if same else None
-    _symmetric[G] = (G.row_offsets, G.column_indices, U)
-    return U
+    return Graph(G.row_offsets, G.column_indices, directed=False, _trusted=True) if same else None
 
 
 def _multiplier(n):

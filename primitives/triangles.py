@@ -18,13 +18,13 @@ Gunrock section 5.1.6 (triangle counting by segmented intersection) and the
 """
 
 import time
-import weakref
 from collections import namedtuple
 
 import numpy as np
 
 from gunpy import Enactor, Functor, Graph, Problem, atomics
 from gunpy.operators import intersect
+from gunpy.primitives._cache import per_graph
 from gunpy.registry import Primitive, register_primitive, top_vertices
 from gunpy.result import Result
 
@@ -47,19 +47,12 @@ class CountFunctor(Functor):
     """No hooks: the operator's match count is the triangle count."""
 
 
-#: G -> (row_offsets, column_indices, oriented graph); dropped with G, stale when G's
-#: arrays are rebound (their identity is checked), kept so that its device copy is reused
-_oriented = weakref.WeakKeyDictionary()
-
-
+@per_graph
 def orient(G):
     """The simple undirected graph of ``G`` with each edge once, from lower to higher (degree, id).
 
     A directed :class:`gunpy.Graph` with sorted neighbour lists; cached per graph.
     """
-    hit = _oriented.get(G)
-    if hit is not None and hit[0] is G.row_offsets and hit[1] is G.column_indices:
-        return hit[2]
     n = G.num_vertices
     ro, ci = G.row_offsets, G.column_indices
     src = np.repeat(np.arange(n, dtype=ci.dtype), G.out_degrees())
@@ -75,9 +68,7 @@ def orient(G):
     keep = (ds < dd) | ((ds == dd) & (src < ci))
     offsets = np.zeros(n + 1, dtype=np.int64)
     np.cumsum(np.bincount(src[keep], minlength=n), out=offsets[1:])
-    O = Graph(offsets, ci[keep], directed=True)
-    _oriented[G] = (G.row_offsets, G.column_indices, O)
-    return O
+    return Graph(offsets, ci[keep], directed=True)
 
 
 def _strictly_sorted(ro, ci, src):
@@ -103,7 +94,22 @@ class TrianglesProblem(Problem):
         return self.to_host(self.triangles)
 
 
-class TrianglesEnactor(Enactor):
+class IntersectEnactor(Enactor):
+    """One iteration, whose :meth:`loop` runs :func:`gunpy.operators.intersect` along every
+    edge (and what follows it): no frontier; the stats name the operator."""
+
+    def prepare_frontier(self, frontier):
+        pass  # every edge of the graph is visited: no frontier
+
+    def is_converged(self, frontier):
+        return self.iteration >= 1
+
+    def finalize(self):
+        # no frontier and no direction: the stats name the operator that ran
+        self.stats.load_balance, self.stats.direction = "intersect", ""
+
+
+class TrianglesEnactor(IntersectEnactor):
     """One iteration: intersect the two ends' out-lists along every oriented edge.
 
     Parameters
@@ -119,19 +125,9 @@ class TrianglesEnactor(Enactor):
         self.functor = TrianglesFunctor if per_vertex else CountFunctor
         self.count = 0
 
-    def prepare_frontier(self, frontier):
-        pass  # every edge of the oriented graph is visited: no frontier
-
     def loop(self, frontier):
         self.count = intersect(self.graph, self.functor, self.problem, context=self.context)
         return frontier
-
-    def is_converged(self, frontier):
-        return self.iteration >= 1
-
-    def finalize(self):
-        # no frontier and no direction: the stats name the operator that ran
-        self.stats.load_balance, self.stats.direction = "intersect", ""
 
 
 class TrianglesResult(Result):
