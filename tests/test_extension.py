@@ -8,6 +8,7 @@ atomics), as docs/tutorial.md walks through.
 from collections import namedtuple
 
 import networkx as nx
+import numba
 import numpy as np
 import pytest
 
@@ -176,6 +177,38 @@ def test_compute_over_all_vertices(backend, cpu_split):
     p = DegreeProblem(G, backend=backend)
     DegreeEnactor(p).compute(None, Degree)
     assert np.array_equal(p.to_host(p.out), G.out_degrees())
+
+
+@numba.njit(inline="always")
+def _claim_once(count, owner, v):
+    """A helper taking arrays: the last of ``count[v]`` callers claims ``v``."""
+    if atomics.add(count, v, -1) == 1:
+        owner[v] = _twice(v)
+
+
+@numba.njit(inline="always")
+def _twice(v):
+    return 2 * v
+
+
+def test_hooks_may_call_njit_helpers_that_take_arrays(backend, cpu_split):
+    # compiled, the helper is inlined; under the simulator the hook runs as Python and
+    # the helpers (and theirs) run as their Python functions
+    ClaimData = namedtuple("ClaimData", "count owner")
+
+    class Claim(Functor):
+        @staticmethod
+        def apply_vertex(v, data):
+            _claim_once(data.count, data.owner, v)
+
+    G = GRAPHS["random_directed"]
+    n = G.num_vertices
+    ctx = gunpy.operators.Context(G, backend)
+    count = ctx.backend.asarray(np.where(np.arange(n) % 3 == 0, 1, 2).astype(np.int64))
+    owner = ctx.backend.asarray(np.full(n, -1, np.int64))
+    gunpy.operators.compute(G, None, Claim, ClaimData(count, owner), context=ctx)
+    want = np.where(np.arange(n) % 3 == 0, 2 * np.arange(n), -1)
+    assert ctx.backend.to_host(owner).tolist() == want.tolist()
 
 
 def test_functor_hooks_must_be_staticmethods():

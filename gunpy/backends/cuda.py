@@ -387,11 +387,39 @@ class CudaBackend(Backend):
 
     def device_function(self, pyfunc):
         if ON_CUDASIM:
-            pyfunc = _widened(pyfunc)
+            pyfunc = _widened(_in_python(pyfunc))
         return cuda.jit(device=True, inline="always")(pyfunc)
 
     def value_function(self, pyfunc):
         return cuda.jit(device=True, inline="always")(pyfunc)  # a GraphBLAS op: as typed
+
+
+def _in_python(pyfunc, _done=None):
+    """Under the simulator, ``pyfunc`` with the ``numba.njit`` helpers it calls (and the
+    ones they call) bound to their Python functions.
+
+    Compiled, an ``njit(inline="always")`` helper is inlined into the hook, arrays and
+    all; the simulator runs the hook in Python, where calling the compiled helper with
+    a device array fails (numba cannot unbox it). Its Python function does what the
+    compiled one does. Only globals the code names are looked at; the hook's module is
+    not changed.
+    """
+    done = {} if _done is None else _done
+    if pyfunc in done:
+        return done[pyfunc]
+    done[pyfunc] = pyfunc  # a helper that calls itself: stop at the cycle
+    names = getattr(getattr(pyfunc, "__code__", None), "co_names", ())
+    found = {name: pyfunc.__globals__[name] for name in names
+             if isinstance(pyfunc.__globals__.get(name), numba.core.dispatcher.Dispatcher)}
+    if not found:
+        return pyfunc
+    scope = dict(pyfunc.__globals__)
+    scope.update({name: _in_python(disp.py_func, done) for name, disp in found.items()})
+    rebound = functools.update_wrapper(
+        type(pyfunc)(pyfunc.__code__, scope, pyfunc.__name__, pyfunc.__defaults__,
+                     pyfunc.__closure__), pyfunc)
+    done[pyfunc] = rebound
+    return rebound
 
 
 def _widened(pyfunc):
