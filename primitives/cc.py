@@ -26,6 +26,7 @@ undirected graph, the copy whose source is the larger id).
 
 from collections import namedtuple
 
+import numba
 import numpy as np
 
 from gunpy import Enactor, Functor, Problem, atomics
@@ -78,17 +79,22 @@ class Hook(Functor):
         return False
 
 
+@numba.njit(inline="always")
+def _flatten(labels, v):
+    """Point ``v`` straight at its root; return the root."""
+    root = labels[u(v)]
+    while labels[u(root)] != root:
+        root = labels[u(root)]
+    labels[u(v)] = root
+    return root
+
+
 class Outside(Functor):
     """Flatten each vertex's path; keep those outside the largest component."""
 
     @staticmethod
     def cond_vertex(v, data):
-        labels = data.labels
-        root = labels[u(v)]
-        while labels[u(root)] != root:
-            root = labels[u(root)]
-        labels[u(v)] = root
-        return root != data.skip
+        return _flatten(data.labels, v) != data.skip
 
 
 class Flatten(Functor):
@@ -96,11 +102,7 @@ class Flatten(Functor):
 
     @staticmethod
     def apply_vertex(v, data):
-        labels = data.labels
-        root = labels[u(v)]
-        while labels[u(root)] != root:
-            root = labels[u(root)]
-        labels[u(v)] = root
+        _flatten(data.labels, v)
 
 
 class CCProblem(Problem):

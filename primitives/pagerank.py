@@ -96,10 +96,30 @@ class StartSplit(Functor):
 
 
 @numba.njit(inline="always")
-def _pulled(new, old, inv):
-    """A vertex's ``new`` rank in the pull pass: (its next contribution, over the inverse
-    out-weight ``inv``; the pass's two sums: its L1 change from ``old``, its dangling mass)."""
-    return new * inv, (abs(new - old), new if inv == 0.0 else 0.0)
+def _settled(data, v, new, old):
+    """Store ``new`` as ``v``'s rank in the pull pass and its next contribution (over the
+    inverse out-weight); return the pass's two sums: its L1 change from ``old``, its
+    dangling mass."""
+    inv = data.inv_weight[v]
+    data.next[v] = new
+    data.next_contrib[v] = new * inv
+    return abs(new - old), new if inv == 0.0 else 0.0
+
+
+@numba.njit(inline="always")
+def _personal(data, v):
+    """``v``'s new rank under networkx's personalised rule."""
+    return data.alpha * data.next[v] + data.restart * data.teleport[v] + \
+        data.spread * data.dangle_to[v]
+
+
+@numba.njit(inline="always")
+def _at_source(data, v):
+    """``v``'s new rank when the restart vector is the vertex ``source`` (PPR's)."""
+    new = data.alpha * data.next[v]
+    if v == data.source:  # as _personal's sum with teleport 1 there, 0 elsewhere
+        new = new + data.restart + data.spread
+    return new
 
 
 class PullUpdate(Functor):
@@ -112,10 +132,7 @@ class PullUpdate(Functor):
 
     @staticmethod
     def apply_vertex(v, data):
-        new = data.alpha * data.next[v] + data.base
-        data.next[v] = new
-        data.next_contrib[v], sums = _pulled(new, data.rank[v], data.inv_weight[v])
-        return sums
+        return _settled(data, v, data.alpha * data.next[v] + data.base, data.rank[v])
 
 
 class FirstUpdate(PullUpdate):
@@ -123,10 +140,7 @@ class FirstUpdate(PullUpdate):
 
     @staticmethod
     def apply_vertex(v, data):
-        new = data.alpha * data.next[v] + data.base
-        data.next[v] = new
-        data.next_contrib[v], sums = _pulled(new, data.first, data.inv_weight[v])
-        return sums
+        return _settled(data, v, data.alpha * data.next[v] + data.base, data.first)
 
 
 class PersonalUpdate(PullUpdate):
@@ -135,11 +149,7 @@ class PersonalUpdate(PullUpdate):
 
     @staticmethod
     def apply_vertex(v, data):
-        new = data.alpha * data.next[v] + data.restart * data.teleport[v] + \
-            data.spread * data.dangle_to[v]
-        data.next[v] = new
-        data.next_contrib[v], sums = _pulled(new, data.rank[v], data.inv_weight[v])
-        return sums
+        return _settled(data, v, _personal(data, v), data.rank[v])
 
 
 class FirstPersonalUpdate(PullUpdate):
@@ -147,11 +157,7 @@ class FirstPersonalUpdate(PullUpdate):
 
     @staticmethod
     def apply_vertex(v, data):
-        new = data.alpha * data.next[v] + data.restart * data.teleport[v] + \
-            data.spread * data.dangle_to[v]
-        data.next[v] = new
-        data.next_contrib[v], sums = _pulled(new, data.first, data.inv_weight[v])
-        return sums
+        return _settled(data, v, _personal(data, v), data.first)
 
 
 class VertexUpdate(PullUpdate):
@@ -160,12 +166,7 @@ class VertexUpdate(PullUpdate):
 
     @staticmethod
     def apply_vertex(v, data):
-        new = data.alpha * data.next[v]
-        if v == data.source:  # as PersonalUpdate's sum with teleport 1 there, 0 elsewhere
-            new = new + data.restart + data.spread
-        data.next[v] = new
-        data.next_contrib[v], sums = _pulled(new, data.rank[v], data.inv_weight[v])
-        return sums
+        return _settled(data, v, _at_source(data, v), data.rank[v])
 
 
 class FirstVertexUpdate(PullUpdate):
@@ -173,12 +174,7 @@ class FirstVertexUpdate(PullUpdate):
 
     @staticmethod
     def apply_vertex(v, data):
-        new = data.alpha * data.next[v]
-        if v == data.source:  # as PersonalUpdate's sum with teleport 1 there, 0 elsewhere
-            new = new + data.restart + data.spread
-        data.next[v] = new
-        data.next_contrib[v], sums = _pulled(new, data.first, data.inv_weight[v])
-        return sums
+        return _settled(data, v, _at_source(data, v), data.first)
 
 
 @numba.njit(inline="always")

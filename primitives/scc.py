@@ -39,6 +39,7 @@ graph's strongly connected components are its connected components: :func:`gunpy
 import math
 from collections import namedtuple
 
+import numba
 import numpy as np
 
 from gunpy import Enactor, Frontier, Functor, Graph, Problem, atomics
@@ -67,16 +68,33 @@ class Start(Functor):
         data.in_degree[v] = in_offsets[v + 1] - in_offsets[v]
 
 
+@numba.njit(inline="always")
+def _trim_at_zero(labels, degree, v):
+    """Trim ``v`` (label it its own component) if ``degree[v]`` is 0; True if this call
+    did (the CAS makes one caller the one)."""
+    hit = False
+    if degree[v] == 0:
+        hit = atomics.cas(labels, v, -1, v) == -1
+    return hit
+
+
+@numba.njit(inline="always")
+def _lose_one(labels, degree, v):
+    """One active neighbour fewer for an active ``v``; trim it at none (True if this call
+    did). Atomic: ``v`` may lose several at once; one decrement sees 1 -> 0."""
+    hit = False
+    if labels[v] == -1:
+        if atomics.add(degree, v, -1) == 1:
+            hit = atomics.cas(labels, v, -1, v) == -1
+    return hit
+
+
 class NoInEdges(Functor):
     """Trim the vertices without an active in-neighbour (the in-degree stream's start)."""
 
     @staticmethod
     def cond_vertex(v, data):
-        labels, degree = data.labels, data.in_degree
-        hit = False
-        if degree[v] == 0:
-            hit = atomics.cas(labels, v, -1, v) == -1
-        return hit
+        return _trim_at_zero(data.labels, data.in_degree, v)
 
 
 class NoOutEdges(Functor):
@@ -84,11 +102,7 @@ class NoOutEdges(Functor):
 
     @staticmethod
     def cond_vertex(v, data):
-        labels, degree = data.labels, data.out_degree
-        hit = False
-        if degree[v] == 0:
-            hit = atomics.cas(labels, v, -1, v) == -1
-        return hit
+        return _trim_at_zero(data.labels, data.out_degree, v)
 
 
 class LoseInEdge(Functor):
@@ -96,14 +110,7 @@ class LoseInEdge(Functor):
 
     @staticmethod
     def cond_edge(src, dst, edge, weight, data):
-        # the arrays bound first: read inside a branch, numba counts references per edge
-        labels, degree = data.labels, data.in_degree
-        hit = False
-        if labels[dst] == -1:
-            # atomic: dst may lose several in-neighbours at once; one decrement sees 1 -> 0
-            if atomics.add(degree, dst, -1) == 1:
-                hit = atomics.cas(labels, dst, -1, dst) == -1
-        return hit
+        return _lose_one(data.labels, data.in_degree, dst)
 
 
 class LoseOutEdge(Functor):
@@ -111,12 +118,7 @@ class LoseOutEdge(Functor):
 
     @staticmethod
     def cond_edge(src, dst, edge, weight, data):
-        labels, degree = data.labels, data.out_degree
-        hit = False
-        if labels[dst] == -1:
-            if atomics.add(degree, dst, -1) == 1:
-                hit = atomics.cas(labels, dst, -1, dst) == -1
-        return hit
+        return _lose_one(data.labels, data.out_degree, dst)
 
 
 class CountOut(Functor):
