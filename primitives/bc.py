@@ -78,8 +78,10 @@ class BCProblem(Problem):
 
     @property
     def delta(self):
-        """The array :attr:`dependency` (``delta`` in Brandes's notation, the module
-        docstring's)."""
+        """Deprecated (goes in gunpy 0.3): :attr:`dependency`, Brandes's ``delta``."""
+        import warnings
+        warnings.warn("BCProblem.delta is deprecated and goes in gunpy 0.3: it is "
+                      "BCProblem.dependency", DeprecationWarning, stacklevel=2)
         return self.dependency
 
     def extract(self):

@@ -111,6 +111,12 @@ def test_bc_enactor_rejects_bad_options():
                                        BCEnactor)
 
 
+def test_bc_problem_delta_is_a_deprecated_alias_of_dependency():
+    problem = BCProblem(GRAPHS["path_directed"], backend="cpu")
+    with pytest.warns(DeprecationWarning, match="BCProblem.delta is deprecated.*dependency"):
+        assert problem.delta is problem.dependency
+
+
 def _dense_graph(n=20, missing=20, seed=2):
     """K_n less ``missing`` random edges: average in-degree 17, so a GPU pulls a warp per vertex."""
     rng = np.random.default_rng(seed)

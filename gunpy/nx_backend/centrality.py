@@ -94,7 +94,7 @@ def _brandes(G):
         problem.reset(source)
         enactor.enact()
         depth = problem.to_host(problem.depth).astype(np.int64)
-        sigma, delta = problem.to_host(problem.sigma), problem.to_host(problem.delta)
+        sigma, delta = problem.to_host(problem.sigma), problem.to_host(problem.dependency)
         return [((depth[a] >= 0) & (depth[b] == depth[a] + 1), sigma, delta) for a, b in pairs]
     return run
 
