@@ -7,7 +7,7 @@ import numpy as np
 
 from gunpy._inputs import is_device_array
 
-__all__ = ["Stats", "Result", "component_edges"]
+__all__ = ["Stats", "Result", "component_edges", "reached_edges"]
 
 
 def component_edges(G, reached):
@@ -15,6 +15,18 @@ def component_edges(G, reached):
     a boolean array), each undirected edge counted once."""
     total = int(G.out_degrees()[reached].sum())
     return total if G.directed else total // 2
+
+
+def reached_edges(G, ids):
+    """:func:`component_edges` of the vertices with ``ids >= 0`` (a run's depth or parent
+    array, -1 unreached). A graph in device memory and ``ids`` there are counted there:
+    no copy of either to the host."""
+    if G.on_device and is_device_array(ids):
+        from gunpy.backends import get_backend
+        from gunpy.backends.interop import reached_edges as count
+        total = count(get_backend("cuda"), G._on_device.row_offsets, ids)
+        return total if G.directed else total // 2
+    return component_edges(G, np.asarray(ids) >= 0)
 
 
 @dataclass

@@ -11,7 +11,7 @@ import numpy as np
 
 from gunpy import INVALID, Enactor, Functor, Problem, atomics
 from gunpy.registry import Option, Primitive, register_primitive
-from gunpy.result import Result, component_edges
+from gunpy.result import Result, reached_edges
 
 __all__ = ["bfs", "BFSResult", "BFSFunctor", "BFSProblem", "BFSEnactor"]
 
@@ -184,7 +184,8 @@ def bfs(G, source, *, direction="auto", load_balance="auto", idempotent=False, b
     # the problem's own arrays (it is done with them): NumPy on a host backend, left on
     # the device by the CUDA backend until the result is read
     r = BFSResult(G, stats, depth=problem.depth, parent=problem.parent)
-    stats.graph500_edges = lambda: component_edges(G, r.depth >= 0)
+    stats.graph500_edges = lambda: reached_edges(G, r.device_array("depth") if G.on_device
+                                                 else r.depth)
     return r
 
 

@@ -31,7 +31,7 @@ from gunpy import operators as ops
 from gunpy.primitives._weights import check_weights
 from gunpy.problem import weight_summary
 from gunpy.registry import Option, Primitive, register_primitive
-from gunpy.result import Result, component_edges
+from gunpy.result import Result, reached_edges
 
 __all__ = ["sssp", "SSSPResult", "SSSPFunctor", "SSSPProblem", "SSSPEnactor", "METHODS"]
 
@@ -284,7 +284,8 @@ def sssp(G, source, *, delta=None, method="near_far", load_balance="auto", backe
     stats = enactor.enact()
     # the problem's own arrays: left on the device by the CUDA backend until read
     r = SSSPResult(G, stats, distance=problem.distance, parent=problem.parent)
-    stats.graph500_edges = lambda: component_edges(G, r.parent >= 0)
+    stats.graph500_edges = lambda: reached_edges(G, r.device_array("parent") if G.on_device
+                                                 else r.parent)
     return r
 
 

@@ -91,6 +91,7 @@ def test_a_device_csr_runs_bfs_with_no_host_copy_of_the_graph(cuda, directed, mo
     assert G.nbytes() == ro.nbytes + ci.shape[0] * 4  # int32 indices: counted, not read
     copies = _count_copies_down(monkeypatch, G)
     r = gunpy.bfs(G, 0, direction="push", backend="cuda")
+    edges = r.stats.graph500_edges  # the reached component's edges: counted on the device
     # counters and frontier sizes (the fused levels' table: 8 KiB), never a vertex array
     assert copies and max(copies) < 4 * n, copies
     assert G._row_offsets is None  # no host view of the graph was made
@@ -99,6 +100,8 @@ def test_a_device_csr_runs_bfs_with_no_host_copy_of_the_graph(cuda, directed, mo
     monkeypatch.undo()
     want = _nx_depths(EDGES, n, 0, directed)
     assert r.depth.tolist() == want
+    degrees = np.diff(ro)[np.array(want) >= 0].sum()
+    assert edges == (degrees if directed else degrees // 2)
     assert r.parent[0] == 0 and all(r.depth[r.parent[v]] == d - 1
                                     for v, d in enumerate(want) if d > 0)
 

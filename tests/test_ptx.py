@@ -280,10 +280,13 @@ def test_device_graph_kernels_compile():
     be.run(db.row_starts_kernel, 4, i8, n, i8, True, n, n, i8)
     be.run(db.no_in_edges_kernel, 1, i8, n, np.int64(1), np.zeros(1, np.uint32))
     from gunpy.backends.interop import divide_kernel, first_not_weight_kernel
+    from gunpy.backends.interop import reached_edges_kernel
     be.run(first_not_weight_kernel, 4, f8, n, i8)
     be.run(divide_kernel, 4, f8, np.float64(2.0), n)
+    for ids_t in (i4, i8):
+        be.run(reached_edges_kernel, 4, i8, ids_t, n, i8)
     names = " ".join(be.kernel_names())
-    for name in ("_first_not_weight", "_divide",
+    for name in ("_first_not_weight", "_divide", "_reached_edges",
                  "_check_csr", "_convert", "_first_outside", "_bitonic_step", "_edge_keys",
                  "_reverse_keys", "_mark_first", "_emit", "_row_starts", "_split",
                  "_first_difference", "_no_in_edges", "_label_keys", "_ranks"):

@@ -24,7 +24,7 @@ from gunpy.backends.cuda import ON_CUDASIM, kernel
 from gunpy.backends.dlpack import from_dlpack
 
 __all__ = ["device_view", "adopt_csr", "adopt_edges", "adopt_vertex_weights", "DeviceCSR",
-           "device_name"]
+           "device_name", "reached_edges"]
 
 _BIG = np.iinfo(np.int64).max
 
@@ -119,7 +119,18 @@ def _divide(a, by, m):
         a[i] = a[i] / by
 
 
+def _reached_edges(ro, ids, n, out):
+    # out[0] += the out-degrees of the vertices with ids[v] >= 0 (a local sum a thread)
+    total = 0
+    for i in range(cuda.grid(1), n, cuda.gridsize(1)):
+        if ids[i] >= 0:
+            total += ro[i + 1] - ro[i]
+    if total:
+        cuda.atomic.add(out, 0, total)
+
+
 check_csr_kernel = kernel(_check_csr)
+reached_edges_kernel = kernel(_reached_edges)
 first_not_weight_kernel = kernel(_first_not_weight)
 divide_kernel = kernel(_divide)
 convert_kernel = kernel(_convert)
@@ -261,3 +272,12 @@ def adopt_vertex_weights(backend, values, n, name):
         raise ValueError(f"{name} sums to 0: no vertex to restart at")
     backend.run(divide_kernel, n, x, np.float64(total), np.int64(n))
     return x
+
+
+def reached_edges(backend, row_offsets, ids):
+    """The out-edges of the vertices whose ``ids`` entry is ``>= 0`` (a run's depth or
+    parent array, -1 unreached), counted on the device: one number read back."""
+    n = ids.shape[0]
+    out = backend.asarray(np.zeros(1, np.int64))
+    backend.run(reached_edges_kernel, max(n, 1), row_offsets, ids, np.int64(n), out)
+    return int(backend.read(out))
