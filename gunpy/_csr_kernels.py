@@ -16,27 +16,6 @@ from gunpy._jitcache import cpu_jit
 _DIGIT_BITS = 11
 
 
-@cpu_jit(parallel=True)
-def _block_count(src, dst, mirror, drop_loops, bounds, shift, hist):
-    # 1. each chunk of the (virtual, mirrored) edge list counts its edges per block
-    m = src.shape[0]
-    for c in prange(bounds.shape[0] - 1):
-        h = hist[c]
-        lo = bounds[c]
-        hi = bounds[c + 1]
-        for k in range(lo, min(hi, m)):
-            u = src[k]
-            if drop_loops and u == dst[k]:
-                continue
-            h[u >> shift] += 1
-        if mirror:
-            for k in range(max(lo, m), hi):  # the reversed copy: a self-loop is stored once
-                u = dst[k - m]
-                if u == src[k - m]:
-                    continue
-                h[u >> shift] += 1
-
-
 @cpu_jit(inline="always")
 def _place(p, u, v, mask, col_bits, packed, keys, col, row):
     if packed:  # the row within the block above the column, in one uint32
@@ -46,40 +25,62 @@ def _place(p, u, v, mask, col_bits, packed, keys, col, row):
         row[p] = u & mask
 
 
+@cpu_jit(inline="always")
+def _take(head, u, v, j, shift, scatter, col, row, keys, col_bits, packed, val, w, weighted):
+    # the edge u -> v (input edge j) takes the next place of its block (head[b]: the
+    # block's edges so far); with `scatter` it is also written there
+    b = u >> shift
+    p = head[b]
+    head[b] = p + 1
+    if scatter:
+        _place(p, u, v, (np.int64(1) << shift) - 1, col_bits, packed, keys, col, row)
+        if weighted:
+            val[p] = w[j]
+
+
+@cpu_jit(inline="always")
+def _walk_chunk(src, dst, mirror, drop_loops, lo, hi, head, shift, scatter, col, row, keys,
+                col_bits, packed, val, w, weighted):
+    # the edges lo..hi-1 of the (virtual, mirrored) edge list, in input order, to _take
+    m = src.shape[0]
+    for k in range(lo, min(hi, m)):
+        if not (drop_loops and src[k] == dst[k]):
+            _take(head, src[k], dst[k], k, shift, scatter, col, row, keys, col_bits, packed,
+                  val, w, weighted)
+    if mirror:
+        for k in range(max(lo, m), hi):  # the reversed copies: a self-loop is stored once
+            if dst[k - m] != src[k - m]:
+                _take(head, dst[k - m], src[k - m], k - m, shift, scatter, col, row, keys,
+                      col_bits, packed, val, w, weighted)
+
+
+@cpu_jit(parallel=True)
+def _block_count(src, dst, mirror, drop_loops, bounds, shift, hist):
+    # 1. each chunk of the edge list counts its edges per block
+    for c in prange(bounds.shape[0] - 1):
+        h = hist[c]  # (stands in for the arrays a count never writes)
+        _walk_chunk(src, dst, mirror, drop_loops, bounds[c], bounds[c + 1], h, shift, False,
+                    h, h, h, 0, False, h, h, False)
+
+
 @cpu_jit(parallel=True)
 def _block_scatter(src, dst, w, mirror, drop_loops, bounds, shift, heads, col, row, keys,
                    col_bits, packed, val, weighted):
     # 2. each chunk writes its edges at its heads in their blocks, in input order, with
     #    each edge's row within its block (packed with the column when both fit 32 bits)
-    m = src.shape[0]
-    mask = (np.int64(1) << shift) - 1
     for c in prange(bounds.shape[0] - 1):
-        head = heads[c]
-        lo = bounds[c]
-        hi = bounds[c + 1]
-        for k in range(lo, min(hi, m)):
-            u = src[k]
-            v = dst[k]
-            if drop_loops and u == v:
-                continue
-            b = u >> shift
-            p = head[b]
-            head[b] = p + 1
-            _place(p, u, v, mask, col_bits, packed, keys, col, row)
-            if weighted:
-                val[p] = w[k]
-        if mirror:
-            for k in range(max(lo, m), hi):
-                u = dst[k - m]
-                v = src[k - m]
-                if u == v:
-                    continue
-                b = u >> shift
-                p = head[b]
-                head[b] = p + 1
-                _place(p, u, v, mask, col_bits, packed, keys, col, row)
-                if weighted:
-                    val[p] = w[k - m]
+        _walk_chunk(src, dst, mirror, drop_loops, bounds[c], bounds[c + 1], heads[c], shift,
+                    True, col, row, keys, col_bits, packed, val, w, weighted)
+
+
+@cpu_jit(inline="always")
+def _digit_heads(key_src, d, shift, mask, count):
+    # count[k]: where the first of key_src[:d] with digit (key >> shift) & mask == k goes
+    count[:mask + 2] = 0
+    for j in range(d):
+        count[((np.int64(key_src[j]) >> shift) & mask) + 1] += 1
+    for k in range(mask + 1):
+        count[k + 1] += count[k]
 
 
 @cpu_jit
@@ -87,11 +88,7 @@ def _counting_pass(key_src, shift, mask, col_src, row_src, val_src, col_dst, row
                    val_dst, weighted, count):
     """One stable counting pass by ``(key_src >> shift) & mask``, moving all three arrays."""
     d = col_src.shape[0]
-    count[:mask + 2] = 0
-    for j in range(d):
-        count[((np.int64(key_src[j]) >> shift) & mask) + 1] += 1
-    for k in range(mask + 1):
-        count[k + 1] += count[k]
+    _digit_heads(key_src, d, shift, mask, count)
     for j in range(d):
         k = (np.int64(key_src[j]) >> shift) & mask
         p = count[k]
@@ -102,6 +99,26 @@ def _counting_pass(key_src, shift, mask, col_src, row_src, val_src, col_dst, row
             val_dst[p] = val_src[j]
 
 
+@cpu_jit(inline="always")
+def _group(groups, starts, g):
+    # group g's blocks b0..b1-1, its first edge and the edges of its largest block
+    b0 = groups[g]
+    b1 = groups[g + 1]
+    big = 0
+    for b in range(b0, b1):
+        big = max(big, starts[b + 1] - starts[b])
+    return b0, b1, starts[b0], big
+
+
+@cpu_jit(inline="always")
+def _open_block(starts, b, shift, n, new_counts):
+    # block b's (first edge, edges, first row), its rows' new counts zeroed
+    row0 = b << shift
+    for r in range(min(1 << shift, n - row0)):
+        new_counts[row0 + r] = 0
+    return starts[b], starts[b + 1] - starts[b], row0
+
+
 @cpu_jit(parallel=True)
 def _block_sort(groups, starts, shift, n, col, row, val, weighted, dedupe, new_counts):
     # 3. each block sorted by (row, column), stably, then deduplicated (the minimum
@@ -109,11 +126,7 @@ def _block_sort(groups, starts, shift, n, col, row, val, weighted, dedupe, new_c
     #    left to the end of the previous block of its group; each group's edges then lie
     #    from starts[first block of the group] on
     for g in prange(groups.shape[0] - 1):
-        b0 = groups[g]
-        b1 = groups[g + 1]
-        big = 0
-        for b in range(b0, b1):
-            big = max(big, starts[b + 1] - starts[b])
+        b0, b1, out, big = _group(groups, starts, g)
         c1 = np.empty(big, dtype=col.dtype)
         c2 = np.empty(big, dtype=col.dtype)
         r1 = np.empty(big, dtype=row.dtype)
@@ -121,13 +134,8 @@ def _block_sort(groups, starts, shift, n, col, row, val, weighted, dedupe, new_c
         v1 = np.empty(big if weighted else 0, dtype=val.dtype)
         v2 = np.empty(big if weighted else 0, dtype=val.dtype)
         count = np.empty(max(1 << shift, 1 << _DIGIT_BITS) + 2, dtype=np.int64)
-        out = starts[b0]
         for b in range(b0, b1):
-            bs = starts[b]
-            d = starts[b + 1] - bs
-            row0 = b << shift
-            for r in range(min(1 << shift, n - row0)):
-                new_counts[row0 + r] = 0
+            bs, d, row0 = _open_block(starts, b, shift, n, new_counts)
             if d == 0:
                 continue
             xc = col[bs:bs + d]
@@ -187,11 +195,7 @@ def _block_sort(groups, starts, shift, n, col, row, val, weighted, dedupe, new_c
 @cpu_jit
 def _key_pass(keys, vals, out_keys, out_vals, shift, mask, count, weighted):
     """One stable counting pass of uint32 keys by ``(key >> shift) & mask``."""
-    count[:mask + 2] = 0
-    for j in range(keys.shape[0]):
-        count[((np.int64(keys[j]) >> shift) & mask) + 1] += 1
-    for k in range(mask + 1):
-        count[k + 1] += count[k]
+    _digit_heads(keys, keys.shape[0], shift, mask, count)
     for j in range(keys.shape[0]):
         k = (np.int64(keys[j]) >> shift) & mask
         p = count[k]
@@ -214,23 +218,14 @@ def _block_sort_packed(groups, starts, shift, n, col_bits, keys, col, val, weigh
     width = (key_bits + passes - 1) // passes if passes > 0 else 0
     wmask = (np.int64(1) << width) - 1
     for g in prange(groups.shape[0] - 1):
-        b0 = groups[g]
-        b1 = groups[g + 1]
-        big = 0
-        for b in range(b0, b1):
-            big = max(big, starts[b + 1] - starts[b])
+        b0, b1, out, big = _group(groups, starts, g)
         k1 = np.empty(big, dtype=keys.dtype)
         k2 = np.empty(big, dtype=keys.dtype)
         v1 = np.empty(big if weighted else 0, dtype=val.dtype)
         v2 = np.empty(big if weighted else 0, dtype=val.dtype)
         count = np.empty((1 << _DIGIT_BITS) + 2, dtype=np.int64)
-        out = starts[b0]
         for b in range(b0, b1):
-            bs = starts[b]
-            d = starts[b + 1] - bs
-            row0 = b << shift
-            for r in range(min(1 << shift, n - row0)):
-                new_counts[row0 + r] = 0
+            bs, d, row0 = _open_block(starts, b, shift, n, new_counts)
             if d == 0:
                 continue
             xk = keys[bs:bs + d]
@@ -334,11 +329,7 @@ def _column_sort(groups, starts, shift, n, in_idx, in_eid, key, write_idx, in_of
     # each block: one stable counting pass by column (the CSR order within a column is
     # kept), its columns' offsets written on the way
     for g in prange(groups.shape[0] - 1):
-        b0 = groups[g]
-        b1 = groups[g + 1]
-        big = 0
-        for b in range(b0, b1):
-            big = max(big, starts[b + 1] - starts[b])
+        b0, b1, _, big = _group(groups, starts, g)
         ti = np.empty(big if write_idx else 0, dtype=in_idx.dtype)
         te = np.empty(big, dtype=in_eid.dtype)
         count = np.empty((1 << shift) + 1, dtype=np.int64)

@@ -65,7 +65,7 @@ def _cuda():
 
 @functools.lru_cache(maxsize=None)
 def _cpu():
-    from numba import prange
+    from numba import njit, prange
 
     from gunpy.backends.cpu import kernel, serial_kernel
 
@@ -79,31 +79,20 @@ def _cpu():
         for w in prange(nwords):
             dst[w] |= src[w]
 
-    def to_queue(words, nwords, queue, nchunks):
-        size = (nwords + nchunks - 1) // nchunks
-        counts = np.zeros(nchunks + 1, dtype=np.int64)
-        for c in prange(nchunks):
-            s = 0
-            for w in range(c * size, min(nwords, (c + 1) * size)):
-                bits = words[w]
-                while bits != 0:
-                    bits &= bits - np.uint32(1)
-                    s += 1
-            counts[c + 1] = s
-        for c in range(nchunks):
-            counts[c + 1] += counts[c]
-        for c in prange(nchunks):
-            pos = counts[c]
-            for w in range(c * size, min(nwords, (c + 1) * size)):
-                bits = words[w]
-                b = 0
-                while bits != 0:
-                    if bits & np.uint32(1):
-                        queue[pos] = np.int64(w) * 32 + b
-                        pos += 1
-                    bits >>= np.uint32(1)
-                    b += 1
-        return counts[nchunks]
+    @njit(inline="always")
+    def write_bits(w, words, _, queue, pos):
+        # word w's set bits, in order, at the queue's pos on (the scan of the popcounts)
+        bits = words[w]
+        b = 0
+        while bits != 0:
+            if bits & np.uint32(1):
+                queue[pos] = np.int64(w) * 32 + b
+                pos += 1
+            bits >>= np.uint32(1)
+            b += 1
+        return pos
+
+    to_queue = scan.cpu_chunk_scan("popcount", write_bits)
 
     def popcount(words, nwords):
         s = 0
@@ -208,7 +197,7 @@ def cuda_bitmap_to_queue(backend, words, queue, length, scratch):
 
 def cpu_bitmap_to_queue(backend, words, queue, length, scratch):
     nwords = words.shape[0]
-    total = int(_cpu()[2](words, nwords, queue, backend.chunks(nwords, min_chunk=1024)))
+    total = int(_cpu()[2](words, words, nwords, queue, backend.chunks(nwords, min_chunk=1024)))
     length[0] = total
     return total
 

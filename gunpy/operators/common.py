@@ -5,10 +5,20 @@ from collections import namedtuple
 
 import numpy as np
 
-from gunpy.operators import scan
-
 __all__ = ["frontier_edges", "degree_sum", "cpu_compact", "chunk_bounds", "problem_data",
-           "lower_bound"]
+           "lower_bound", "device_attributes"]
+
+
+def device_attributes(module, names, make):
+    """A ``__getattr__`` for ``module`` whose device functions ``names`` are made on first
+    use (``from module import name`` in a kernel factory; ``make()`` returns them by
+    name), so that a CPU run, which never asks for them, never imports numba.cuda."""
+    def __getattr__(name):
+        if name in names:
+            return make()[name]
+        raise AttributeError(f"module {module!r} has no attribute {name!r}")
+
+    return __getattr__
 
 
 def lower_bound(values, lo, hi, k):
@@ -71,6 +81,7 @@ def cpu_degree_sum(backend, offsets, queue, n):
 
 
 def cuda_degree_sum(backend, offsets, queue, n):
+    from gunpy.operators import scan  # (scan imports this module)
     return scan.total(backend, "degrees", n, offsets, queue)
 
 

@@ -84,23 +84,42 @@ def _inlined(hooks, name, jit):
     return jit(getattr(fn, "py_func", fn))
 
 
+def _edge_keys(gather_edge, cond_vertex, check, weight, jit):
+    """``(span, key_of)``, the edges both ``vertex_best`` read: ``lo, hi = span(v,
+    row_offsets, data)``, ``v``'s out-edges (none, ``hi == lo``, where ``cond_vertex``
+    turns ``v`` down: then nothing is chosen and no edge read); ``key_of(v, p,
+    row_offsets, column_indices, values, data)``, edge ``p``'s key, or -1 for an edge
+    left out (a key outside ``0..n-1``)."""
+    @jit
+    def span(v, row_offsets, data):
+        lo = np.int64(row_offsets[v])
+        if check and not cond_vertex(v, data):
+            return lo, lo
+        return lo, np.int64(row_offsets[v + 1])
+
+    @jit
+    def key_of(v, p, row_offsets, column_indices, values, data):
+        key = np.int64(gather_edge(v, column_indices[p], p, weight(values, p), data))
+        return key if 0 <= key < row_offsets.shape[0] - 1 else np.int64(-1)
+
+    return span, key_of
+
+
 def _vertex_best(hooks, weight, jit):
     """``vertex_best(v, ...)``: ``out[v]`` = the best-scoring key; returns the edges read."""
-    gather_edge, cond_vertex = hooks.gather_edge, hooks.cond_vertex
-    check = not hooks.default_cond_vertex
+    span, key_of = _edge_keys(hooks.gather_edge, hooks.cond_vertex,
+                              not hooks.default_cond_vertex, weight, jit)
     score = _score_hook(hooks, jit)
     sort = pair_sorter(jit)
 
     @jit
     def vertex_best(v, row_offsets, column_indices, values, keys, sums, out, data):
-        if check and not cond_vertex(v, data):
-            return np.int64(0)
         # 1. every kept edge's key and weight, into v's own slots
-        lo, hi = np.int64(row_offsets[v]), np.int64(row_offsets[v + 1])
+        lo, hi = span(v, row_offsets, data)
         n = np.int64(0)
         for p in range(lo, hi):
-            key = np.int64(gather_edge(v, column_indices[p], p, weight(values, p), data))
-            if 0 <= key < row_offsets.shape[0] - 1:
+            key = key_of(v, p, row_offsets, column_indices, values, data)
+            if key >= 0:
                 keys[lo + n] = key
                 sums[lo + n] = weight(values, p)
                 n += 1
@@ -168,22 +187,20 @@ def cuda_apply_kernel(hooks, all_vertices):
 def _table_vertex_best(hooks, weight, jit):
     """The CPU's ``vertex_best``: the weights summed in a table with a slot per key (a
     chunk's own), no sort: ``O(d)`` a vertex. The same choice as :func:`_vertex_best`."""
-    gather_edge, cond_vertex = _inlined(hooks, "gather_edge", jit), \
-        _inlined(hooks, "cond_vertex", jit)
-    check = not hooks.default_cond_vertex
+    span, key_of = _edge_keys(_inlined(hooks, "gather_edge", jit),
+                              _inlined(hooks, "cond_vertex", jit), not hooks.default_cond_vertex,
+                              weight, jit)
     score = _score_hook(hooks, jit)
 
     @jit
     def vertex_best(v, row_offsets, column_indices, values, keys, table, mark, base, out, data):
-        if check and not cond_vertex(v, data):
-            return np.int64(0)
         # 1. each kept edge's weight into its key's slot; the keys, first seen first, into
         #    v's own slots of the workspace
-        lo, hi = np.int64(row_offsets[v]), np.int64(row_offsets[v + 1])
+        lo, hi = span(v, row_offsets, data)
         n = np.int64(0)
         for p in range(lo, hi):
-            key = np.int64(gather_edge(v, column_indices[p], p, weight(values, p), data))
-            if 0 <= key < row_offsets.shape[0] - 1:
+            key = key_of(v, p, row_offsets, column_indices, values, data)
+            if key >= 0:
                 at = base + key
                 if mark[at] != v:
                     mark[at] = v

@@ -155,12 +155,41 @@ def run_group(ctx, levels, num_levels, store):
 
 
 # ----------------------------------------------------------------------------- reduce
-def _cpu_source(hooks, weighted, incoming, op, apply):
+def _as_is(i):
+    return i
+
+
+def _vertex_reduce(hooks, weight, incoming, op, apply, jit, index):
+    """``reduce_vertex(v, first, last, nbrs, edge_ids, values, out, data)``: ``out[v]`` =
+    ``op`` over ``gather_edge`` on ``v``'s edges at positions ``first..last-1`` (in-edges
+    ``u -> v`` when ``incoming``), then ``apply_vertex(v, data)`` when asked: a level's
+    step for one vertex on both targets. ``index`` takes an id read from an array (the
+    CPU's ``_index``: known not negative)."""
     gather_edge, apply_vertex = hooks.gather_edge, hooks.apply_vertex
-    weight = cpu_weight(weighted)
+    combine, ident = nr._combiner(op, jit)
+
+    @jit
+    def reduce_vertex(v, first, last, nbrs, edge_ids, values, out, data):
+        acc = ident
+        for p in range(first, last):
+            u = index(nbrs[p])
+            e = index(edge_ids[p]) if incoming else np.int64(p)
+            if incoming:
+                acc = combine(acc, gather_edge(u, v, e, weight(values, e), data))
+            else:
+                acc = combine(acc, gather_edge(v, u, e, weight(values, e), data))
+        out[v] = acc
+        if apply:
+            apply_vertex(v, data)
+
+    return reduce_vertex
+
+
+def _cpu_source(hooks, weighted, incoming, op, apply):
     from numba import njit
-    combine, ident = nr._combiner(op, njit(inline="always"))
     _index = nr._index
+    reduce_vertex = _vertex_reduce(hooks, cpu_weight(weighted), incoming, op, apply,
+                                   njit(inline="always"), _index)
 
     def walk(ids, offsets, start, stop, step, offs, nbrs, edge_ids, values, out, data, info):
         # levels start, start + step, ..., stop (step -1 or 1); info[k]: the k-th level's
@@ -174,17 +203,8 @@ def _cpu_source(hooks, weighted, incoming, op, apply):
                 v = _index(np.int64(ids[i]))
                 first, last = offs[v], offs[v + 1]
                 read += last - first
-                acc = ident
-                for p in range(np.uint64(first), np.uint64(last)):
-                    u = _index(nbrs[p])
-                    e = _index(edge_ids[p]) if incoming else np.int64(p)
-                    if incoming:
-                        acc = combine(acc, gather_edge(u, v, e, weight(values, e), data))
-                    else:
-                        acc = combine(acc, gather_edge(v, u, e, weight(values, e), data))
-                out[v] = acc
-                if apply:
-                    apply_vertex(v, data)
+                reduce_vertex(v, np.uint64(first), np.uint64(last), nbrs, edge_ids, values, out,
+                              data)
             info[k] = read
             k += 1
 
@@ -232,9 +252,8 @@ def cpu_reverse_reduce(ctx, dg, hooks, data, out, store, start, stop, incoming, 
 @hooks_cache
 def _cuda_kernel(hooks, weighted, incoming, op, apply, block):
     from gunpy.backends.cuda import device, kernel
-    gather_edge, apply_vertex = hooks.gather_edge, hooks.apply_vertex
-    weight = cuda_weight(weighted)
-    combine, ident = nr._combiner(op, device)
+    reduce_vertex = _vertex_reduce(hooks, cuda_weight(weighted), incoming, op, apply, device,
+                                   device(_as_is))
 
     def walk(ids, offsets, start, stop, step, offs, nbrs, edge_ids, values, out, data, info):
         # one block: a thread per vertex of a level, a barrier before the next level
@@ -248,17 +267,7 @@ def _cuda_kernel(hooks, weighted, incoming, op, apply, block):
             mine = np.int64(0)
             for i in range(offsets[lv] + tid, offsets[lv + 1], cuda.blockDim.x):
                 v = ids[i]
-                acc = ident
-                for p in range(offs[v], offs[v + 1]):
-                    u = nbrs[p]
-                    e = edge_ids[p] if incoming else p
-                    if incoming:
-                        acc = combine(acc, gather_edge(u, v, e, weight(values, e), data))
-                    else:
-                        acc = combine(acc, gather_edge(v, u, e, weight(values, e), data))
-                out[v] = acc
-                if apply:
-                    apply_vertex(v, data)
+                reduce_vertex(v, offs[v], offs[v + 1], nbrs, edge_ids, values, out, data)
                 mine += offs[v + 1] - offs[v]
             if mine:
                 cuda.atomic.add(read, 0, mine)

@@ -29,29 +29,39 @@ __all__ = ["sample", "run", "execute", "cuda_kernel", "cpu_source", "cuda_execut
            "cpu_execute"]
 
 
+def _first_edges(hooks, weight, jit):
+    """``first_edges(v, k, row_offsets, column_indices, values, data)``: the functor on
+    ``v``'s first ``k`` out-edges, in CSR order; returns how many (both targets' body)."""
+    cond_edge, apply_edge = hooks.cond_edge, hooks.apply_edge
+
+    @jit
+    def first_edges(v, k, row_offsets, column_indices, values, data):
+        first = np.int64(row_offsets[v])
+        last = min(np.int64(row_offsets[v + 1]), first + k)
+        for e in range(first, last):
+            dst = column_indices[e]
+            w = weight(values, e)
+            if cond_edge(v, dst, e, w, data):
+                apply_edge(v, dst, e, w, data)
+        return max(last - first, 0)
+
+    return first_edges
+
+
 @hooks_cache
 def cuda_kernel(hooks, weighted, all_vertices):
-    from gunpy.backends.cuda import kernel
-    cond_edge, apply_edge = hooks.cond_edge, hooks.apply_edge
-    weight = cuda_weight(weighted)
+    from gunpy.backends.cuda import device, kernel
+    first_edges = _first_edges(hooks, cuda_weight(weighted), device)
 
     def sample(queue, length, k, row_offsets, column_indices, values, data, tally, slot):
         n = length[0]
         visited = np.int64(0)
         for i in range(cuda.grid(1), n, cuda.gridsize(1)):
+            # 1. the functor on the vertex's first k edges
             v = np.int64(i) if all_vertices else np.int64(queue[i])
             if v >= 0:
-                # 1. the vertex's first k edges
-                first = np.int64(row_offsets[v])
-                last = min(np.int64(row_offsets[v + 1]), first + k)
-                # 2. the functor on each, in CSR order
-                for e in range(first, last):
-                    dst = column_indices[e]
-                    w = weight(values, e)
-                    if cond_edge(v, dst, e, w, data):
-                        apply_edge(v, dst, e, w, data)
-                visited += max(last - first, 0)
-        # 3. the edges visited (a statistic): one atomic a thread, read once per run
+                visited += first_edges(v, k, row_offsets, column_indices, values, data)
+        # 2. the edges visited (a statistic): one atomic a thread, read once per run
         if visited:
             cuda.atomic.add(tally, slot, visited)
 
@@ -61,24 +71,16 @@ def cuda_kernel(hooks, weighted, all_vertices):
 def cpu_source(hooks, weighted, all_vertices):
     """The CPU kernel's Python source for ``hooks`` (compiled by the callers); the kernel
     returns the number of edges it visited."""
-    from numba import prange
+    from numba import njit, prange
 
-    cond_edge, apply_edge = hooks.cond_edge, hooks.apply_edge
-    weight = cpu_weight(weighted)
+    first_edges = _first_edges(hooks, cpu_weight(weighted), njit(inline="always"))
 
     def sample_(queue, n, k, row_offsets, column_indices, values, data):
         visited = 0
         for i in prange(n):
             v = np.int64(i) if all_vertices else np.int64(queue[i])
             if v >= 0:
-                first = np.int64(row_offsets[v])
-                last = min(np.int64(row_offsets[v + 1]), first + k)
-                for e in range(first, last):
-                    dst = column_indices[e]
-                    w = weight(values, e)
-                    if cond_edge(v, dst, e, w, data):
-                        apply_edge(v, dst, e, w, data)
-                visited += max(last - first, 0)
+                visited += first_edges(v, k, row_offsets, column_indices, values, data)
         return visited
 
     return sample_

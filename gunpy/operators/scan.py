@@ -31,9 +31,12 @@ import functools
 
 import numpy as np
 
+from gunpy.operators.common import device_attributes
+
 cuda = None  # numba.cuda once this module makes CUDA code: gunpy.backends.cuda.bind
 
-__all__ = ["LOADERS", "exclusive_scan", "total", "cpu_exclusive_scan", "block_inclusive_scan"]
+__all__ = ["LOADERS", "exclusive_scan", "total", "cpu_exclusive_scan", "cpu_chunk_offsets",
+           "cpu_chunk_scan", "block_inclusive_scan"]
 
 #: What a scan reads: ``array`` -> a[i]; ``degrees`` -> degree of vertex b[i]
 #: given row offsets a; ``nonzero`` -> 1 if a[i] != 0 else 0; ``popcount`` ->
@@ -67,36 +70,52 @@ def _block_scan():
     return block_inclusive_scan
 
 
-def __getattr__(name):
-    """``block_inclusive_scan``, made on first use (imported by a kernel factory): a CPU run never
-    imports numba.cuda."""
-    if name == "block_inclusive_scan":
-        return _block_scan()
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__getattr__ = device_attributes(__name__, ("block_inclusive_scan",),
+                                lambda: {"block_inclusive_scan": _block_scan()})
 
 
-def _loader(kind):
-    from gunpy.backends.cuda import device
-    if kind == "array":
-        @device
-        def load(i, a, b):
-            return np.int64(a[i])
-    elif kind == "degrees":
-        @device
-        def load(i, a, b):
-            v = b[i]
-            return np.int64(a[v + 1] - a[v])
-    elif kind == "nonzero":
-        @device
-        def load(i, a, b):
-            return np.int64(1) if a[i] != 0 else np.int64(0)
-    elif kind == "popcount":
-        @device
-        def load(i, a, b):
-            return np.int64(cuda.popc(a[i]))
-    else:
+def _load_array(i, a, b):
+    return np.int64(a[i])
+
+
+def _load_degrees(i, a, b):
+    v = b[i]
+    return np.int64(a[v + 1] - a[v])
+
+
+def _load_nonzero(i, a, b):
+    return np.int64(1) if a[i] != 0 else np.int64(0)
+
+
+def _popcount_cuda(i, a, b):
+    return np.int64(cuda.popc(a[i]))
+
+
+def _popcount_cpu(i, a, b):
+    bits = a[i]
+    s = 0
+    while bits != 0:
+        bits &= bits - np.uint32(1)
+        s += 1
+    return np.int64(s)
+
+
+#: each loader's source (plain Python, compiled inline by each target); a word's bits
+#: are counted by the target's own means
+_LOADS = {"array": (_load_array, _load_array), "degrees": (_load_degrees, _load_degrees),
+          "nonzero": (_load_nonzero, _load_nonzero), "popcount": (_popcount_cuda, _popcount_cpu)}
+
+
+def _loader(kind, cpu=False):
+    """The ``kind`` loader ``load(i, a, b)`` as a CUDA device function (``cpu``: inline CPU
+    function)."""
+    if kind not in _LOADS:
         raise ValueError(f"unknown scan loader {kind!r}; valid: {LOADERS}")
-    return load
+    if cpu:
+        from numba import njit
+        return njit(inline="always")(_LOADS[kind][1])
+    from gunpy.backends.cuda import device
+    return device(_LOADS[kind][0])
 
 
 def _tile_reduce(block):
@@ -120,14 +139,21 @@ def _tile_reduce(block):
 
 
 def _tile_prefix(load, block, items):
-    """``tile_prefix(sh, tid, first, n, a, b, offset, out)``: exclusive prefixes of one tile.
+    """``(tile_prefix, scan_tiles)``.
+
+    ``tile_prefix(sh, tid, first, n, a, b, offset, out)``: exclusive prefixes of one tile.
 
     Thread ``tid`` owns the ``items`` inputs from ``first`` and writes ``offset`` plus
     everything before each of them to ``out``. Each input is loaded before its
     output is stored, so ``out`` may be the array the loader reads (in place).
+
+    ``scan_tiles(n, a, b, offsets, out)``: every tile of the ``n`` inputs, a block's in
+    a grid-stride loop, scanned from its offset ``offsets[t]`` (the last pass of a scan
+    and the rescan of each level below the top).
     """
     from gunpy.backends.cuda import device
     block_inclusive_scan = _block_scan()
+    tile = block * items
 
     @device
     def tile_prefix(sh, tid, first, n, a, b, offset, out):
@@ -148,7 +174,15 @@ def _tile_prefix(load, block, items):
                 out[first + k] = run
                 run += x
 
-    return tile_prefix
+    @device
+    def scan_tiles(n, a, b, offsets, out):
+        sh = cuda.shared.array(block, np.int64)
+        tid = cuda.threadIdx.x
+        for t in range(cuda.blockIdx.x, (n + tile - 1) // tile, cuda.gridDim.x):
+            tile_prefix(sh, tid, t * tile + tid * items, n, a, b, offsets[t], out)
+            cuda.syncthreads()
+
+    return tile_prefix, scan_tiles
 
 
 @functools.lru_cache(maxsize=None)
@@ -158,7 +192,7 @@ def _cuda_kernels(kind, block, items):
     load = _loader(kind)
     tile = block * items
     tile_reduce = _tile_reduce(block)
-    tile_prefix = _tile_prefix(load, block, items)
+    scan_tiles = _tile_prefix(load, block, items)[1]
 
     def tile_sums(ntiles, n, a, b, sums):
         # every one of the ntiles slots is written (an empty input's one tile gets 0)
@@ -178,12 +212,8 @@ def _cuda_kernels(kind, block, items):
             cuda.syncthreads()
 
     def tile_scan(n, a, b, sums, out):
-        sh = cuda.shared.array(block, np.int64)
-        tid = cuda.threadIdx.x
-        for t in range(cuda.blockIdx.x, (n + tile - 1) // tile, cuda.gridDim.x):
-            # 1. the tile's exclusive prefixes from its offset sums[t]
-            tile_prefix(sh, tid, t * tile + tid * items, n, a, b, sums[t], out)
-            cuda.syncthreads()
+        # each tile's exclusive prefixes from its offset sums[t]
+        scan_tiles(n, a, b, sums, out)
 
     return kernel(tile_sums), kernel(tile_scan)
 
@@ -192,8 +222,7 @@ def _cuda_kernels(kind, block, items):
 def _level_kernels(block, items):
     """``(scan_sums, spread_sums)``: the top's one-block scan and a level's in-place rescan."""
     from gunpy.backends.cuda import kernel
-    tile = block * items
-    tile_prefix = _tile_prefix(_loader("array"), block, items)
+    tile_prefix, scan_tiles = _tile_prefix(_loader("array"), block, items)
 
     def scan_sums(sums, k):
         # one block, one pass: the top level holds at most one tile of sums
@@ -206,12 +235,8 @@ def _level_kernels(block, items):
             sums[k] = sh[block - 1]
 
     def spread_sums(k, sums, offsets):
-        sh = cuda.shared.array(block, np.int64)
-        tid = cuda.threadIdx.x
-        for t in range(cuda.blockIdx.x, (k + tile - 1) // tile, cuda.gridDim.x):
-            # 1. the level's tile t scanned in place from the level above's prefix
-            tile_prefix(sh, tid, t * tile + tid * items, k, sums, sums, offsets[t], sums)
-            cuda.syncthreads()
+        # the level's tiles scanned in place from the level above's prefixes
+        scan_tiles(k, sums, sums, offsets, sums)
 
     return kernel(scan_sums), kernel(spread_sums)
 
@@ -273,30 +298,66 @@ def exclusive_scan(backend, kind, n, a, b, out, *, items=ITEMS):
 
 
 # ----------------------------------------------------------------------------- CPU
-def _cpu_scan_impl():
-    from numba import prange
+@functools.lru_cache(maxsize=None)
+def cpu_chunk_offsets(kind):
+    """``size = chunk_offsets(a, b, n, nchunks, offsets)``, compiled inline into a CPU
+    kernel: a scan's first two passes on all cores. The ``n`` items are cut into
+    ``nchunks`` chunks of ``size`` (chunk ``c``: items ``c * size`` up to ``(c + 1) *
+    size``, short of ``n``); ``offsets[c]`` becomes the sum of the values the ``kind``
+    loader reads (as :data:`LOADERS` on CUDA) over the chunks before ``c``, and
+    ``offsets[nchunks]`` their total."""
+    from numba import njit, prange
+    load = _loader(kind, cpu=True)
 
-    from gunpy.backends.cpu import kernel
-
-    def scan(values, n, out, nchunks):
-        # 1. chunk sums; 2. serial scan of the sums; 3. chunk-local scans
+    @njit(inline="always")
+    def chunk_offsets(a, b, n, nchunks, offsets):
+        # 1. each chunk's sum; 2. a serial scan of the sums
         size = (n + nchunks - 1) // nchunks
-        sums = np.zeros(nchunks + 1, dtype=np.int64)
+        offsets[0] = 0
         for c in prange(nchunks):
-            s = 0
+            s = np.int64(0)
             for i in range(c * size, min(n, (c + 1) * size)):
-                s += values[i]
-            sums[c + 1] = s
+                s += load(i, a, b)
+            offsets[c + 1] = s
         for c in range(nchunks):
-            sums[c + 1] += sums[c]
+            offsets[c + 1] += offsets[c]
+        return size
+
+    return chunk_offsets
+
+
+def cpu_chunk_scan(kind, emit):
+    """A CPU scan's source with a last pass of one's own: ``total = scan(a, b, n, out,
+    nchunks)`` (compiled by the caller) runs :func:`cpu_chunk_offsets`, then each chunk
+    hands its items their exclusive prefixes in order, ``pos = emit(i, a, b, out, pos)``
+    (``emit``: an inline function returning ``pos`` plus item ``i``'s value); returns the
+    total."""
+    from numba import prange
+    chunk_offsets = cpu_chunk_offsets(kind)
+
+    def scan(a, b, n, out, nchunks):
+        # 1.-2. chunk sums and their scan; 3. each chunk's items from its offset
+        sums = np.zeros(nchunks + 1, dtype=np.int64)
+        size = chunk_offsets(a, b, n, nchunks, sums)
         for c in prange(nchunks):
-            run = sums[c]
+            pos = sums[c]
             for i in range(c * size, min(n, (c + 1) * size)):
-                out[i] = run
-                run += values[i]
+                pos = emit(i, a, b, out, pos)
         return sums[nchunks]
 
-    return kernel(scan)
+    return scan
+
+
+def _prefix(i, a, b, out, pos):
+    out[i] = pos
+    return pos + a[i]
+
+
+def _cpu_scan_impl():
+    from numba import njit
+
+    from gunpy.backends.cpu import kernel
+    return kernel(cpu_chunk_scan("array", njit(inline="always")(_prefix)))
 
 
 _cpu_scan = None
@@ -307,4 +368,4 @@ def cpu_exclusive_scan(values, n, out, nchunks):
     global _cpu_scan
     if _cpu_scan is None:
         _cpu_scan = _cpu_scan_impl()
-    return int(_cpu_scan(values, n, out, max(1, nchunks)))
+    return int(_cpu_scan(values, values, n, out, max(1, nchunks)))

@@ -94,11 +94,13 @@ def _or_bits(i, a_off, a_idx, b_off, b_idx, bits):
 
 
 @njit(inline="always")
-def _clear_bits(i, x_off, x_idx, bits):
-    # a complemented mask's columns taken out of the bitmap
-    for t in range(x_off[i], x_off[i + 1]):
-        x = x_idx[t]
-        bits[x >> 5] &= ~(np.uint32(1) << np.uint32(x & 31))
+def _row_bits(i, a_off, a_idx, b_off, b_idx, x_off, x_idx, exclude, bits):
+    # the row's columns in the slot's bitmap, a complemented mask's (exclude) taken out
+    _or_bits(i, a_off, a_idx, b_off, b_idx, bits)
+    if exclude:
+        for t in range(x_off[i], x_off[i + 1]):
+            x = x_idx[t]
+            bits[x >> 5] &= ~(np.uint32(1) << np.uint32(x & 31))
 
 
 @njit(inline="always")
@@ -146,6 +148,48 @@ def _stamp_mask(i, x_off, x_idx, stamp, value):
 
 
 @njit(inline="always")
+def _row_chunks(n_rows):
+    return (n_rows + CHUNK_ROWS - 1) // CHUNK_ROWS
+
+
+@njit(inline="always")
+def _slot(t, accumulators, n_cols, words):
+    # slot t's dense accumulator (every column -1: another call's rows may have marked it)
+    # and its bitmap of the columns (clear)
+    nwords = (n_cols + 31) >> 5
+    acc = accumulators[t * n_cols:(t + 1) * n_cols]
+    acc[:] = -1
+    bits = words[t * nwords:(t + 1) * nwords]
+    bits[:] = 0
+    return acc, bits
+
+
+def _row_folder(apply_intersection):
+    """``terms = fold(i, lo, hi, cols, slot, a_off, a_idx, b_off, b_idx, data)``: every term
+    of row ``i`` whose column is one of the row's entries ``lo..hi-1`` (columns
+    ``cols[lo:hi]``) handed to ``apply_intersection``, ``k`` increasing; ``slot`` (-1 at
+    those columns on entry) maps a column to its entry meanwhile and is -1 there again
+    after."""
+    @njit(inline="always")
+    def fold(i, lo, hi, cols, slot, a_off, a_idx, b_off, b_idx, data):
+        for e in range(lo, hi):
+            slot[cols[e]] = e
+        terms = 0
+        for p in range(a_off[i], a_off[i + 1]):
+            k = a_idx[p]
+            for q in range(b_off[k], b_off[k + 1]):
+                e = slot[b_idx[q]]
+                if e >= 0:
+                    apply_intersection(i, b_idx[q], e, k, p, q, data)
+                    terms += 1
+        for e in range(lo, hi):
+            slot[cols[e]] = -1
+        return terms
+
+    return fold
+
+
+@njit(inline="always")
 def _sort_row(cols, start, stop):
     if stop - start >= INSERTION_BELOW:
         cols[start:stop].sort()
@@ -170,21 +214,14 @@ def _cpu_structure_kernels():
 
     def count(n_rows, n_cols, a_off, a_idx, b_off, b_idx, x_off, x_idx, exclude, counts,
               stamps, words, slots):
-        nchunks = (n_rows + CHUNK_ROWS - 1) // CHUNK_ROWS
-        nwords = (n_cols + 31) >> 5
         for t in prange(slots):
-            stamp = stamps[t * n_cols:(t + 1) * n_cols]
-            stamp[:] = -1  # another call's rows may have stamped it
-            bits = words[t * nwords:(t + 1) * nwords]
-            bits[:] = 0
-            for c in range(t, nchunks, slots):
+            stamp, bits = _slot(t, stamps, n_cols, words)
+            for c in range(t, _row_chunks(n_rows), slots):
                 for i in range(c * CHUNK_ROWS, min(n_rows, (c + 1) * CHUNK_ROWS)):
-                    if _bound(i, a_off, a_idx, b_off) >= nwords:
+                    if _bound(i, a_off, a_idx, b_off) >= bits.shape[0]:
                         # 1. more terms than bitmap words: OR them in, the mask's out, count
                         # (no per-term test; RMAT-14's A @ A: most terms)
-                        _or_bits(i, a_off, a_idx, b_off, b_idx, bits)
-                        if exclude:
-                            _clear_bits(i, x_off, x_idx, bits)
+                        _row_bits(i, a_off, a_idx, b_off, b_idx, x_off, x_idx, exclude, bits)
                         counts[i] = _count_bits(bits)
                         continue
                     # 1'. a complemented mask's columns count as seen: never entered
@@ -195,22 +232,15 @@ def _cpu_structure_kernels():
 
     def fill(n_rows, n_cols, a_off, a_idx, b_off, b_idx, x_off, x_idx, exclude, offsets, cols,
              stamps, words, slots):
-        nchunks = (n_rows + CHUNK_ROWS - 1) // CHUNK_ROWS
-        nwords = (n_cols + 31) >> 5
         for t in prange(slots):
-            stamp = stamps[t * n_cols:(t + 1) * n_cols]
-            stamp[:] = -1
-            bits = words[t * nwords:(t + 1) * nwords]
-            bits[:] = 0
-            for c in range(t, nchunks, slots):
+            stamp, bits = _slot(t, stamps, n_cols, words)
+            for c in range(t, _row_chunks(n_rows), slots):
                 for i in range(c * CHUNK_ROWS, min(n_rows, (c + 1) * CHUNK_ROWS)):
                     start = offsets[i]
-                    if (offsets[i + 1] - start) * DENSE_ROW > nwords:
+                    if (offsets[i + 1] - start) * DENSE_ROW > bits.shape[0]:
                         # 2. a dense row: its columns in order from a bitmap, no sort
                         # (email-Enron's A @ A: the structure 880 -> 400 ms)
-                        _or_bits(i, a_off, a_idx, b_off, b_idx, bits)
-                        if exclude:
-                            _clear_bits(i, x_off, x_idx, bits)
+                        _row_bits(i, a_off, a_idx, b_off, b_idx, x_off, x_idx, exclude, bits)
                         _read_bits(bits, cols, start)
                     else:
                         # 2'. a sparse row: written as found, then sorted
@@ -281,30 +311,23 @@ def cpu_product_source(hooks):
     column given its entry (``slot[j] = e``) and every term folded into it."""
     from numba import prange
 
-    apply_intersection = hooks.apply_intersection
+    fold = _row_folder(hooks.apply_intersection)
 
     def product(n_rows, n_cols, a_off, a_idx, b_off, b_idx, x_off, x_idx, exclude, offsets,
                 cols, slots_, words, work, slots, data):
-        nchunks = (n_rows + CHUNK_ROWS - 1) // CHUNK_ROWS
-        nwords = (n_cols + 31) >> 5
         for t in prange(slots):
-            slot = slots_[t * n_cols:(t + 1) * n_cols]
-            slot[:] = -1
-            bits = words[t * nwords:(t + 1) * nwords]
-            bits[:] = 0
+            slot, bits = _slot(t, slots_, n_cols, words)
             terms = 0
-            for c in range(t, nchunks, slots):
+            for c in range(t, _row_chunks(n_rows), slots):
                 for i in range(c * CHUNK_ROWS, min(n_rows, (c + 1) * CHUNK_ROWS)):
                     start, stop = offsets[i], offsets[i + 1]
                     if start == stop:
                         continue
                     # 1. the row's columns: from a bitmap in order, the mask's taken out
                     # (dense), or found (the mask's marked first: never entered), sorted
-                    dense = (stop - start) * DENSE_ROW > nwords
+                    dense = (stop - start) * DENSE_ROW > bits.shape[0]
                     if dense:
-                        _or_bits(i, a_off, a_idx, b_off, b_idx, bits)
-                        if exclude:
-                            _clear_bits(i, x_off, x_idx, bits)
+                        _row_bits(i, a_off, a_idx, b_off, b_idx, x_off, x_idx, exclude, bits)
                         _read_bits(bits, cols, start)
                     else:
                         if exclude:
@@ -320,17 +343,7 @@ def cpu_product_source(hooks):
                                     found += 1
                         _sort_row(cols, start, stop)
                     # 2. each column's entry, then the terms again (k increasing)
-                    for e in range(start, stop):
-                        slot[cols[e]] = e
-                    for p in range(a_off[i], a_off[i + 1]):
-                        k = a_idx[p]
-                        for q in range(b_off[k], b_off[k + 1]):
-                            e = slot[b_idx[q]]
-                            if e >= 0:
-                                apply_intersection(i, b_idx[q], e, k, p, q, data)
-                                terms += 1
-                    for e in range(start, stop):
-                        slot[cols[e]] = -1
+                    terms += fold(i, start, stop, cols, slot, a_off, a_idx, b_off, b_idx, data)
                     if exclude and not dense:
                         _stamp_mask(i, x_off, x_idx, slot, -1)
             work[t] = terms
@@ -342,31 +355,21 @@ def cpu_source(hooks):
     """The CPU product kernel's Python source for ``hooks`` (compiled by the callers)."""
     from numba import prange
 
-    apply_intersection = hooks.apply_intersection
+    fold = _row_folder(hooks.apply_intersection)
 
     def products(n_rows, n_cols, c_off, c_idx, a_off, a_idx, b_off, b_idx, work, slots_, slots,
                  data):
-        nchunks = (n_rows + CHUNK_ROWS - 1) // CHUNK_ROWS
         for t in prange(slots):
             # slot[j]: the pattern's entry of (i, j) while row i is marked, else -1
             slot = slots_[t * n_cols:(t + 1) * n_cols]
             slot[:] = -1
             terms = 0
-            for c in range(t, nchunks, slots):
+            for c in range(t, _row_chunks(n_rows), slots):
                 for i in range(c * CHUNK_ROWS, min(n_rows, (c + 1) * CHUNK_ROWS)):
                     if c_off[i] == c_off[i + 1]:
                         continue
-                    for e in range(c_off[i], c_off[i + 1]):
-                        slot[c_idx[e]] = e
-                    for p in range(a_off[i], a_off[i + 1]):
-                        k = a_idx[p]
-                        for q in range(b_off[k], b_off[k + 1]):
-                            e = slot[b_idx[q]]
-                            if e >= 0:
-                                apply_intersection(i, b_idx[q], e, k, p, q, data)
-                                terms += 1
-                    for e in range(c_off[i], c_off[i + 1]):
-                        slot[c_idx[e]] = -1
+                    terms += fold(i, c_off[i], c_off[i + 1], c_idx, slot, a_off, a_idx, b_off,
+                                  b_idx, data)
             work[t] = terms
 
     return products

@@ -24,19 +24,21 @@ from collections import namedtuple
 import numpy as np
 
 from gunpy import atomics
+from gunpy.operators.common import device_attributes
 
 cuda = None  # numba.cuda once this module makes CUDA code: gunpy.backends.cuda.bind
 
-__all__ = ["PushSpec", "OUTPUTS", "cuda_emit", "cuda_weight", "cuda_accept", "cpu_emit",
-           "cpu_weight", "cpu_visit", "cuda_append", "cuda_count_edges", "cuda_count_degrees",
-           "cuda_warp_sum", "cuda_warp_max", "cuda_block_expand"]
+__all__ = ["PushSpec", "OUTPUTS", "cuda_emit", "cuda_weight", "cuda_accept", "cuda_visit",
+           "cpu_emit", "cpu_weight", "cpu_visit", "cuda_append", "cuda_count_edges",
+           "cuda_count_degrees", "cuda_tally", "cuda_warp_sum", "cuda_warp_max",
+           "cuda_block_expand"]
 
 PushSpec = namedtuple("PushSpec", "weighted output mark_visited skip_visited")
 
 OUTPUTS = ("vertex", "edge", "none")
 
 _WARP_HELPERS = ("cuda_append", "cuda_warp_sum", "cuda_warp_max", "cuda_count_degrees",
-                 "cuda_count_edges")
+                 "cuda_count_edges", "cuda_tally")
 
 
 def cuda_weight(weighted):
@@ -52,7 +54,8 @@ def cuda_weight(weighted):
 
 @functools.cache
 def _warp_helpers():
-    """The warp-level device functions every push kernel shares, made on first CUDA use."""
+    """The warp-level device functions every push kernel shares (and its tally of what it
+    emitted), made on first CUDA use."""
     from gunpy.backends.cuda import device
 
     @device
@@ -125,6 +128,14 @@ def _warp_helpers():
                     cuda.atomic.max(out_length, 2, top)
 
     @device
+    def cuda_tally(total, largest, d):
+        """A thread's ``(total, largest)`` of the degrees it emitted, with ``d`` (-1: nothing
+        emitted, the tally as it was), for :func:`cuda_count_degrees` at the kernel's end."""
+        if d >= 0:
+            return total + d, max(largest, d)
+        return total, largest
+
+    @device
     def cuda_count_edges(out_length, edges):
         """Add every thread's ``edges`` to ``out_length[1]`` (one atomic a block); see
         :func:`cuda_count_degrees`, which also keeps the largest degree."""
@@ -132,15 +143,11 @@ def _warp_helpers():
 
     return {"cuda_append": cuda_append, "cuda_warp_sum": cuda_warp_sum,
             "cuda_warp_max": cuda_warp_max, "cuda_count_degrees": cuda_count_degrees,
-            "cuda_count_edges": cuda_count_edges}
+            "cuda_count_edges": cuda_count_edges, "cuda_tally": cuda_tally}
 
 
-def __getattr__(name):
-    """``cuda_append`` and the other warp helpers: ``from ... import cuda_append`` in a kernel
-    factory makes them (:func:`_warp_helpers`); a CPU run never does."""
-    if name in _WARP_HELPERS:
-        return _warp_helpers()[name]
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+#: ``cuda_append`` and the other warp helpers: made on first use (:func:`_warp_helpers`)
+__getattr__ = device_attributes(__name__, _WARP_HELPERS, _warp_helpers)
 
 
 def cuda_emit(output, mark_visited):
@@ -194,6 +201,7 @@ def cuda_block_expand(visit, block):
     (-1: none). Every thread of the block must call it with the same ``n``.
     """
     from gunpy.backends.cuda import device
+    cuda_tally = _warp_helpers()["cuda_tally"]
     cta = min(256, block)
 
     @device
@@ -253,10 +261,7 @@ def cuda_block_expand(visit, block):
                     first = start
                     phase = 3
                 for e in range(first, last, step):
-                    d = visit(o_src, e, args)
-                    if d >= 0:
-                        total += d
-                        largest = max(largest, d)
+                    total, largest = cuda_tally(total, largest, visit(o_src, e, args))
         return total, largest
 
     return expand
@@ -282,6 +287,28 @@ def cuda_accept(hooks, spec):
         return False
 
     return accept
+
+
+def cuda_visit(hooks, spec, missed=-1):
+    """``d = visit(src, e, row_offsets, column_indices, values, out_queue, out_length,
+    visited, data)``: the functor on the edge ``e`` out of ``src`` (:func:`cuda_accept`)
+    and, where it takes it, the emit (:func:`cuda_emit`); returns what the emit returned,
+    or ``missed`` for an edge not taken. Every push kernel's step for one edge."""
+    from gunpy.backends.cuda import device
+    accept = cuda_accept(hooks, spec)
+    weight = cuda_weight(spec.weighted)
+    emit = cuda_emit(spec.output, spec.mark_visited)
+
+    @device
+    def visit(src, e, row_offsets, column_indices, values, out_queue, out_length, visited,
+              data):
+        dst = column_indices[e]
+        w = weight(values, e)
+        if accept(src, dst, e, w, visited, data):
+            return emit(out_queue, out_length, visited, dst, e, row_offsets)
+        return np.int64(missed)
+
+    return visit
 
 
 def cpu_weight(weighted):

@@ -20,7 +20,7 @@ import numpy as np
 
 from gunpy.functor import hooks_cache
 from gunpy.operators import scan
-from gunpy.operators.advance.common import cpu_visit, cuda_accept, cuda_emit, cuda_weight
+from gunpy.operators.advance.common import cpu_visit, cuda_visit
 from gunpy.operators.common import cpu_compact
 
 cuda = None  # numba.cuda once this module makes CUDA code: gunpy.backends.cuda.bind
@@ -53,11 +53,9 @@ def _owner_search():
 @hooks_cache
 def cuda_kernels(hooks, spec, block):
     from gunpy.backends.cuda import kernel
-    from gunpy.operators.advance.common import cuda_count_degrees
+    from gunpy.operators.advance.common import cuda_count_degrees, cuda_tally
     _owner = _owner_search()
-    accept = cuda_accept(hooks, spec)
-    weight = cuda_weight(spec.weighted)
-    emit = cuda_emit(spec.output, spec.mark_visited)
+    visit = cuda_visit(hooks, spec)
     chunk = block * ITEMS
 
     def partition(scanned, n, total, starts, nchunks):
@@ -80,12 +78,9 @@ def cuda_kernels(hooks, spec, block):
                 i = _owner(scanned, lo, hi, r)
                 src = in_queue[i]
                 e = row_offsets[src] + (r - scanned[i])
-                dst = column_indices[e]
-                w = weight(values, e)
-                if accept(src, dst, e, w, visited, data):
-                    d = emit(out_queue, out_length, visited, dst, e, row_offsets)
-                    found += d
-                    largest = max(largest, d)
+                d = visit(src, e, row_offsets, column_indices, values, out_queue, out_length,
+                          visited, data)
+                found, largest = cuda_tally(found, largest, d)
         cuda_count_degrees(out_length, found, largest)
 
     return kernel(partition), kernel(expand)

@@ -56,15 +56,18 @@ def needs_edge_ids(hooks, weighted):
     return reads_edge_data(hooks, ("cond_edge", "apply_edge"), weighted=weighted)
 
 
+def _in_bit(words, v):
+    """Bit ``v`` of a bitmap of 32-bit words (plain Python: compiled inline by each target)."""
+    return (words[v >> 5] >> np.uint32(v & 31)) & np.uint32(1)
+
+
 @functools.cache
 def _bit_helpers():
     """The bitmap and counter device functions of the pull kernels, made on first CUDA use."""
     from gunpy.backends.cuda import device
     from gunpy.operators.advance.common import cuda_warp_sum
 
-    @device
-    def _bit(words, v):
-        return (words[v >> 5] >> np.uint32(v & 31)) & np.uint32(1)
+    _bit = device(_in_bit)
 
     @device
     def _record(next_bits, v, row_offsets):
@@ -86,23 +89,20 @@ def _bit_helpers():
     return _bit, _record, _add_counters
 
 
-def cuda_kernel(hooks, weighted, mapping, early_exit, edge_ids=True):
-    """The CUDA pull kernel for ``mapping`` ("thread" or "warp"); ``edge_ids=False``: one
-    that never reads ``in_edge_ids`` (see :func:`needs_edge_ids`)."""
-    if mapping == "warp":
-        return _cuda_warp_kernel(hooks, weighted, early_exit, edge_ids)
-    return _cuda_thread_kernel(hooks, weighted, early_exit, edge_ids)
+def _inline_jit(device):
+    """The decorator that compiles a helper inline for ``device`` ("cuda" or "cpu")."""
+    if device == "cuda":
+        from gunpy.backends.cuda import device as jit
+        return jit
+    from numba import njit
+    return njit(inline="always")
 
 
 def _edge_of(weighted, edge_ids, device):
     """``edge(in_edge_ids, values, p) -> (e, w)``: the in-edge at CSC position ``p``'s CSR
     id and weight, or ``(-1, 1.0)`` without reading either array (``edge_ids=False``)."""
     weight = cuda_weight(weighted) if device == "cuda" else cpu_weight(weighted)
-    if device == "cuda":
-        from gunpy.backends.cuda import device as jit
-    else:
-        from numba import njit
-        jit = njit(inline="always")
+    jit = _inline_jit(device)
 
     @jit
     def edge(in_edge_ids, values, p):
@@ -114,12 +114,52 @@ def _edge_of(weighted, edge_ids, device):
     return edge
 
 
+def _pull_helpers(hooks, weighted, early_exit, edge_ids, device):
+    """``(relax, search)`` for ``device`` ("cuda" or "cpu"), the inner steps every pull
+    kernel shares.
+
+    ``relax(u, v, p, in_edge_ids, values, data)``: ``cond_edge`` on the in-edge ``u -> v``
+    at CSC position ``p``, ``apply_edge`` where it holds; returns whether it held.
+    ``search(v, in_offsets, in_indices, in_edge_ids, values, input_bits, data, examined)``:
+    ``(hit, examined)``, ``v``'s in-edges scanned for parents in the input set, each
+    relaxed (``early_exit``: up to the first that holds), and counted on ``examined``.
+    """
+    cond_edge, apply_edge = hooks.cond_edge, hooks.apply_edge
+    edge = _edge_of(weighted, edge_ids, device)
+    jit = _inline_jit(device)
+    bit = jit(_in_bit)
+
+    @jit
+    def relax(u, v, p, in_edge_ids, values, data):
+        e, w = edge(in_edge_ids, values, p)
+        if cond_edge(u, v, e, w, data):
+            apply_edge(u, v, e, w, data)
+            return True
+        return False
+
+    @jit
+    def search(v, in_offsets, in_indices, in_edge_ids, values, input_bits, data, examined):
+        hit = False
+        for p in range(in_offsets[v], in_offsets[v + 1]):
+            u = in_indices[p]
+            examined += 1
+            if bit(input_bits, u):
+                if relax(u, v, p, in_edge_ids, values, data):
+                    hit = True
+                    if early_exit:
+                        break
+        return hit, examined
+
+    return relax, search
+
+
 @hooks_cache
-def _cuda_thread_kernel(hooks, weighted, early_exit, edge_ids=True):
+def cuda_kernel(hooks, weighted, mapping, early_exit, edge_ids=True):
+    """The CUDA pull kernel for ``mapping`` ("thread" or "warp"); ``edge_ids=False``: one
+    that never reads ``in_edge_ids`` (see :func:`needs_edge_ids`)."""
     from gunpy.backends.cuda import kernel
     _bit, _record, _add_counters = _bit_helpers()
-    cond_edge, apply_edge = hooks.cond_edge, hooks.apply_edge
-    edge = _edge_of(weighted, edge_ids, "cuda")
+    relax, search = _pull_helpers(hooks, weighted, early_exit, edge_ids, "cuda")
 
     def pull_thread(n, in_offsets, in_indices, in_edge_ids, values, row_offsets, visited,
                     no_in_edges, input_bits, next_bits, counters, data):
@@ -130,34 +170,15 @@ def _cuda_thread_kernel(hooks, weighted, early_exit, edge_ids=True):
             # 1. masking: visited vertices (and those with no in-edges) have nothing to do
             if _bit(visited, v) | _bit(no_in_edges, v):
                 continue
-            hit = False
             # 2. scan in-edges for a parent in the input set
-            for p in range(in_offsets[v], in_offsets[v + 1]):
-                u = in_indices[p]
-                examined += 1
-                if _bit(input_bits, u):
-                    e, w = edge(in_edge_ids, values, p)
-                    if cond_edge(u, v, e, w, data):
-                        apply_edge(u, v, e, w, data)
-                        hit = True
-                        if early_exit:
-                            break
+            hit, examined = search(v, in_offsets, in_indices, in_edge_ids, values, input_bits,
+                                   data, examined)
             # 3. record v in the output bitmap
             if hit:
                 found += 1
                 found_edges += _record(next_bits, v, row_offsets)
         # 4. one atomic per warp for the counters
         _add_counters(counters, examined, found, found_edges)
-
-    return kernel(pull_thread)
-
-
-@hooks_cache
-def _cuda_warp_kernel(hooks, weighted, early_exit, edge_ids=True):
-    from gunpy.backends.cuda import kernel
-    _bit, _record, _add_counters = _bit_helpers()
-    cond_edge, apply_edge = hooks.cond_edge, hooks.apply_edge
-    edge = _edge_of(weighted, edge_ids, "cuda")
 
     def pull_warp(n, in_offsets, in_indices, in_edge_ids, values, row_offsets, visited,
                   no_in_edges, input_bits, next_bits, counters, data):
@@ -189,10 +210,7 @@ def _cuda_warp_kernel(hooks, weighted, early_exit, edge_ids=True):
                         leader = cuda.ffs(mask) - 1
                         ok = False
                         if lane == leader:
-                            e, w = edge(in_edge_ids, values, p)
-                            ok = cond_edge(u, v, e, w, data)
-                            if ok:
-                                apply_edge(u, v, e, w, data)
+                            ok = relax(u, v, p, in_edge_ids, values, data)
                         if cuda.shfl_sync(_FULL, 1 if ok else 0, leader) != 0:
                             hit = True
                             break
@@ -203,10 +221,7 @@ def _cuda_warp_kernel(hooks, weighted, early_exit, edge_ids=True):
                     # 2'. no early exit: every candidate edge applies in parallel
                     ok = False
                     if cand:
-                        e, w = edge(in_edge_ids, values, p)
-                        ok = cond_edge(u, v, e, w, data)
-                        if ok:
-                            apply_edge(u, v, e, w, data)
+                        ok = relax(u, v, p, in_edge_ids, values, data)
                     if cuda.any_sync(_FULL, ok):
                         hit = True
             # 3. lane 0 records v
@@ -216,7 +231,7 @@ def _cuda_warp_kernel(hooks, weighted, early_exit, edge_ids=True):
         # 4. one atomic per warp for the counters
         _add_counters(counters, examined, found, found_edges)
 
-    return kernel(pull_warp)
+    return kernel(pull_warp if mapping == "warp" else pull_thread)
 
 
 @hooks_cache
@@ -226,8 +241,7 @@ def cpu_kernel(hooks, weighted, early_exit, edge_ids=True):
     from numba import prange
 
     from gunpy.backends.cpu import kernel
-    cond_edge, apply_edge = hooks.cond_edge, hooks.apply_edge
-    edge = _edge_of(weighted, edge_ids, "cpu")
+    search = _pull_helpers(hooks, weighted, early_exit, edge_ids, "cpu")[1]
 
     def pull(n, in_offsets, in_indices, in_edge_ids, values, row_offsets, visited, no_in_edges,
              input_bits, next_bits, counts, nchunks, data):
@@ -248,18 +262,9 @@ def cpu_kernel(hooks, weighted, early_exit, edge_ids=True):
                             break
                         if (word >> np.uint32(b)) & np.uint32(1):
                             continue
-                        hit = False
                         # 2. scan in-edges for a parent in the input set
-                        for p in range(in_offsets[v], in_offsets[v + 1]):
-                            u = in_indices[p]
-                            examined += 1
-                            if (input_bits[u >> 5] >> np.uint32(u & 31)) & np.uint32(1):
-                                e, wt = edge(in_edge_ids, values, p)
-                                if cond_edge(u, v, e, wt, data):
-                                    apply_edge(u, v, e, wt, data)
-                                    hit = True
-                                    if early_exit:
-                                        break
+                        hit, examined = search(v, in_offsets, in_indices, in_edge_ids, values,
+                                               input_bits, data, examined)
                         if hit:
                             out |= np.uint32(1) << np.uint32(b)
                             found += 1

@@ -22,8 +22,9 @@ import numpy as np
 
 from gunpy.backends.cpu import functor_pair, run_thin
 from gunpy.functor import hooks_cache
-from gunpy.operators.advance.common import cpu_visit, cuda_accept, cuda_emit, cuda_weight
+from gunpy.operators.advance.common import cpu_visit, cuda_visit
 from gunpy.operators.common import cpu_compact
+from gunpy.operators.scan import cpu_chunk_offsets
 
 cuda = None  # numba.cuda once this module makes CUDA code: gunpy.backends.cuda.bind
 
@@ -34,10 +35,8 @@ __all__ = ["cuda_kernel", "cpu_source", "cpu_kernel", "cpu_serial", "cpu_thin",
 @hooks_cache
 def cuda_kernel(hooks, spec):
     from gunpy.backends.cuda import kernel
-    from gunpy.operators.advance.common import cuda_count_degrees
-    accept = cuda_accept(hooks, spec)
-    weight = cuda_weight(spec.weighted)
-    emit = cuda_emit(spec.output, spec.mark_visited)
+    from gunpy.operators.advance.common import cuda_count_degrees, cuda_tally
+    visit = cuda_visit(hooks, spec)
 
     def advance(row_offsets, column_indices, values, in_queue, in_length,
                 out_queue, out_length, visited, data):
@@ -47,12 +46,9 @@ def cuda_kernel(hooks, spec):
         for i in range(cuda.grid(1), n, cuda.gridsize(1)):
             src = in_queue[i]
             for e in range(row_offsets[src], row_offsets[src + 1]):
-                dst = column_indices[e]
-                w = weight(values, e)
-                if accept(src, dst, e, w, visited, data):
-                    d = emit(out_queue, out_length, visited, dst, e, row_offsets)
-                    found += d
-                    largest = max(largest, d)
+                d = visit(src, e, row_offsets, column_indices, values, out_queue, out_length,
+                          visited, data)
+                found, largest = cuda_tally(found, largest, d)
         cuda_count_degrees(out_length, found, largest)
 
     return kernel(advance)
@@ -63,21 +59,13 @@ def cpu_source(hooks, spec):
     from numba import prange
 
     visit = cpu_visit(hooks, spec)
+    chunk_offsets = cpu_chunk_offsets("degrees")
 
     def advance(row_offsets, column_indices, values, in_queue, n, tmp, starts, counts,
                 nchunks, visited, data):
-        size = (n + nchunks - 1) // nchunks
         atomic = nchunks > 1
         # 1. a chunk's output is bounded by its edges: starts[c] = edges before chunk c
-        starts[0] = 0
-        for c in prange(nchunks):
-            s = 0
-            for i in range(c * size, min(n, (c + 1) * size)):
-                v = in_queue[i]
-                s += row_offsets[v + 1] - row_offsets[v]
-            starts[c + 1] = s
-        for c in range(nchunks):
-            starts[c + 1] += starts[c]
+        size = chunk_offsets(row_offsets, in_queue, n, nchunks, starts)
         # 2. expand: each chunk appends accepted items to its own slice of tmp
         for c in prange(nchunks):
             pos = starts[c]

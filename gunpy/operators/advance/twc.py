@@ -23,7 +23,7 @@ all threads, so one hub never serialises a task.
 import numpy as np
 
 from gunpy.functor import hooks_cache
-from gunpy.operators.advance.common import cpu_visit, cuda_accept, cuda_emit, cuda_weight
+from gunpy.operators.advance.common import cpu_visit, cuda_visit
 from gunpy.operators.common import cpu_compact
 
 cuda = None  # numba.cuda once this module makes CUDA code: gunpy.backends.cuda.bind
@@ -39,22 +39,11 @@ _CPU_EDGE_BLOCK = 2048
 
 @hooks_cache
 def cuda_kernel(hooks, spec, block):
-    from gunpy.backends.cuda import device, kernel
+    from gunpy.backends.cuda import kernel
     from gunpy.operators.advance.common import cuda_count_degrees
     from gunpy.operators.scan import block_inclusive_scan
-    accept = cuda_accept(hooks, spec)
-    weight = cuda_weight(spec.weighted)
-    emit = cuda_emit(spec.output, spec.mark_visited)
+    visit = cuda_visit(hooks, spec, missed=0)  # an edge not taken counts as degree 0
     nwarps = max(1, block // 32)
-
-    @device
-    def visit(src, e, row_offsets, column_indices, values, out_queue, out_length, visited,
-              data):
-        dst = column_indices[e]
-        w = weight(values, e)
-        if accept(src, dst, e, w, visited, data):
-            return emit(out_queue, out_length, visited, dst, e, row_offsets)
-        return np.int64(0)
 
     def advance(row_offsets, column_indices, values, in_queue, in_length, out_queue, out_length,
                 visited, data):

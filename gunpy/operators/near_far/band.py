@@ -19,6 +19,8 @@ level becomes the floor of the split that follows.
 import functools
 import math
 
+from gunpy.operators.common import device_attributes
+
 __all__ = ["STALE", "NEAR", "FAR", "band", "raise_level", "cuda_band", "cuda_raise_level",
            "cpu_band", "cpu_raise_level"]
 
@@ -60,9 +62,4 @@ def _cuda_compiled():
     return {"cuda_band": device(band), "cuda_raise_level": device(raise_level)}
 
 
-def __getattr__(name):
-    """``cuda_band`` and ``cuda_raise_level``, made on first use (``from ... import cuda_band``
-    in a kernel factory): a CPU run never imports numba.cuda."""
-    if name in ("cuda_band", "cuda_raise_level"):
-        return _cuda_compiled()[name]
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__getattr__ = device_attributes(__name__, ("cuda_band", "cuda_raise_level"), _cuda_compiled)

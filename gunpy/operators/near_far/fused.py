@@ -19,6 +19,7 @@ from gunpy.backends.cpu import run_thin
 from gunpy.functor import hooks_cache
 from gunpy.operators.advance.common import cpu_weight, cuda_block_expand, cuda_weight
 from gunpy.operators.near_far.band import FAR, NEAR, cpu_band, cpu_raise_level
+from gunpy.operators.near_far.split import lowest_priority
 
 cuda = None  # numba.cuda once this module makes CUDA code: gunpy.backends.cuda.bind
 
@@ -39,6 +40,22 @@ FAR_LIMIT = 1 << 16
 
 #: the far pile size above which the CUDA fused kernel leaves the refill to the whole grid
 CUDA_FAR_LIMIT = 1 << 15
+
+
+def _write_state(st, level, far_size, refills, edges, expanded, near_size, epoch, rnd,
+                 swapped, near_edges):
+    """A fused call's outcome into its :data:`STATE` record ``st`` (plain Python, compiled
+    inline by both targets' kernels)."""
+    st["level"] = level
+    st["far_size"] = far_size
+    st["refills"] = refills
+    st["edges"] = edges
+    st["expanded"] = expanded
+    st["near_size"] = near_size
+    st["epoch"] = epoch
+    st["round"] = rnd
+    st["swapped"] = swapped
+    st["near_edges"] = near_edges
 
 
 def _cpu_ring_push():
@@ -72,9 +89,12 @@ def _cpu_fused_kernel(hooks, weighted):
     one at entry and at every refill). The worklist is a ring of
     ``work.shape[0]`` >= vertices slots.
     """
+    from numba import njit
     cond_edge, apply_edge, priority = hooks.cond_edge, hooks.apply_edge, hooks.priority
     weight = cpu_weight(weighted)
     push = _cpu_ring_push()
+    write_state = njit(inline="always")(_write_state)
+    lowest_of = lowest_priority(priority, njit(inline="always"))
 
     def fused(row_offsets, column_indices, values, in_queue, n, work, queued, far_q, stamp,
               near_out, state, limit, far_limit, max_expanded, data):
@@ -111,11 +131,7 @@ def _cpu_fused_kernel(hooks, weighted):
                 # 2. the band ran dry: raise the level past the far pile's lowest priority
                 if far_n == 0 or far_n > far_limit:
                     break
-                lowest = np.inf
-                for i in range(far_n):
-                    p = np.float64(priority(far_q[i], data))
-                    if p < lowest:
-                        lowest = p
+                lowest = lowest_of(far_q, 0, far_n, 1, data)
                 if not lowest < np.inf:
                     break
                 floor = level
@@ -169,13 +185,9 @@ def _cpu_fused_kernel(hooks, weighted):
             head = head + 1 if head + 1 < cap else 0
             queued[v] = 0
             near_out[i] = v
-        st["level"] = level
-        st["far_size"] = far_n
-        st["refills"] = refills
-        st["edges"] = examined
-        st["expanded"] = expanded
-        st["near_size"] = count
-        st["epoch"] = epoch
+        # (the CPU: one far pile, no rounds, the near band's edges not counted)
+        write_state(st, level, far_n, refills, examined, expanded, count, epoch, st["round"],
+                    0, 0)
 
     return fused
 
@@ -242,6 +254,7 @@ def _cuda_fused_kernel(hooks, weighted, block):
     from gunpy.operators.near_far.split import cuda_block_min
     cond_edge, apply_edge, priority = hooks.cond_edge, hooks.apply_edge, hooks.priority
     weight = cuda_weight(weighted)
+    lowest_of = lowest_priority(priority, device)
 
     @device
     def queue_once(stamps, v, mark, q, counters, slot, row_offsets):
@@ -296,19 +309,7 @@ def _cuda_fused_kernel(hooks, weighted, block):
             elif b == FAR:
                 other[cuda.atomic.add(counters, 3, 1)] = v
 
-    @device
-    def write_state(st, level, far_size, refills, edges, expanded, near_size, epoch, rnd,
-                    swapped, near_edges):
-        st["level"] = level
-        st["far_size"] = far_size
-        st["refills"] = refills
-        st["edges"] = edges
-        st["expanded"] = expanded
-        st["near_size"] = near_size
-        st["epoch"] = epoch
-        st["round"] = rnd
-        st["swapped"] = swapped
-        st["near_edges"] = near_edges
+    write_state = device(_write_state)
 
     def fused(in_queue, in_length, work_a, work_b, far_a, far_b, far_len_a, far_len_b, qstamp,
               stamp, near_q, near_len, state, limit, far_limit, max_expanded, row_offsets,
@@ -354,12 +355,8 @@ def _cuda_fused_kernel(hooks, weighted, block):
                 # 2. the band ran dry: raise the level past the far pile's lowest priority
                 if fn == 0 or fn > far_limit:
                     break
-                acc = np.inf
-                for i in range(tid, fn, cuda.blockDim.x):
-                    p = np.float64(priority(far_a[i] if far_is_a else far_b[i], data))
-                    if p < acc:
-                        acc = p
-                lowest = cuda_block_min(red, acc, block)
+                lowest = cuda_block_min(red, lowest_of(far_a if far_is_a else far_b, tid, fn,
+                                                       cuda.blockDim.x, data), block)
                 if not lowest < np.inf:
                     break
                 floor = level

@@ -13,12 +13,13 @@ import numpy as np
 from gunpy import atomics
 from gunpy.backends.cpu import functor_pair, run_thin
 from gunpy.functor import hooks_cache
-from gunpy.operators.common import cpu_compact
+from gunpy.operators.common import cpu_compact, device_attributes
 from gunpy.operators.near_far.band import FAR, NEAR, cpu_band
 
 cuda = None  # numba.cuda once this module makes CUDA code: gunpy.backends.cuda.bind
 
-__all__ = ["cuda_split", "cpu_split", "cuda_min_priority", "cpu_min_priority", "cuda_block_min"]
+__all__ = ["cuda_split", "cpu_split", "cuda_min_priority", "cpu_min_priority", "cuda_block_min",
+           "lowest_priority"]
 
 
 @functools.cache
@@ -46,35 +47,56 @@ def _block_min():
     return cuda_block_min
 
 
-def __getattr__(name):
-    """``cuda_block_min``, made on first use (imported by a kernel factory): a CPU run never
-    imports numba.cuda."""
-    if name == "cuda_block_min":
-        return _block_min()
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__getattr__ = device_attributes(__name__, ("cuda_block_min",),
+                                lambda: {"cuda_block_min": _block_min()})
+
+
+def lowest_priority(priority, jit):
+    """``lowest(q, first, stop, step, data)``: the lowest ``priority`` of the items
+    ``q[first:stop:step]`` (inf for none), compiled with ``jit``: a thread's or a chunk's
+    share of a far pile's minimum (here and in :mod:`.fused`)."""
+    @jit
+    def lowest(q, first, stop, step, data):
+        acc = np.inf
+        for i in range(first, stop, step):
+            p = np.float64(priority(q[i], data))
+            if p < acc:
+                acc = p
+        return acc
+
+    return lowest
+
+
+def _fresh(v, dedupe, seen):
+    """False for a hole (``v < 0``) and, with ``dedupe``, for an item already seen (one
+    bitmap test-and-set): plain Python, compiled inline by both targets' split."""
+    if v < 0:
+        return False
+    if dedupe:
+        bit = np.uint32(1) << np.uint32(v & 31)
+        return (atomics.or_(seen, v >> 5, bit) & bit) == 0
+    return True
 
 
 @hooks_cache
 def _cuda_kernels(hooks, block):
-    from gunpy.backends.cuda import kernel
+    from gunpy.backends.cuda import device, kernel
     from gunpy.operators.advance.common import cuda_append, cuda_count_edges
     from gunpy.operators.near_far.band import cuda_band
     cuda_block_min = _block_min()
+    fresh = device(_fresh)
     priority = hooks.priority
+    lowest = lowest_priority(priority, device)
 
     def split(in_queue, in_length, level, floor, dedupe, seen, near_q, near_len, far_q, far_len,
               row_offsets, data):
         n = in_length[0]
         found = np.int64(0)  # out-degree sum of this thread's near items (the next push's work)
         for i in range(cuda.grid(1), n, cuda.gridsize(1)):
-            # 1. drop holes and (dedupe) repeats: one bitmap test-and-set an item
+            # 1. drop holes and (dedupe) repeats
             v = in_queue[i]
-            if v < 0:
+            if not fresh(v, dedupe, seen):
                 continue
-            if dedupe:
-                bit = np.uint32(1) << np.uint32(v & 31)
-                if atomics.or_(seen, v >> 5, bit) & bit:
-                    continue
             # 2. classify; a stale item (below the floor) was processed at an earlier level
             b = cuda_band(priority(v, data), level, floor)
             if b == NEAR:
@@ -88,21 +110,18 @@ def _cuda_kernels(hooks, block):
     def min_priority(in_queue, in_length, out, data):
         sh = cuda.shared.array(block, np.float64)
         tid = cuda.threadIdx.x
-        acc = np.inf
-        for i in range(cuda.grid(1), in_length[0], cuda.gridsize(1)):
-            p = np.float64(priority(in_queue[i], data))
-            if p < acc:
-                acc = p
-        lowest = cuda_block_min(sh, acc, block)
+        acc = lowest(in_queue, cuda.grid(1), in_length[0], cuda.gridsize(1), data)
+        least = cuda_block_min(sh, acc, block)
         if tid == 0:
-            cuda.atomic.min(out, 0, lowest)
+            cuda.atomic.min(out, 0, least)
 
     return kernel(split), kernel(min_priority)
 
 
 def _cpu_split_source(hooks):
-    from numba import prange
+    from numba import njit, prange
 
+    fresh = njit(inline="always")(_fresh)
     priority = hooks.priority
 
     def split(in_queue, n, level, floor, dedupe, seen, near_tmp, far_tmp, starts, near_counts,
@@ -115,12 +134,8 @@ def _cpu_split_source(hooks):
             for i in range(lo, min(n, lo + size)):
                 # 1. drop holes and (dedupe) repeats
                 v = in_queue[i]
-                if v < 0:
+                if not fresh(v, dedupe, seen):
                     continue
-                if dedupe:
-                    bit = np.uint32(1) << np.uint32(v & 31)
-                    if atomics.or_(seen, v >> 5, bit) & bit:
-                        continue
                 # 2. classify into the chunk's slices; stale items are dropped
                 k = cpu_band(priority(v, data), level, floor)
                 if k == NEAR:
@@ -138,21 +153,16 @@ def _cpu_split_source(hooks):
 
 @hooks_cache
 def _cpu_kernels(hooks):
-    from numba import prange
+    from numba import njit, prange
 
     from gunpy.backends.cpu import kernel_pair
-    priority = hooks.priority
+    lowest = lowest_priority(hooks.priority, njit(inline="always"))
 
     def min_priority(in_queue, n, nchunks, data):
         size = (n + nchunks - 1) // nchunks
         best = np.full(nchunks, np.inf)
         for c in prange(nchunks):
-            b = np.inf
-            for i in range(c * size, min(n, (c + 1) * size)):
-                p = np.float64(priority(in_queue[i], data))
-                if p < b:
-                    b = p
-            best[c] = b
+            best[c] = lowest(in_queue, c * size, min(n, (c + 1) * size), 1, data)
         return best.min()
 
     # (parallel, serial) builds of each
