@@ -9,7 +9,8 @@ of GAP is part of gunpy. Each graph is written in GAP's serialized format (``.sg
 ``.wsg`` with symmetric integer weights 1-255 for SSSP) from gunpy's own CSR, so both
 sides read the same bytes. Then, for each kernel, GAP runs ``--trials`` trials (its
 "Trial Time" lines: the kernel alone) and gunpy runs the same call ``--trials`` times
-after a warm-up, wall per call, both on ``--threads`` threads; the table gives the
+after a warm-up, wall per call, both on ``--threads`` threads, each with its own
+default OpenMP wait policy (GAP's threads spin; gunpy sets PASSIVE); the table gives the
 medians, GAP / gunpy (>= 1: gunpy is level or ahead), gunpy's first call on a new
 ``Graph`` object (median of ``--fresh``; kernels already compiled) and the cross-check
 of the answers GAP prints with ``-a``: BFS and SSSP reached vertices, CC's five largest
@@ -76,9 +77,14 @@ def write_sg(path, G, w=None):
             f.write(np.stack([cols, w], axis=1).tobytes())
 
 
+#: the environment as it was before gunpy set OpenMP's wait policy for itself: GAP runs
+#: with its own default (libgomp's threads spin between its many short regions)
+_ENVIRON = dict(os.environ)
+
+
 def run_gap(gap_dir, kernel, path, args, threads):
     """GAP's trial times (seconds) and its printed analysis, from one run."""
-    env = dict(os.environ, OMP_NUM_THREADS=str(threads))
+    env = dict(_ENVIRON, OMP_NUM_THREADS=str(threads))
     out = subprocess.run([os.path.join(gap_dir, kernel), "-f", path, *args], env=env,
                          capture_output=True, text=True, check=True).stdout
     trials = [float(t) for t in re.findall(r"Trial Time:\s+([0-9.]+)", out)]
@@ -124,6 +130,30 @@ def gap_answer(kernel, out, root):
     return [v for v in top if v != root][:4] if kernel == "bc" else top
 
 
+def plot(rows, path):
+    """A bar chart of GAP / gunpy per kernel, a group per graph (log scale; above 1: gunpy
+    is faster), from the table's ``(graph, kernel, ratio)`` rows, saved at ``path``."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    graphs = list(dict.fromkeys(g for g, _, _ in rows))
+    kernels = list(dict.fromkeys(k for _, k, _ in rows))
+    ratio = {(g, k): r for g, k, r in rows}
+    fig, ax = plt.subplots(figsize=(8, 3.6))
+    width = 0.8 / len(graphs)
+    for i, g in enumerate(graphs):
+        xs = [j + i * width for j, k in enumerate(kernels) if (g, k) in ratio]
+        ax.bar(xs, [ratio[g, k] for k in kernels if (g, k) in ratio], width, label=g)
+    ax.axhline(1.0, color="black", linewidth=0.8)
+    ax.set_yscale("log")
+    ax.set_xticks([j + 0.4 - width / 2 for j in range(len(kernels))], kernels)
+    ax.set_ylabel("GAP time / gunpy time")
+    ax.set_title("gunpy beside GAP (2 threads; above 1: gunpy is faster)")
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("gap_dir")
@@ -133,6 +163,7 @@ def main(argv=None):
     ap.add_argument("--fresh", type=int, default=3)
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--delta", type=float, default=None)
+    ap.add_argument("--plot", help="also save a bar chart of the ratios here (a PNG)")
     a = ap.parse_args(argv)
     from gunpy.backends import threads
     threads.configure()
@@ -140,6 +171,7 @@ def main(argv=None):
 
     import gunpy
     numba.set_num_threads(a.threads)
+    ratios = []
     print("| graph | kernel | GAP ms | gunpy ms | GAP / gunpy | gunpy fresh ms | answers |")
     print("|---|---|---|---|---|---|---|")
     with tempfile.TemporaryDirectory() as tmp:
@@ -183,6 +215,9 @@ def main(argv=None):
                 print(f"| {name} | {kernel} | {gap_ms:.1f} | {ours:.1f} | "
                       f"{gap_ms / ours:.2f} | {statistics.median(fresh):.1f} | {same} |",
                       flush=True)
+                ratios.append((name, kernel, gap_ms / ours))
+    if a.plot:
+        plot(ratios, a.plot)
     return 0
 
 
