@@ -24,7 +24,8 @@ def reached_edges(G, ids):
     if G.on_device and is_device_array(ids):
         from gunpy.backends import get_backend
         from gunpy.backends.interop import reached_edges as count
-        total = count(get_backend("cuda"), G._on_device.row_offsets, ids)
+        backend = get_backend("cuda")
+        total = count(backend, backend.adopt(G)[0], ids)
         return total if G.directed else total // 2
     return component_edges(G, np.asarray(ids) >= 0)
 

@@ -518,3 +518,24 @@ def test_source_lists_in_gpu_memory_are_read_once(cuda):
     assert r.sources.tolist() == [0, 41]
     with pytest.raises(IndexError, match=r"source 90 is out of range"):
         gunpy.bc(G, sources=cuda.to_device(np.array([90])), backend="cuda")
+
+
+@pytest.mark.sim
+def test_what_a_device_vector_and_a_device_edge_count_cost(cuda):
+    # pinned per call: a personalisation vector is converted, checked, summed and scaled
+    # on the device (two numbers read back); an edge count is one launch and one read
+    from gunpy.backends import get_backend
+    from gunpy.backends.interop import adopt_vertex_weights, reached_edges
+    be = get_backend("cuda")
+    p = cuda.to_device(np.arange(1.0, 51.0))
+    adopt_vertex_weights(be, p, 50, "p")  # the reduction's workspace, once
+    before = be.counts()
+    x = adopt_vertex_weights(be, p, 50, "p")
+    spent = [b - a for a, b in zip(before, be.counts())]
+    assert spent == [5, 2, 1, 2]  # launches, syncs, uploads, allocations (x and a flag)
+    np.testing.assert_allclose(x.copy_to_host(), np.arange(1.0, 51.0) / 1275.0)
+    ro = cuda.to_device(np.arange(51, dtype=np.int64))  # every vertex of degree 1
+    ids = cuda.to_device(np.where(np.arange(50) % 2 == 0, 0, -1).astype(np.int32))
+    before = be.counts()
+    assert reached_edges(be, ro, ids) == 25
+    assert [b - a for a, b in zip(before, be.counts())] == [1, 1, 1, 1]

@@ -208,19 +208,20 @@ def reference_distances(G, source, g=None):
 
 
 # The checks scan every edge once in compiled loops, in parallel over chunks of
-# vertices with about as many edges each: each chunk finds its own first failure and
-# the first chunk with one names it, so the answer is the serial scan's. Validating a
-# Graph500 run costs about as much as the run itself.
-_CHUNKS = 256  # chunks a check is cut into (threads take them in turn)
+# vertices: each chunk finds its own first failure and the first chunk with one names
+# it, so the answer is the serial scan's. Validating a Graph500 run costs about as much
+# as the run itself.
+_CHUNKS = 256  # a chunk holds at most about 1/_CHUNKS of the edges and of the vertices
 
 
 def _chunks(rows):
-    """Vertex bounds of :data:`_CHUNKS` chunks, each about as many edges plus vertices."""
+    """``(bounds, found)``: the chunks' vertex bounds (cuts by edges merged with cuts by
+    vertices: at most ``2 * _CHUNKS`` chunks) and a zeroed ``(kind, u, v)`` row for each."""
     n = rows.size - 1
-    work = rows[-1] + n
-    cuts = np.searchsorted(rows + np.arange(n + 1), np.linspace(0, work, _CHUNKS + 1))
-    cuts[0], cuts[-1] = 0, n
-    return np.minimum(cuts, n).astype(np.int64)
+    by_edges = np.searchsorted(rows, np.linspace(0, rows[-1], _CHUNKS + 1))
+    by_vertices = np.linspace(0, n, _CHUNKS + 1).astype(np.int64)
+    bounds = np.unique(np.concatenate([np.minimum(by_edges, n), by_vertices]))
+    return bounds, np.zeros((bounds.size - 1, 3), np.int64)
 
 
 def _first(found):
@@ -242,8 +243,8 @@ def _unsorted_rows(rows, cols, bounds, found):
 
 
 def _rows_sorted(rows, cols):
-    found = np.zeros((_CHUNKS, 3), np.int64)
-    _unsorted_rows(rows, cols, _chunks(rows), found)
+    bounds, found = _chunks(rows)
+    _unsorted_rows(rows, cols, bounds, found)
     return _first(found)[0] == 0
 
 
@@ -275,8 +276,8 @@ def _missing_tree_edges(rows, cols, is_sorted, parent, source, bounds, found):
 
 def _first_missing_tree_edge(rows, cols, is_sorted, parent, source):
     """The first reached vertex whose parent edge ``parent[v] -> v`` is not in the graph."""
-    found = np.zeros((_CHUNKS, 3), np.int64)
-    _missing_tree_edges(rows, cols, is_sorted, parent, source, _chunks(rows), found)
+    bounds, found = _chunks(rows)
+    _missing_tree_edges(rows, cols, is_sorted, parent, source, bounds, found)
     return _first(found)[2]
 
 
@@ -301,8 +302,8 @@ def _bad_bfs_edges(rows, cols, depth, directed, bounds, found):
 
 def _first_bad_bfs_edge(rows, cols, depth, directed):
     """(kind, u, v): 1 an out-neighbour of a reached u is unreached, 2 depths too far apart."""
-    found = np.zeros((_CHUNKS, 3), np.int64)
-    _bad_bfs_edges(rows, cols, depth, directed, _chunks(rows), found)
+    bounds, found = _chunks(rows)
+    _bad_bfs_edges(rows, cols, depth, directed, bounds, found)
     return _first(found)
 
 
@@ -338,8 +339,7 @@ def _first_bad_sssp_edge(rows, cols, weights, weighted, distance, parent, source
                          rtol):
     """(kind, u, v): 1 the edge could still relax v, 2 the tree edge does not realise
     the distance, 3 the tree edge is not in the graph (kind 1 wherever one exists)."""
-    found = np.zeros((_CHUNKS, 3), np.int64)
-    bounds = _chunks(rows)
+    bounds, found = _chunks(rows)
     _bad_sssp_edges(rows, cols, weights, weighted, distance, parent, source, is_sorted, rtol,
                     bounds, found)
     relax = found[found[:, 0] == 1]
