@@ -19,6 +19,7 @@ from gunpy.backends import toolchain
 from gunpy.backends.cuda import CudaBackend
 from gunpy import operators as ops
 from gunpy.frontier import Frontier
+from gunpy.operators import operator as operator_module
 from gunpy.operators.advance import Push, advance, register_strategy, unregister_strategy
 from gunpy.operators.compute import compute
 from gunpy.operators.filter import filter as filter_
@@ -88,8 +89,7 @@ SECTIONS = [
                   backends_base.Backend.fill, backends_base.Backend.read,
                   backends_base.Backend.write, backends_base.Backend.to_host,
                   backends_base.Backend.take, backends_base.Backend.synchronize,
-                  backends_base.Backend.counts,
-                  backends_base.Backend.operator, backends_base.implement]),
+                  backends_base.Backend.counts, backends_base.Backend.bind]),
     ("The CUDA backend and its toolchain", [CudaBackend, toolchain.versions, toolchain.Versions,
                                             toolchain.plan, toolchain.LinkPlan,
                                             toolchain.ensure_loadable, toolchain.ToolchainError,
@@ -100,6 +100,10 @@ SECTIONS = [
                                 neighbor_best, neighbor_mex, contract, sample, group_levels,
                                 reverse_levels, intersect, spgemm_structure, spgemm,
                                 spgemm_product, reduce, register_strategy, unregister_strategy]),
+    ("Operator objects (gunpy.operators.operator)", [
+        operator_module, operator_module.Operator, operator_module.Operator.on,
+        operator_module.Operator.implement, operator_module.Operator.retract,
+        operator_module.operator, operator_module.operators]),
     ("GraphBLAS (gunpy.blas)", [blas.Matrix, blas.Matrix.from_coo, blas.Matrix.from_graph,
                                 blas.Matrix.to_coo, blas.Matrix.reduce_rowwise,
                                 blas.Matrix.reduce_scalar, blas.Matrix.select, blas.Vector,

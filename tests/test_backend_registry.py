@@ -1,13 +1,12 @@
-"""One dispatch mechanism (issue 13): backends are registered, declare their operators in one
-table with one calling convention, and strategies file their per-backend implementations
-in the same tables."""
+"""One dispatch mechanism: backends are registered; each operator is an object holding its
+implementation per backend under one calling convention, and strategies are operators too."""
 
 import numpy as np
 import pytest
 
 import gunpy
 from gunpy import backends
-from gunpy.backends.base import OPERATORS, check_implementation, implement, operator_args
+from gunpy.operators.operator import check_implementation, operator, operators
 from gunpy.backends.cpu import CpuBackend
 from gunpy.operators import advance
 from gunpy.operators.advance import thread_mapped, twc
@@ -80,18 +79,18 @@ def test_register_backend_validates(one_core):
 
 
 def test_builtin_strategies_take_the_path_a_users_does():
-    """gunpy's strategies are registered like a user's: per-backend functions in the tables."""
+    """gunpy's strategies are registered like a user's: an operator per strategy."""
     cpu = backends.get_backend("cpu")
     for name in ("thread_mapped", "twc", "merge_path"):
         s = advance.STRATEGIES[name]
-        assert s.op == f"advance.push.{name}"
+        assert s.op is operator(f"advance.push.{name}")
         assert set(s.backends) == {"cuda", "cpu"}
-    assert cpu.operator("advance.push.thread_mapped") is thread_mapped.cpu_execute
-    assert cpu.operator("advance.push.twc") is twc.cpu_execute
+    assert operator("advance.push.thread_mapped").on(cpu) is thread_mapped.cpu_execute
+    assert advance.STRATEGIES["twc"].op.on(cpu) is twc.cpu_execute
     assert set(advance.PULL_MAPPINGS) == {"thread", "warp", "auto"}
-    # the old operator names are gone: one name per strategy
+    # one name per strategy
     assert not any(k.startswith("advance.") and k.count(".") == 1 and k != "advance.thin"
-                   and k != "advance.levels" for k in OPERATORS)
+                   and k != "advance.levels" for k in operators())
 
 
 def test_auto_is_a_predicate_per_strategy():
@@ -122,37 +121,78 @@ def test_auto_is_a_predicate_per_strategy():
         advance.unregister_strategy("mine")
     assert advance.choose("auto", 10, 10) == "thread_mapped"
     assert "mine" not in advance.load_balance_options()
-    with pytest.raises(NotImplementedError, match="advance.push.mine"):
-        backends.get_backend("cpu").operator("advance.push.mine")
+    with pytest.raises(ValueError, match="unknown operator 'advance.push.mine'"):
+        operator("advance.push.mine")
 
 
 def test_one_signature_convention_is_checked():
-    assert operator_args("filter.cull") == "ctx, frontier, out, hooks, data, visited"
-    assert operator_args("advance.push.anything").endswith("*, edges, spec")
+    assert operator("filter.cull").args == "ctx, frontier, out, hooks, data, visited"
+    assert operator("advance.push.twc").args.endswith("*, edges, spec")
     with pytest.raises(ValueError, match="unknown operator 'nope'"):
-        operator_args("nope")
+        operator("nope")
     check_implementation("bitmap.or_into", lambda backend, dst, src: None)
     with pytest.raises(TypeError, match=r"must take \(backend, dst, src\)"):
         check_implementation("bitmap.or_into", lambda backend, dst: None)
-    with pytest.raises(TypeError, match="edges, spec"):
-        implement("cpu", "advance.push.broken", lambda ctx, dg, frontier, out, hooks, data: 0)
+    with pytest.raises(TypeError, match="strategy 'broken'.*edges, spec"):
+        advance.register_strategy("broken", cpu=lambda ctx, dg, frontier, out, hooks, data: 0)
+    assert "broken" not in advance.STRATEGIES
+    with pytest.raises(ValueError, match="unknown operator"):
+        operator("advance.push.broken")  # a refused strategy leaves nothing behind
 
     class WrongTable(CpuBackend):
         name = "wrong_table"
         operators = {"bitmap.popcount": "gunpy.operators.bitmap:cpu_or_into"}
 
     with pytest.raises(TypeError, match="bitmap.popcount.*cpu_or_into"):
-        WrongTable().operator("bitmap.popcount")
+        operator("bitmap.popcount").on(WrongTable())
 
 
 def test_every_builtin_implementation_fits_its_operator():
-    for backend in ("cpu", "cuda"):
-        cls = backends.backend_class(backend)
-        for name in cls.operators:
-            fn = cls().operator(name) if backend == "cpu" else _resolve(cls, name)
-            check_implementation(name, fn)
+    for name, op in operators().items():
+        for backend in ("cpu", "cuda"):
+            fn = op._resolve(backends.backend_class(backend))
+            if fn is not None:
+                check_implementation(op, fn)
+        assert op._resolve(backends.backend_class("cuda")) is not None or name == "advance.thin"
+        assert op._resolve(CpuBackend) is not None
 
 
-def _resolve(cls, name):
-    from gunpy.backends.base import _import
-    return _import(cls.operators[name], name)
+def test_a_backend_implements_an_operator_by_name():
+    """``op.implement(name, f)`` reaches the backend registered as ``name`` and its
+    subclasses; a class table overrides it; the deprecated module names still work."""
+    import warnings
+
+    from gunpy.backends import base
+    op = operator("bitmap.popcount")
+    calls = []
+
+    def counting(backend, words):
+        calls.append(len(words))
+        return 7
+
+    class Counting(CpuBackend):
+        name = "counting"
+
+    class Below(Counting):  # inherits "counting"'s implementation
+        pass
+
+    class Hidden(Counting):
+        operators = {"bitmap.popcount": None}
+
+    op.implement("counting", counting)
+    try:
+        words = np.zeros(3, dtype=np.uint32)
+        assert op(Counting(), words) == 7 and op(Below(), words) == 7 and calls == [3, 3]
+        assert op(CpuBackend(), words) == 0  # the cpu backend keeps its own
+        with pytest.raises(NotImplementedError, match="'counting' backend does not implement "
+                                                       "operator 'bitmap.popcount'"):
+            op(Hidden(), words)
+    finally:
+        op.retract("counting")
+    assert op(Counting(), words) == 0  # back to the inherited cpu implementation
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        assert base.operator_args("bitmap.or_into") == "backend, dst, src"
+        assert base.OPERATORS["compute"] == operator("compute").args
+        assert CpuBackend().operator("compute") is operator("compute").on(CpuBackend())
+    assert len(caught) == 3 and all(w.category is DeprecationWarning for w in caught)

@@ -14,6 +14,7 @@ DOCS = os.path.join(ROOT, "docs")
 
 MODULES = ["gunpy.graph", "gunpy.io", "gunpy.generators", "gunpy.datasets", "gunpy.atomics",
            "gunpy.functor", "gunpy.registry", "gunpy.backends", "gunpy.operators.context",
+           "gunpy.operators.operator",
            "gunpy.operators.advance", "gunpy.operators.reverse_levels",
            "gunpy.operators.sample", "gunpy.operators.neighbor_mode",
            "gunpy.primitives.bfs", "gunpy.primitives.sssp",

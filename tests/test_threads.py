@@ -117,10 +117,12 @@ def test_threadsafe_layers_take_no_turns():
     import numba
 
     from gunpy.backends import get_backend, threads
-    from gunpy.backends.base import Backend
+    from gunpy.operators.operator import operator
     be = get_backend("cpu")  # starts numba's threads
     if numba.threading_layer() == "workqueue":
         pytest.skip("this process runs numba's workqueue layer")
     assert threads.threadsafe() is True
     for name in ("compute", "filter.cull", "reduce"):
-        assert be.operator(name) is Backend.operator(be, name)
+        op = operator(name)
+        assert op.on(be) is op._resolve(type(be))
+        assert not hasattr(op.on(be), "__wrapped__")  # no serialising wrapper

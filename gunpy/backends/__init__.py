@@ -14,11 +14,10 @@ registers two, best first:
 (``"cuda"`` when a GPU or the simulator is, else ``"cpu"``).
 
 A backend is a :class:`~gunpy.backends.base.Backend` subclass: array methods,
-compilation, and a table of the operators it implements (see
-:data:`gunpy.backends.base.OPERATORS` for the names and the one calling
-convention they share). Load-balancing strategies add their per-backend
-implementations to the same tables
-(:func:`gunpy.operators.advance.register_strategy`).
+compilation and launches. The operators are objects
+(:mod:`gunpy.operators.operator`) that hold an implementation per backend name
+and find a backend's along its class hierarchy; load-balancing strategies are
+operators too (:func:`gunpy.operators.advance.register_strategy`).
 """
 
 import functools

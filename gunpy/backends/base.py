@@ -1,175 +1,56 @@
 """What every backend provides to the operators."""
 
-import importlib
-import inspect
 from collections import namedtuple
 
 import numpy as np
 
-__all__ = ["Backend", "Counts", "DeviceGraph", "operator_table", "OPERATORS", "OperatorSpec",
-           "implement", "retract", "check_implementation", "operator_args"]
+__all__ = ["Backend", "Counts", "DeviceGraph"]
 
-#: one operator of the framework: where gunpy's own backends implement it (``{}`` is the
-#: backend's name) and the arguments every implementation takes
-OperatorSpec = namedtuple("OperatorSpec", "where args")
 
-_PUSH = "ctx, dg, frontier, out, hooks, data, *, edges, spec"
-_PULL = "ctx, dg, visited, input_bits, next_bits, hooks, data, *, mapping, early_exit"
+def __getattr__(name):
+    # the operator table's names, kept for one release: operators are objects now
+    # (gunpy.operators.operator), and a backend no longer lists them
+    moved = _MOVED.get(name)
+    if moved is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    import warnings
+    from gunpy.operators import operator as op
+    warnings.warn(f"gunpy.backends.base.{name} is deprecated and goes in gunpy 0.3: use "
+                  f"gunpy.operators.operator.{moved[0]}", DeprecationWarning, stacklevel=2)
+    if name == "OPERATORS":
+        return {k: v.args for k, v in op.operators().items()}
+    return moved[1]
 
-#: Every operator gunpy's framework calls, with the arguments of its implementations.
-#:
-#: **The one calling convention.** An implementation is a plain function called
-#: ``impl(on, *arguments)``. ``on`` comes first and says where it runs: the
-#: operator's :class:`~gunpy.operators.Context` (``ctx``: backend, graph, scratch
-#: arrays, the stats record) for the operators over a graph, or the
-#: :class:`Backend` itself (``backend``) for those over bare device arrays. The
-#: other arguments are device arrays, :class:`~gunpy.Frontier` objects, the
-#: compiled functor (``hooks``), its ``data`` tuple and plain numbers, in the order
-#: given here; keyword-only ones follow ``*``. Results are written into the output
-#: arrays/frontiers; an implementation returns host numbers only where the
-#: operator's caller needs them (sizes, sums). Statistics are not such numbers:
-#: a kernel adds them to a device counter from ``ctx.tally(key)``, read once per
-#: run (``ctx.flush()``), so ``filter.cull`` returns None and ``neighbor_reduce``
-#: True where their counts went to the tally. It never asks which backend it is
-#: on: each backend names its own implementation in its table.
-#:
-#: Load-balancing strategies are operators too: ``"advance.push.<name>"`` takes
-#: ``(ctx, dg, frontier, out, hooks, data, *, edges, spec)`` and
-#: ``"advance.pull.<name>"`` takes ``(ctx, dg, visited, input_bits, next_bits, hooks,
-#: data, *, mapping, early_exit)``; :func:`gunpy.operators.advance.register_strategy`
-#: adds them to the backends' tables (:func:`implement`).
-OPERATORS = {
-    "advance.thin": OperatorSpec(None, _PUSH),
-    "advance.levels": OperatorSpec(
-        "gunpy.operators.levels:{}_levels",
-        "ctx, dg, frontier, out, hooks, data, *, edges, limit, max_levels, spec, rule"),
-    "filter.predicated": OperatorSpec("gunpy.operators.filter.predicated:{}_execute",
-                                      "ctx, frontier, out, hooks, data, dg, on_edges"),
-    "filter.cull": OperatorSpec("gunpy.operators.filter.cull:{}_execute",
-                                "ctx, frontier, out, hooks, data, visited"),
-    "compute": OperatorSpec("gunpy.operators.compute:{}_execute",
-                            "ctx, hooks, data, queue, length, n, all_vertices"),
-    "sample": OperatorSpec("gunpy.operators.sample:{}_execute",
-                           "ctx, dg, hooks, data, queue, length, n, all_vertices, k"),
-    "neighbor_reduce": OperatorSpec(
-        "gunpy.operators.neighbor_reduce:{}_execute",
-        "ctx, dg, hooks, data, out, queue, length, n, all_vertices, incoming, mapping, op, "
-        "*, apply, sums"),
-    "levels.group": OperatorSpec("gunpy.operators.reverse_levels:{}_group",
-                                 "ctx, levels, num_levels, ids, offsets, lengths, row"),
-    "levels.reverse_reduce": OperatorSpec(
-        "gunpy.operators.reverse_levels:{}_reverse_reduce",
-        "ctx, dg, hooks, data, out, store, start, stop, incoming, op, apply"),
-    "neighbor_mode": OperatorSpec(
-        "gunpy.operators.neighbor_mode:{}_execute",
-        "ctx, dg, hooks, data, out, keys, queue, length, n, all_vertices, outgoing, incoming"),
-    "neighbor_best": OperatorSpec(
-        "gunpy.operators.neighbor_best:{}_execute",
-        "ctx, dg, hooks, data, out, keys, sums, queue, length, n, all_vertices, rounds"),
-    "neighbor_mex": OperatorSpec(
-        "gunpy.operators.neighbor_mex:{}_execute",
-        "ctx, dg, hooks, data, out, queue, length, n, all_vertices"),
-    "contract": OperatorSpec("gunpy.operators.contract:{}_contract", "ctx, G, labels"),
-    "intersect": OperatorSpec("gunpy.operators.intersect:{}_execute",
-                              "ctx, hooks, data, left, right, counts"),
-    "spgemm.structure": OperatorSpec("gunpy.operators.spgemm:{}_structure",
-                                     "ctx, lg, rg, xg, offsets, exclude"),
-    "spgemm": OperatorSpec("gunpy.operators.spgemm:{}_execute", "ctx, hooks, data, left, right"),
-    "spgemm.product": OperatorSpec("gunpy.operators.spgemm:{}_product",
-                                   "ctx, hooks, data, lg, rg, xg, offsets, exclude"),
-    "near_far.split": OperatorSpec(
-        "gunpy.operators.near_far.split:{}_split",
-        "ctx, frontier, out, far_out, hooks, data, level, floor, dedupe, seen"),
-    "near_far.min_priority": OperatorSpec("gunpy.operators.near_far.split:{}_min_priority",
-                                          "backend, far, hooks, data"),
-    "near_far.fused": OperatorSpec("gunpy.operators.near_far.fused:{}_fused",
-                                   "queue, frontier, out, hooks, data, weighted, limit"),
-    "bitmap.queue_to_bitmap": OperatorSpec("gunpy.operators.bitmap:{}_queue_to_bitmap",
-                                           "backend, queue, length, n_items, words"),
-    "bitmap.bitmap_to_queue": OperatorSpec("gunpy.operators.bitmap:{}_bitmap_to_queue",
-                                           "backend, words, queue, length, scratch"),
-    "bitmap.or_into": OperatorSpec("gunpy.operators.bitmap:{}_or_into", "backend, dst, src"),
-    "bitmap.popcount": OperatorSpec("gunpy.operators.bitmap:{}_popcount", "backend, words"),
-    "bitmap.invert": OperatorSpec("gunpy.operators.bitmap:{}_invert",
-                                  "backend, dst, src, num_bits"),
-    "degree_sum": OperatorSpec("gunpy.operators.common:{}_degree_sum",
-                               "backend, offsets, queue, n"),
-    "reduce": OperatorSpec("gunpy.operators.reduce:{}_reduce", "backend, arr, n, op"),
-    "iota": OperatorSpec("gunpy.operators.reduce:{}_iota", "backend, out, n"),
+
+def _operator_args(name):
+    from gunpy.operators.operator import operator
+    return operator(name).args
+
+
+def _check_implementation(name, impl, *, who=None):
+    from gunpy.operators.operator import check_implementation
+    return check_implementation(name, impl, who=who)
+
+
+def _implement(backend, name, impl):
+    from gunpy.operators.operator import operator
+    return operator(name).implement(backend, impl)
+
+
+def _retract(name):
+    from gunpy.operators.operator import operator
+    operator(name).retract()
+
+
+#: name -> (what replaces it, the deprecated function)
+_MOVED = {
+    "OPERATORS": ("operators()", None),
+    "operator_args": ("operator(name).args", _operator_args),
+    "check_implementation": ("check_implementation", _check_implementation),
+    "implement": ("operator(name).implement(backend, impl)", _implement),
+    "retract": ("operator(name).retract()", _retract),
 }
 
-_KINDS = {"advance.push.": _PUSH, "advance.pull.": _PULL}
-
-
-def operator_args(name):
-    """The argument list every implementation of operator ``name`` takes (a string)."""
-    spec = OPERATORS.get(name)
-    if spec is not None:
-        return spec.args
-    for prefix, args in _KINDS.items():
-        if name.startswith(prefix):
-            return args
-    raise ValueError(f"unknown operator {name!r}; the operators are "
-                     f"{', '.join(sorted(OPERATORS))} and 'advance.push.<strategy>', "
-                     "'advance.pull.<mapping>'")
-
-
-def check_implementation(name, impl, *, who=None):
-    """Raise ``TypeError`` unless ``impl`` can be called with operator ``name``'s arguments."""
-    args = operator_args(name)
-    if not callable(impl):
-        raise TypeError(f"{who or name}: {impl!r} is not callable")
-    try:
-        params = inspect.signature(impl).parameters
-    except (TypeError, ValueError):  # a builtin or a jitted dispatcher: trust it
-        return impl
-    positional, _, keywords = args.partition("*")
-    npos = len([a for a in positional.split(",") if a.strip()])
-    kw = [a.strip() for a in keywords.split(",") if a.strip()]
-    kinds = [p.kind for p in params.values()]
-    P = inspect.Parameter
-    takes = sum(k in (P.POSITIONAL_ONLY, P.POSITIONAL_OR_KEYWORD) for k in kinds)
-    required = sum(p.kind in (P.POSITIONAL_ONLY, P.POSITIONAL_OR_KEYWORD)
-                   and p.default is P.empty for p in params.values())
-    var_kw = P.VAR_KEYWORD in kinds
-    fits = (takes >= npos or P.VAR_POSITIONAL in kinds) and required <= npos \
-        and all(k in params or var_kw for k in kw)
-    if not fits:
-        raise TypeError(f"{who or name}: an implementation of {name!r} must take ({args}); "
-                        f"{getattr(impl, '__name__', impl)!r} takes {inspect.signature(impl)}")
-    return impl
-
-
-def operator_table(prefix, **extra):
-    """gunpy's own implementations for backend ``prefix`` (plus ``extra``): a backend's table."""
-    table = {name: spec.where.format(prefix) for name, spec in OPERATORS.items()
-             if spec.where is not None}
-    table.update(extra)
-    return table
-
-
-#: implementations added to registered backends after their classes were written:
-#: backend name -> {operator name: callable}; ``"*"`` holds the ones for every backend
-_ADDED = {}
-
-
-def implement(backend, name, impl):
-    """Add (or replace) ``impl`` as the implementation of operator ``name`` on the backend
-    called ``backend`` (its subclasses inherit it), or on every backend (``"*"``)."""
-    check_implementation(name, impl)
-    _ADDED.setdefault(backend, {})[name] = impl
-    _resolved.clear()
-    return impl
-
-
-def retract(name):
-    """Remove every implementation of operator ``name`` that :func:`implement` added."""
-    for table in _ADDED.values():
-        table.pop(name, None)
-    _resolved.clear()
-
-
-_resolved = {}
 
 #: What a backend has done so far (:meth:`Backend.counts`): kernel launches, host
 #: synchronisations (device-to-host copies, explicit waits and any blocking upload),
@@ -191,39 +72,23 @@ DeviceGraph = namedtuple(
     "has_edge_ids", defaults=(True,))
 
 
-def _lookup(cls, name):
-    for klass in cls.__mro__:
-        table = klass.__dict__.get("operators")
-        if table is not None and name in table:
-            return _import(table[name], name)
-        added = _ADDED.get(klass.__dict__.get("name"), {})
-        if name in added:
-            return added[name]
-    return _ADDED.get("*", {}).get(name)
-
-
-def _import(where, name):
-    if where is None or callable(where):
-        return where
-    module, _, attr = where.partition(":")
-    return check_implementation(name, getattr(importlib.import_module(module), attr))
-
-
 class Backend:
     """Arrays, launch configuration and kernel compilation for one target.
 
-    A backend also says how it runs each operator: :attr:`operators` maps an
-    operator name (the keys of :data:`OPERATORS`, whose comment gives the one
-    calling convention) to ``"module:function"`` (imported on first use) or a
-    function; :meth:`operator` finds it, checking its arguments once. The
-    operators never ask which backend they are on. A new backend is a subclass
-    with its array methods and its table, registered with
-    :func:`gunpy.backends.register_backend`; an operator it leaves out (or maps
-    to ``None``) raises ``NotImplementedError`` naming both.
+    A backend holds arrays, compiles and launches; it does not list the
+    operators. Each :class:`~gunpy.operators.operator.Operator` keeps its
+    implementation per backend ``name`` and finds the one for a backend along its
+    class hierarchy, so a subclass inherits every operator (registered strategies
+    included). A new backend is a subclass with its array methods and a ``name``,
+    registered with :func:`gunpy.backends.register_backend`; its operators are given
+    by ``op.implement(name, f)``, or in a class table ``operators = {op name: f}``
+    (``None`` hides an inherited one: the operator then raises
+    ``NotImplementedError`` naming both).
     """
 
     name = None
-    #: operator name -> ``"module:function"``, a function, or None (see :func:`operator_table`)
+    #: operator name -> function (or None: not implemented here), overriding what the
+    #: operators hold for this class's ancestors; see :mod:`gunpy.operators.operator`
     operators = {}
     #: :meth:`gunpy.Enactor.advance_near_far` and :meth:`gunpy.Enactor.advance_filter`
     #: fuse steps (levels) while their work stays under this many edges
@@ -232,26 +97,21 @@ class Backend:
     #: come back in one array, which CUDA reads whole)
     fuse_max_levels = 512
 
-    def operator(self, name, default=None):
-        """This backend's implementation of operator ``name``.
+    def bind(self, impl):
+        """``impl``, an operator's implementation, as this backend calls it (once per
+        operator and backend class): the CPU backend serialises it where numba's
+        threading layer needs that."""
+        return impl
 
-        Looked up along the class hierarchy: each class's own :attr:`operators`
-        table, then what was added for its ``name`` (:func:`implement`); an entry
-        ``None`` hides an inherited one. Last, what was added for every backend.
-        ``default``: returned when nothing implements it (``None`` raises
-        ``NotImplementedError`` naming the backend and the operator).
-        """
-        key = (type(self), name)
-        fn = _resolved.get(key)
-        if fn is None:
-            fn = _lookup(type(self), name)
-            if fn is None:
-                if default is not None:
-                    return default
-                raise NotImplementedError(f"the {self.name!r} backend does not implement "
-                                          f"operator {name!r}")
-            _resolved[key] = fn
-        return fn
+    def operator(self, name, default=None):
+        """Deprecated (goes in gunpy 0.3): call
+        ``gunpy.operators.operator.operator(name).on(backend)``."""
+        import warnings
+        from gunpy.operators.operator import operator
+        warnings.warn("Backend.operator(name) is deprecated and goes in gunpy 0.3: call "
+                      "gunpy.operators.operator.operator(name).on(backend)",
+                      DeprecationWarning, stacklevel=2)
+        return operator(name).on(self, default)
 
     # -- arrays -----------------------------------------------------------------
     def asarray(self, host):

@@ -15,7 +15,7 @@ from numba.core.errors import NumbaError
 
 from gunpy._jitcache import cpu_jit
 from gunpy.backends import threads
-from gunpy.backends.base import Backend, operator_table
+from gunpy.backends.base import Backend
 
 __all__ = ["CpuBackend", "kernel", "serial_kernel", "kernel_pair", "functor_pair", "run_thin",
            "THIN_BUILDS"]
@@ -139,8 +139,6 @@ class CpuBackend(Backend):
     name = "cpu"
     #: a push advance over fewer than :attr:`serial_below` edges is one thin pass
     #: whatever the strategy ("advance.thin" returns True when it ran)
-    operators = operator_table(
-        "cpu", **{"advance.thin": "gunpy.operators.advance.thread_mapped:cpu_thin"})
     #: work smaller than this (frontier vertices, or edges for advance and
     #: neighbor_reduce) runs as one chunk, with no compaction, through the build
     #: :attr:`thin_build` names. One core passes over 500,000 simple items in about
@@ -255,7 +253,7 @@ class CpuBackend(Backend):
     def __init__(self):
         # the OpenMP wait policy, before the first parallel region (see gunpy.backends.threads)
         threads.configure()
-        # then numba's threads start, so that operator() knows whether Python threads must
+        # then numba's threads start, so that bind() knows whether Python threads must
         # take turns (the workqueue layer aborts the process on concurrent regions)
         numba.get_num_threads()
         build = os.environ.get("GUNPY_CPU_THIN_BUILD")
@@ -264,13 +262,10 @@ class CpuBackend(Backend):
                 raise ValueError(f"GUNPY_CPU_THIN_BUILD={build!r}; valid: {', '.join(THIN_BUILDS)}")
             self.thin_build = build
 
-    def operator(self, name, default=None):
-        """:meth:`Backend.operator`'s implementation, run one thread at a time where
-        numba's threading layer is not threadsafe (:func:`gunpy.backends.threads.region`)."""
-        fn = super().operator(name, default)
-        if fn is default:
-            return fn
-        return threads.serialised(fn)
+    def bind(self, impl):
+        """``impl`` run one thread at a time where numba's threading layer is not
+        threadsafe (:func:`gunpy.backends.threads.region`)."""
+        return threads.serialised(impl)
 
     def device_function(self, pyfunc, *, nrt=True):
         if nrt:

@@ -44,7 +44,7 @@ import numpy as np
 from numba import cuda
 
 from gunpy._jitcache import cuda_jit
-from gunpy.backends.base import Backend, operator_table
+from gunpy.backends.base import Backend
 from gunpy.backends.launcher import DriverCopies, LaunchStream, launch_path, launcher
 
 __all__ = ["CudaBackend", "StagingRing", "kernel", "device", "bind", "fill_kernel", "ON_CUDASIM",
@@ -206,7 +206,6 @@ class CudaBackend(Backend):
     BFS levels and near/far steps) take at most :attr:`one_block_max` threads and are
     compiled with that launch bound, so every block size loads."""
     name = "cuda"
-    operators = operator_table("cuda")
     counts_launches = True
     #: the largest block of the one-block fused kernels (they use ~100 registers a thread)
     one_block_max = 512

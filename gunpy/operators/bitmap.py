@@ -13,6 +13,7 @@ import numpy as np
 
 from gunpy import atomics
 from gunpy.operators import scan
+from gunpy.operators.operator import Operator
 
 cuda = None  # numba.cuda once this module makes CUDA code: gunpy.backends.cuda.bind
 
@@ -125,12 +126,12 @@ def queue_to_bitmap(backend, queue, length, n_items, words, *, clear=True):
         backend.fill(words, 0)
     if n_items == 0:
         return
-    backend.operator("bitmap.queue_to_bitmap")(backend, queue, length, n_items, words)
+    QUEUE_TO_BITMAP(backend, queue, length, n_items, words)
 
 
 def or_into(backend, dst, src):
     """``dst |= src`` word by word."""
-    backend.operator("bitmap.or_into")(backend, dst, src)
+    OR_INTO(backend, dst, src)
 
 
 def bitmap_to_queue(backend, words, queue, length, scratch):
@@ -138,13 +139,13 @@ def bitmap_to_queue(backend, words, queue, length, scratch):
 
     ``scratch(name, n, dtype)`` supplies work arrays.
     """
-    return backend.operator("bitmap.bitmap_to_queue")(backend, words, queue, length, scratch)
+    return BITMAP_TO_QUEUE(backend, words, queue, length, scratch)
 
 
 def invert(backend, dst, src, num_bits):
     """``dst = ~src`` word by word, bits at ``num_bits`` and above left clear
     (a complemented mask; ``dst`` may be ``src``)."""
-    backend.operator("bitmap.invert")(backend, dst, src, num_bits)
+    INVERT(backend, dst, src, num_bits)
 
 
 def full(backend, num_bits):
@@ -156,10 +157,10 @@ def full(backend, num_bits):
 
 def popcount(backend, words):
     """Number of set bits."""
-    return backend.operator("bitmap.popcount")(backend, words)
+    return POPCOUNT(backend, words)
 
 
-# -- the backends' implementations (named in their operator tables) --------------------
+# -- the backends' implementations (the operators at the end name them) ---------------
 def cuda_queue_to_bitmap(backend, queue, length, n_items, words):
     backend.run(_cuda()[0], n_items, queue, length, words)
 
@@ -212,3 +213,16 @@ def cpu_popcount(backend, words):
     # a small bitmap (a road network's) is counted faster than the thread pool starts
     n = words.shape[0]
     return int((serial if n < 16 * backend.serial_below else parallel)(words, n))
+
+
+QUEUE_TO_BITMAP = Operator("bitmap.queue_to_bitmap", "backend, queue, length, n_items, words",
+                           cpu=cpu_queue_to_bitmap, cuda=cuda_queue_to_bitmap)
+
+BITMAP_TO_QUEUE = Operator("bitmap.bitmap_to_queue", "backend, words, queue, length, scratch",
+                           cpu=cpu_bitmap_to_queue, cuda=cuda_bitmap_to_queue)
+
+OR_INTO = Operator("bitmap.or_into", "backend, dst, src", cpu=cpu_or_into, cuda=cuda_or_into)
+
+POPCOUNT = Operator("bitmap.popcount", "backend, words", cpu=cpu_popcount, cuda=cuda_popcount)
+
+INVERT = Operator("bitmap.invert", "backend, dst, src, num_bits", cpu=cpu_invert, cuda=cuda_invert)

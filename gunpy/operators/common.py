@@ -5,6 +5,8 @@ from collections import namedtuple
 
 import numpy as np
 
+from gunpy.operators.operator import Operator
+
 __all__ = ["frontier_edges", "degree_sum", "cpu_compact", "chunk_bounds", "problem_data",
            "lower_bound", "device_attributes"]
 
@@ -71,7 +73,7 @@ def degree_sum(backend, offsets, queue, n):
     """``sum(offsets[v + 1] - offsets[v] for v in queue[:n])`` as a Python int."""
     if n == 0:
         return 0
-    return backend.operator("degree_sum")(backend, offsets, queue, n)
+    return DEGREE_SUM(backend, offsets, queue, n)
 
 
 def cpu_degree_sum(backend, offsets, queue, n):
@@ -131,3 +133,7 @@ def without_none(data):
         kept.__module__, kept.__qualname__ = cls.__module__, cls.__qualname__
         _WITHOUT[(cls, absent)] = kept
     return tuple.__new__(kept, [item for item in data if item is not None])
+
+
+DEGREE_SUM = Operator("degree_sum", "backend, offsets, queue, n", cpu=cpu_degree_sum,
+                      cuda=cuda_degree_sum)

@@ -9,6 +9,7 @@ from gunpy.backends.cpu import functor_pair, run_thin
 from gunpy.functor import compile_functor, hooks_cache
 from gunpy.operators.common import problem_data
 from gunpy.operators.context import callable_module, context_for
+from gunpy.operators.operator import Operator
 
 cuda = None  # numba.cuda once this module makes CUDA code: gunpy.backends.cuda.bind
 
@@ -53,12 +54,11 @@ def cpu_source(hooks, all_vertices):
 
 def execute(ctx, frontier, hooks, data):
     """Apply ``hooks.apply_vertex`` to each item of ``frontier`` (``None``: every vertex)."""
-    backend = ctx.backend
     all_vertices = frontier is None
     queue, length, n = ctx.items(frontier)
     if n == 0:
         return
-    backend.operator("compute")(ctx, hooks, data, queue, length, n, all_vertices)
+    COMPUTE(ctx, hooks, data, queue, length, n, all_vertices)
 
 
 def cuda_execute(ctx, hooks, data, queue, length, n, all_vertices):
@@ -89,6 +89,10 @@ def run(ctx, frontier, hooks, data):
         frontier.ensure_queue(ctx.scratch)
     execute(ctx, frontier, hooks, data)
     return frontier
+
+
+COMPUTE = Operator("compute", "ctx, hooks, data, queue, length, n, all_vertices", cpu=cpu_execute,
+                   cuda=cuda_execute)
 
 
 callable_module(__name__, compute)

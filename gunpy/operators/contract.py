@@ -32,6 +32,7 @@ import numpy as np
 
 from gunpy.backends import get_backend
 from gunpy.operators.context import callable_module, context_for
+from gunpy.operators.operator import Operator
 
 __all__ = ["contract", "run", "cpu_contract", "cuda_contract"]
 
@@ -200,9 +201,12 @@ def run(ctx, labels):
     n = G.num_vertices
     if labels.shape[0] != n or labels.dtype != np.int64:
         raise ValueError(f"labels must be an int64 array of {n} vertex ids")
-    offsets, cols, sums = ctx.backend.operator("contract")(ctx, G, labels)
+    offsets, cols, sums = CONTRACT(ctx, G, labels)
     ctx.log(edges=G.num_edges, strategy="contract")
     return Graph(offsets, cols, sums, directed=False, _trusted=True)
+
+
+CONTRACT = Operator("contract", "ctx, G, labels", cpu=cpu_contract, cuda=cuda_contract)
 
 
 callable_module(__name__, contract)

@@ -52,6 +52,7 @@ from gunpy.operators.advance.common import cuda_weight
 from gunpy.operators.common import problem_data
 from gunpy.operators.context import callable_module, context_for
 from gunpy.operators.intersect_cpu import _STRICT, _merge, cpu_execute, cpu_kernel, cpu_source
+from gunpy.operators.operator import Operator
 
 cuda = None  # numba.cuda once this module makes CUDA code: gunpy.backends.cuda.bind
 
@@ -315,7 +316,7 @@ def execute(ctx, hooks, data, left, right, counts=None):
     is not written)."""
     if ctx.graph.num_edges == 0:
         return 0, 0
-    return ctx.backend.operator("intersect")(ctx, hooks, data, left, right, counts)
+    return INTERSECT(ctx, hooks, data, left, right, counts)
 
 
 def cuda_execute(ctx, hooks, data, left, right, counts=None):
@@ -435,6 +436,10 @@ def run(ctx, hooks, data, left, right, counts=None):
     matches, read = execute(ctx, hooks, data, left, right, counts)
     ctx.log(edges=read, strategy="intersect")
     return matches
+
+
+INTERSECT = Operator("intersect", "ctx, hooks, data, left, right, counts", cpu=cpu_execute,
+                     cuda=cuda_execute)
 
 
 callable_module(__name__, intersect)

@@ -35,6 +35,7 @@ from gunpy.backends.cpu import run_thin
 from gunpy.functor import hooks_cache
 from gunpy.operators.advance.common import (PushSpec, cpu_visit, cuda_accept, cuda_block_expand,
                                            cuda_weight)
+from gunpy.operators.operator import Operator
 
 cuda = None  # numba.cuda once this module makes CUDA code: gunpy.backends.cuda.bind
 
@@ -348,8 +349,7 @@ def run(ctx, frontier, out, hooks, data, *, limit, edges=None, max_levels=None,
     dg = ctx.backend.graph(ctx.graph)
     spec = LevelsSpec(bool(dg.weighted), bool(skip_visited), bool(mark_visited),
                       not (hooks.default_cond_vertex and hooks.default_apply_vertex))
-    levels = ctx.backend.operator("advance.levels")(
-        ctx, dg, frontier, out, hooks, data, edges=-1 if edges is None else int(edges),
+    levels = LEVELS(ctx, dg, frontier, out, hooks, data, edges=-1 if edges is None else int(edges),
         limit=int(limit), max_levels=max_levels, spec=spec, rule=rule)
     if len(levels):
         # the first level is the caller's iteration; the others are logged as their own,
@@ -379,3 +379,8 @@ def fused(ctx, frontier, out, hooks, data, plan, *, push_pull=None, visited=Fals
     if push_pull is not None:
         push_pull.pushed(levels)
     return out
+
+
+LEVELS = Operator("advance.levels",
+                  "ctx, dg, frontier, out, hooks, data, *, edges, limit, max_levels, spec, rule",
+                  cpu=cpu_levels, cuda=cuda_levels)

@@ -47,6 +47,7 @@ from gunpy.operators.advance.common import cpu_weight, cuda_weight
 from gunpy.operators.common import problem_data
 from gunpy.operators.context import callable_module, context_for
 from gunpy.operators.neighbor_mode import key_sorter
+from gunpy.operators.operator import Operator
 
 cuda = None  # numba.cuda once this module makes CUDA code: gunpy.backends.cuda.bind
 
@@ -318,7 +319,7 @@ def execute(ctx, frontier, hooks, data, out, rounds=0):
         return 0
     keys = ctx.scratch("neighbor_best.keys", max(1, dg.num_edges), np.int64)
     sums = ctx.scratch("neighbor_best.sums", max(1, dg.num_edges), np.float64)
-    return backend.operator("neighbor_best")(ctx, dg, hooks, data, out, keys, sums, queue,
+    return NEIGHBOR_BEST(ctx, dg, hooks, data, out, keys, sums, queue,
                                              length, n, all_vertices, rounds)
 
 
@@ -422,6 +423,12 @@ def run(ctx, frontier, hooks, data, out, rounds=None):
     read = execute(ctx, frontier, hooks, data, out, int(rounds or 0))
     ctx.log(edges=read or 0, direction="pull", strategy="neighbor_best")
     return out
+
+
+NEIGHBOR_BEST = Operator("neighbor_best",
+                         "ctx, dg, hooks, data, out, keys, sums, queue, length, n, "
+                         "all_vertices, rounds",
+                         cpu=cpu_execute, cuda=cuda_execute)
 
 
 callable_module(__name__, neighbor_best)

@@ -26,6 +26,7 @@ from gunpy.functor import compile_functor, hooks_cache
 from gunpy.operators.advance.common import cpu_weight, cuda_weight
 from gunpy.operators.common import problem_data
 from gunpy.operators.context import callable_module, context_for
+from gunpy.operators.operator import Operator
 
 cuda = None  # numba.cuda once this module makes CUDA code: gunpy.backends.cuda.bind
 
@@ -114,7 +115,7 @@ def execute(ctx, frontier, hooks, data, out):
     if n == 0:
         return 0
     dg = backend.graph(ctx.graph)
-    return backend.operator("neighbor_mex")(ctx, dg, hooks, data, out, queue, length, n,
+    return NEIGHBOR_MEX(ctx, dg, hooks, data, out, queue, length, n,
                                             all_vertices)
 
 
@@ -186,6 +187,11 @@ def run(ctx, frontier, hooks, data, out):
     read = execute(ctx, frontier, hooks, data, out)
     ctx.log(edges=read or 0, direction="pull", strategy="neighbor_mex")
     return out
+
+
+NEIGHBOR_MEX = Operator("neighbor_mex",
+                        "ctx, dg, hooks, data, out, queue, length, n, all_vertices",
+                        cpu=cpu_execute, cuda=cuda_execute)
 
 
 callable_module(__name__, neighbor_mex)

@@ -33,6 +33,7 @@ from gunpy.functor import compile_functor, hooks_cache
 from gunpy.operators.advance.common import cpu_weight, cuda_weight
 from gunpy.operators.common import problem_data
 from gunpy.operators.context import callable_module, context_for
+from gunpy.operators.operator import Operator
 
 cuda = None  # numba.cuda once this module makes CUDA code: gunpy.backends.cuda.bind
 
@@ -300,7 +301,7 @@ def execute(ctx, frontier, hooks, data, out, edges):
     # every vertex's keys in its own slots: an edge's out and in positions
     keys = ctx.scratch("neighbor_mode.keys", max(1, dg.num_edges * (outgoing + incoming)),
                        np.int64)
-    return backend.operator("neighbor_mode")(ctx, dg, hooks, data, out, keys, queue, length, n,
+    return NEIGHBOR_MODE(ctx, dg, hooks, data, out, keys, queue, length, n,
                                              all_vertices, outgoing, incoming)
 
 
@@ -386,6 +387,12 @@ def run(ctx, frontier, hooks, data, out, edges="both"):
     read = execute(ctx, frontier, hooks, data, out, edges)
     ctx.log(edges=read or 0, direction="pull", strategy="neighbor_mode")
     return out
+
+
+NEIGHBOR_MODE = Operator("neighbor_mode",
+                         "ctx, dg, hooks, data, out, keys, queue, length, n, all_vertices, "
+                         "outgoing, incoming",
+                         cpu=cpu_execute, cuda=cuda_execute)
 
 
 callable_module(__name__, neighbor_mode)

@@ -30,6 +30,7 @@ from gunpy.functor import compile_functor, hooks_cache, reads_edge_data
 from gunpy.operators.advance.common import cpu_weight, cuda_weight
 from gunpy.operators.common import degree_sum, problem_data
 from gunpy.operators.context import callable_module, context_for
+from gunpy.operators.operator import Operator
 from gunpy.operators.reduce import combiner
 
 cuda = None  # numba.cuda once this module makes CUDA code: gunpy.backends.cuda.bind
@@ -285,7 +286,7 @@ def execute(ctx, frontier, hooks, data, out, *, edges="in", mapping="auto", op="
         if sums is not None:
             backend.fill(sums, 0.0)
         return 0
-    impl = backend.operator("neighbor_reduce")
+    impl = NEIGHBOR_REDUCE.on(backend)
     args = (ctx, dg, hooks, data, out, queue, length, n, all_vertices, incoming, mapping, op)
     # the fused apply and its sums only when asked: implementations that predate them
     # keep working for everything else
@@ -413,6 +414,12 @@ def run(ctx, frontier, hooks, data, out, edges, mapping, op, apply=False, aggreg
     if sums is None:
         return out
     return tuple(ctx.backend.read_head(sums, aggregates).tolist())
+
+
+NEIGHBOR_REDUCE = Operator("neighbor_reduce",
+                           "ctx, dg, hooks, data, out, queue, length, n, all_vertices, "
+                           "incoming, mapping, op, *, apply, sums",
+                           cpu=cpu_execute, cuda=cuda_execute)
 
 
 callable_module(__name__, neighbor_reduce)

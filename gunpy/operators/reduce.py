@@ -9,6 +9,7 @@ import functools
 import numpy as np
 
 from gunpy.operators.context import callable_module
+from gunpy.operators.operator import Operator
 
 cuda = None  # numba.cuda once this module makes CUDA code: gunpy.backends.cuda.bind
 
@@ -74,7 +75,7 @@ def reduce_array(backend, arr, n=None, op="sum"):
     if op not in OPS:
         raise ValueError(f"unknown reduction {op!r}; valid: {OPS}")
     n = arr.shape[0] if n is None else int(n)
-    return backend.operator("reduce")(backend, arr, n, op)
+    return REDUCE(backend, arr, n, op)
 
 
 def cpu_reduce(backend, arr, n, op):
@@ -115,7 +116,7 @@ def _iota():
 
 def iota(backend, out, n):
     """``out[i] = i`` for ``i < n``."""
-    backend.operator("iota")(backend, out, n)
+    IOTA(backend, out, n)
 
 
 def cpu_iota(backend, out, n):
@@ -147,6 +148,11 @@ def reduce(array, op="sum", n=None, *, context=None):
         from gunpy.backends import get_backend
         backend = get_backend("cpu" if isinstance(array, np.ndarray) else "cuda")
     return reduce_array(backend, array, n, op)
+
+
+REDUCE = Operator("reduce", "backend, arr, n, op", cpu=cpu_reduce, cuda=cuda_reduce)
+
+IOTA = Operator("iota", "backend, out, n", cpu=cpu_iota, cuda=cuda_iota)
 
 
 callable_module(__name__, reduce)

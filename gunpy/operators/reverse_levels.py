@@ -44,6 +44,7 @@ from gunpy.operators import neighbor_reduce as nr
 from gunpy.operators.advance.common import cpu_weight, cuda_weight
 from gunpy.operators.common import problem_data
 from gunpy.operators.context import callable_module, context_for
+from gunpy.operators.operator import Operator
 
 cuda = None  # numba.cuda once this module makes CUDA code: gunpy.backends.cuda.bind
 
@@ -148,7 +149,7 @@ def group(graph, levels, num_levels, store, *, context=None):
 def run_group(ctx, levels, num_levels, store):
     """:func:`group` once its arguments are checked."""
     ids, offsets, lengths, row = store.layout(ctx.num_vertices, num_levels, ctx.index_dtype)
-    host, rows = ctx.backend.operator("levels.group")(ctx, levels, num_levels, ids, offsets,
+    host, rows = GROUP(ctx, levels, num_levels, ids, offsets,
                                                       lengths, row)
     store.set_offsets(host, rows=rows)
     return store
@@ -324,7 +325,7 @@ def run(ctx, store, hooks, data, out, start, stop, edges, op, apply=False, step=
         return 0
     incoming = edges == "in"
     dg = ctx.backend.graph(ctx.graph, csc=incoming)
-    read = ctx.backend.operator("levels.reverse_reduce")(ctx, dg, hooks, data, out, store,
+    read = REVERSE_REDUCE(ctx, dg, hooks, data, out, store,
                                                          start, stop, incoming, op, apply, step)
     if read[0] is not None:
         ctx.log(edges=read[0], direction="pull", strategy="neighbor_reduce")
@@ -403,6 +404,14 @@ def reverse_levels(graph, store, functor, data, out, *, start, stop=None, edges=
               int(start), int(stop), edges, op, bool(apply), step)
     ctx.done()
     return ran
+
+
+GROUP = Operator("levels.group", "ctx, levels, num_levels, ids, offsets, lengths, row",
+                 cpu=cpu_group, cuda=cuda_group)
+
+REVERSE_REDUCE = Operator("levels.reverse_reduce",
+                          "ctx, dg, hooks, data, out, store, start, stop, incoming, op, apply",
+                          cpu=cpu_reverse_reduce, cuda=cuda_reverse_reduce)
 
 
 callable_module(__name__, reverse_levels)

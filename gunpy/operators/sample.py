@@ -22,6 +22,7 @@ from gunpy.functor import compile_functor, hooks_cache
 from gunpy.operators.advance.common import cpu_weight, cuda_weight
 from gunpy.operators.common import problem_data
 from gunpy.operators.context import callable_module, context_for
+from gunpy.operators.operator import Operator
 
 cuda = None  # numba.cuda once this module makes CUDA code: gunpy.backends.cuda.bind
 
@@ -98,7 +99,7 @@ def execute(ctx, frontier, hooks, data, k):
     if n == 0 or k == 0:
         return 0
     dg = backend.graph(ctx.graph)
-    return backend.operator("sample")(ctx, dg, hooks, data, queue, length, n, all_vertices,
+    return SAMPLE(ctx, dg, hooks, data, queue, length, n, all_vertices,
                                       np.int64(k))
 
 
@@ -166,6 +167,10 @@ def run(ctx, frontier, hooks, data, k):
     visited = execute(ctx, frontier, hooks, data, k)
     ctx.log(edges=visited or 0, direction="push", strategy="sample")
     return frontier
+
+
+SAMPLE = Operator("sample", "ctx, dg, hooks, data, queue, length, n, all_vertices, k",
+                  cpu=cpu_execute, cuda=cuda_execute)
 
 
 callable_module(__name__, sample)

@@ -47,8 +47,9 @@ from gunpy.functor import compile_functor
 from gunpy.graph import Graph
 from gunpy.operators.common import problem_data
 from gunpy.operators.context import callable_module, context_for
+from gunpy.operators.operator import Operator
 from gunpy.operators.scan import cpu_exclusive_scan
-# the CUDA implementations live beside; the backends' operator table names them here
+# the CUDA implementations live beside; the operators below name them
 from gunpy.operators.spgemm_cuda import (cuda_execute, cuda_kernel, cuda_product,  # noqa: F401
                                          cuda_structure)
 
@@ -444,7 +445,7 @@ def structure(left, right, *, exclude=None, context=None):
     backend = ctx.backend
     lg, rg = backend.graph(left), backend.graph(right)
     offsets = backend.empty(n + 1, np.int64)
-    impl = backend.operator("spgemm.structure")
+    impl = STRUCTURE.on(backend)
     cols = impl(ctx, lg, rg, xg, offsets, exclude is not None)
     offsets, cols = _host(backend, offsets), _host(backend, cols)
     ctx.log(strategy="spgemm.structure")
@@ -482,8 +483,7 @@ def product(left, right, functor, data=None, *, exclude=None, context=None):
     n, xg, ctx = _operands(left, right, exclude, context)
     backend = ctx.backend
     offsets = backend.empty(n + 1, np.int64)
-    cols, terms = backend.operator("spgemm.product")(
-        ctx, compile_functor(functor, backend), data, backend.graph(left),
+    cols, terms = PRODUCT(ctx, compile_functor(functor, backend), data, backend.graph(left),
         backend.graph(right), xg, offsets, exclude is not None)
     ctx.log(edges=terms, strategy="spgemm.product")
     return Graph(_host(backend, offsets), _host(backend, cols), None, directed=True,
@@ -548,9 +548,18 @@ def run(ctx, hooks, data, left, right):
     """:func:`spgemm` once its arguments are checked (``hooks``: the compiled functor)."""
     if ctx.graph.num_edges == 0:
         return 0
-    terms = ctx.backend.operator("spgemm")(ctx, hooks, data, left, right)
+    terms = SPGEMM(ctx, hooks, data, left, right)
     ctx.log(edges=terms, strategy="spgemm")
     return terms
+
+
+STRUCTURE = Operator("spgemm.structure", "ctx, lg, rg, xg, offsets, exclude", cpu=cpu_structure,
+                     cuda=cuda_structure)
+
+SPGEMM = Operator("spgemm", "ctx, hooks, data, left, right", cpu=cpu_execute, cuda=cuda_execute)
+
+PRODUCT = Operator("spgemm.product", "ctx, hooks, data, lg, rg, xg, offsets, exclude",
+                   cpu=cpu_product, cuda=cuda_product)
 
 
 callable_module(__name__, spgemm)

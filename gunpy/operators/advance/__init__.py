@@ -14,8 +14,9 @@ from gunpy.functor import compile_functor
 from gunpy.operators import bitmap
 from gunpy.operators.advance import merge_path, pull, thread_mapped, twc
 from gunpy.operators.advance.common import OUTPUTS, PushSpec
-from gunpy.operators.common import problem_data
+from gunpy.operators.common import DEGREE_SUM, problem_data
 from gunpy.operators.context import callable_module, context_for
+from gunpy.operators.operator import Operator, forget
 
 __all__ = ["advance", "run", "STRATEGIES", "PULL_MAPPINGS", "LOAD_BALANCE_OPTIONS",
            "Strategy", "register_strategy", "unregister_strategy", "load_balance_options",
@@ -25,8 +26,8 @@ __all__ = ["advance", "run", "STRATEGIES", "PULL_MAPPINGS", "LOAD_BALANCE_OPTION
 #: the directions :func:`advance` takes (an Enactor also offers ``"auto"``)
 DIRECTIONS = ("push", "pull")
 
-#: A registered strategy: ``op`` is the operator its implementations are filed under
-#: in the backends' tables (``"advance.push.<name>"`` / ``"advance.pull.<name>"``),
+#: A registered strategy: ``op`` is its :class:`~gunpy.operators.operator.Operator`
+#: (named ``"advance.push.<name>"`` / ``"advance.pull.<name>"``),
 #: ``auto(edges, frontier_size, threshold[, largest])`` says when ``load_balance="auto"``
 #: takes it (None: never), ``backends`` the backend names it has implementations for.
 Strategy = namedtuple("Strategy", "name kind op auto backends")
@@ -52,6 +53,10 @@ AUTO_HUB_DEGREE = 32
 
 _KINDS = ("push", "pull")
 
+#: the arguments of a push strategy's and of a pull mapping's implementations
+_PUSH = "ctx, dg, frontier, out, hooks, data, *, edges, spec"
+_PULL = "ctx, dg, visited, input_bits, next_bits, hooks, data, *, mapping, early_exit"
+
 
 def register_strategy(name, module=None, *, kind="push", auto=None, replace=False,
                       **implementations):
@@ -61,10 +66,9 @@ def register_strategy(name, module=None, *, kind="push", auto=None, replace=Fals
     It has one implementation per backend, given as keywords named after the
     registered backends (``cpu=f, cuda=g``) or as a ``module`` with functions
     ``cpu_execute``, ``cuda_execute``, ... (a module with only ``execute`` runs
-    that on every backend). gunpy's own strategies are registered this way; the
-    implementations go into the backends' operator tables as
-    ``"advance.<kind>.<name>"`` (:func:`gunpy.backends.base.implement`), so an
-    implementation never tests which backend it is on.
+    that on every backend). gunpy's own strategies are registered this way: each is
+    an :class:`~gunpy.operators.operator.Operator` called ``"advance.<kind>.<name>"``
+    holding them, so an implementation never tests which backend it is on.
 
     A push implementation is called ``f(ctx, dg, frontier, out, hooks, data, *, edges,
     spec)`` and push-advances ``frontier`` into ``out`` (see
@@ -100,7 +104,6 @@ def register_strategy(name, module=None, *, kind="push", auto=None, replace=Fals
     implementation without that interface.
     """
     from gunpy import backends
-    from gunpy.backends.base import check_implementation, implement
     if kind not in _KINDS:
         raise ValueError(f"unknown strategy kind {kind!r}; valid: 'push', 'pull'")
     registry = STRATEGIES if kind == "push" else PULL_MAPPINGS
@@ -120,12 +123,11 @@ def register_strategy(name, module=None, *, kind="push", auto=None, replace=Fals
         raise TypeError(f"strategy {name!r}: no implementation; give one per backend "
                         "(cpu=..., cuda=...) or a module with cpu_execute / cuda_execute / "
                         "execute")
-    op = f"advance.{kind}.{name}"
-    for backend, impl in impls.items():
-        check_implementation(op, impl, who=f"strategy {name!r}")
-    unregister_strategy(name, kind=kind, missing_ok=True)
-    for backend, impl in impls.items():
-        implement(backend, op, impl)
+    try:  # each implementation checked against the arguments; registered once all fit
+        op = Operator(f"advance.{kind}.{name}", _PUSH if kind == "push" else _PULL, **impls)
+    except TypeError as exc:
+        raise TypeError(f"strategy {name!r}: {exc}") from None
+    registry.pop(name, None)  # a replaced strategy moves to the end
     registry[name] = Strategy(name, kind, op, auto, tuple(impls))
     _options_changed()
     return registry[name]
@@ -142,11 +144,10 @@ def _module_implementations(module):
 
 def unregister_strategy(name, *, kind="push", missing_ok=False):
     """Remove strategy ``name`` and its implementations from every backend."""
-    from gunpy.backends.base import retract
     registry = STRATEGIES if kind == "push" else PULL_MAPPINGS
     if registry.pop(name, None) is None and not missing_ok:
         raise KeyError(f"no {kind} strategy {name!r}")
-    retract(f"advance.{kind}.{name}")
+    forget(f"advance.{kind}.{name}")
     _options_changed()
 
 
@@ -284,10 +285,10 @@ class Push:
         self.spec = PushSpec(ctx.graph.weighted, output, bool(mark_visited), bool(skip_visited))
         self.load_balance, self.threshold = load_balance, threshold
         # a backend may run thin frontiers its own way whatever the strategy (the CPU: one pass)
-        self.thin = backend.operator("advance.thin", _no_thin)
-        self.impls = {name: backend.operator(s.op) for name, s in STRATEGIES.items()
+        self.thin = thread_mapped.THIN.on(backend, _no_thin)
+        self.impls = {name: s.op.on(backend) for name, s in STRATEGIES.items()
                       if load_balance in ("auto", name)}
-        self.degree_sum = backend.operator("degree_sum")
+        self.degree_sum = DEGREE_SUM.on(backend)
         self.generation = _generation
 
     def __call__(self, frontier, out, data):
@@ -411,7 +412,7 @@ def _pull(ctx, frontier, hooks, data, out, mask, update_mask, pull_input, mappin
     backend = ctx.backend
     if mapping not in PULL_MAPPINGS:
         raise ValueError(f"unknown pull mapping {mapping!r}; valid: {pull_mapping_options()}")
-    impl = backend.operator(PULL_MAPPINGS[mapping].op)
+    impl = PULL_MAPPINGS[mapping].op.on(backend)
     # gunpy's own pull kernels read in_edge_ids only for hooks that read edge / weight (a
     # registered mapping may read them itself: it gets them)
     ids = impl not in (pull.cpu_execute, pull.cuda_execute) or \

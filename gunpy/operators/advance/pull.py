@@ -295,9 +295,9 @@ def execute(ctx, dg, visited, input_bits, next_bits, hooks, data, *, mapping="au
 
     ``dg`` must carry the CSC view; ``next_bits`` receives the found vertices.
     """
-    return ctx.backend.operator(f"advance.pull.{mapping}")(
-        ctx, dg, visited, input_bits, next_bits, hooks, data, mapping=mapping,
-        early_exit=early_exit)
+    from gunpy.operators.advance import PULL_MAPPINGS  # (which imports this module)
+    return PULL_MAPPINGS[mapping].op(ctx, dg, visited, input_bits, next_bits, hooks, data,
+                                     mapping=mapping, early_exit=early_exit)
 
 
 _ZEROS3 = np.zeros(3, dtype=np.int64)

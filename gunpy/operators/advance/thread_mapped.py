@@ -13,8 +13,8 @@ second pass packs the slices (no shared counter).
 Every push strategy module has this shape: ``cuda_kernel(hooks, spec)``,
 ``cpu_kernel(hooks, spec)`` and one ``<backend>_execute(ctx, dg, frontier, out,
 hooks, data, *, edges, spec)`` per backend, which
-:func:`gunpy.operators.advance.register_strategy` files in that backend's
-operator table as ``"advance.push.<name>"``; ``spec`` is a
+:func:`gunpy.operators.advance.register_strategy` makes the operator
+``"advance.push.<name>"``; ``spec`` is a
 :class:`~gunpy.operators.advance.common.PushSpec`.
 """
 
@@ -24,6 +24,7 @@ from gunpy.backends.cpu import functor_pair, run_thin
 from gunpy.functor import hooks_cache
 from gunpy.operators.advance.common import cpu_visit, cuda_visit
 from gunpy.operators.common import cpu_compact
+from gunpy.operators.operator import Operator
 from gunpy.operators.scan import cpu_chunk_offsets
 
 cuda = None  # numba.cuda once this module makes CUDA code: gunpy.backends.cuda.bind
@@ -138,3 +139,9 @@ def cpu_thin(ctx, dg, frontier, out, hooks, data, *, edges, spec):
         return False
     cpu_serial(ctx, dg, frontier, out, hooks, data, spec)
     return True
+
+
+#: a push advance that a backend may run its own way whatever the strategy, before
+#: the strategy's: it returns True when it did (the CPU runs a thin frontier as one pass)
+THIN = Operator("advance.thin", "ctx, dg, frontier, out, hooks, data, *, edges, spec",
+                cpu=cpu_thin)

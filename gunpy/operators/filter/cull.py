@@ -30,6 +30,7 @@ from gunpy import atomics
 from gunpy.functor import hooks_cache
 from gunpy.operators.common import cpu_compact
 from gunpy.operators.filter import predicated
+from gunpy.operators.operator import Operator
 
 cuda = None  # numba.cuda once this module makes CUDA code: gunpy.backends.cuda.bind
 
@@ -166,7 +167,6 @@ def execute(ctx, frontier, out, hooks, data, *, visited=None):
     ``visited`` defaults to the enactor's visited bitmap; a freshly cleared
     bitmap instead makes this a per-call duplicate remover (``mode="unique"``).
     """
-    backend = ctx.backend
     n = frontier.size
     out.reserve(n)
     if n == 0:
@@ -176,7 +176,7 @@ def execute(ctx, frontier, out, hooks, data, *, visited=None):
         raise ValueError("culling filters work on vertex frontiers")
     if visited is None:
         visited = ctx.visited_words()
-    return backend.operator("filter.cull")(ctx, frontier, out, hooks, data, visited)
+    return CULL(ctx, frontier, out, hooks, data, visited)
 
 
 def cuda_execute(ctx, frontier, out, hooks, data, visited):
@@ -208,3 +208,7 @@ def cpu_execute(ctx, frontier, out, hooks, data, visited):
     parallel(frontier.queue, n, tmp, starts, counts, culled, nchunks, visited, data)
     out.set_size(cpu_compact(tmp, starts, counts, nchunks, out.queue))
     return int(culled.sum())
+
+
+CULL = Operator("filter.cull", "ctx, frontier, out, hooks, data, visited", cpu=cpu_execute,
+                cuda=cuda_execute)

@@ -21,6 +21,7 @@ from gunpy.functor import hooks_cache
 from gunpy.operators import scan
 from gunpy.operators.advance.common import cpu_weight, cuda_weight
 from gunpy.operators.common import cpu_compact
+from gunpy.operators.operator import Operator
 
 cuda = None  # numba.cuda once this module makes CUDA code: gunpy.backends.cuda.bind
 
@@ -150,7 +151,7 @@ def execute(ctx, frontier, out, hooks, data):
         return
     on_edges = frontier.kind == "edge"
     dg = ctx.backend.graph(ctx.graph, coo=on_edges)
-    ctx.backend.operator("filter.predicated")(ctx, frontier, out, hooks, data, dg, on_edges)
+    PREDICATED(ctx, frontier, out, hooks, data, dg, on_edges)
 
 
 def cuda_execute(ctx, frontier, out, hooks, data, dg, on_edges):
@@ -180,3 +181,7 @@ def cpu_execute(ctx, frontier, out, hooks, data, dg, on_edges):
     tmp = ctx.scratch(f"filter.tmp.{frontier.kind}", n, frontier.dtype)
     parallel(frontier.queue, n, tmp, starts, counts, nchunks, *args)
     out.set_size(cpu_compact(tmp, starts, counts, nchunks, out.queue))
+
+
+PREDICATED = Operator("filter.predicated", "ctx, frontier, out, hooks, data, dg, on_edges",
+                      cpu=cpu_execute, cuda=cuda_execute)

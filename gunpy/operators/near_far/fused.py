@@ -20,6 +20,7 @@ from gunpy.functor import hooks_cache
 from gunpy.operators.advance.common import cpu_weight, cuda_block_expand, cuda_weight
 from gunpy.operators.near_far.band import FAR, NEAR, cpu_band, cpu_raise_level
 from gunpy.operators.near_far.split import lowest_priority
+from gunpy.operators.operator import Operator
 
 cuda = None  # numba.cuda once this module makes CUDA code: gunpy.backends.cuda.bind
 
@@ -453,3 +454,7 @@ def cuda_fused(queue, frontier, out, hooks, data, weighted, limit):
     if out.size == 0 and far.size:
         return queue.refill(out, hooks, data)  # the far pile outgrew CUDA_FAR_LIMIT
     return out
+
+
+FUSED = Operator("near_far.fused", "queue, frontier, out, hooks, data, weighted, limit",
+                 cpu=cpu_fused, cuda=cuda_fused)

@@ -16,6 +16,8 @@ import numpy as np
 from gunpy.frontier import Frontier
 from gunpy.operators import bitmap
 from gunpy.operators.near_far.band import raise_level
+from gunpy.operators.near_far.fused import FUSED
+from gunpy.operators.near_far.split import MIN_PRIORITY, SPLIT
 
 __all__ = ["NearFarQueue"]
 
@@ -98,12 +100,12 @@ class NearFarQueue:
             ctx.scratch("pq.seen", bitmap.num_words(ctx.num_vertices), np.uint32)
         if dedupe:
             backend.fill(seen, 0)
-        backend.operator("near_far.split")(ctx, frontier, out, far_out, hooks, data, self.level,
+        SPLIT(ctx, frontier, out, far_out, hooks, data, self.level,
                                            float(floor), dedupe, seen)
 
     def min_far_priority(self, hooks, data):
         """The lowest priority on the far pile (inf when it is empty)."""
-        return self.backend.operator("near_far.min_priority")(self.backend, self.far, hooks, data)
+        return MIN_PRIORITY.on(self.backend)(self.backend, self.far, hooks, data)
 
     def next(self, frontier, out, hooks, data, *, dedupe=False):
         """The next near frontier (in ``out``); the rest of ``frontier`` joins the far pile.
@@ -148,7 +150,7 @@ class NearFarQueue:
         if limit is None:
             return None
         frontier.ensure_queue(self.ctx.scratch)
-        fused = self.backend.operator("near_far.fused", default=_not_fused)
+        fused = FUSED.on(self.backend, _not_fused)
         weighted = self.backend.graph(self.ctx.graph).weighted
         return fused(self, frontier, out, hooks, data, weighted, int(limit))
 

@@ -15,6 +15,7 @@ from gunpy.backends.cpu import functor_pair, run_thin
 from gunpy.functor import hooks_cache
 from gunpy.operators.common import cpu_compact, device_attributes
 from gunpy.operators.near_far.band import FAR, NEAR, cpu_band
+from gunpy.operators.operator import Operator
 
 cuda = None  # numba.cuda once this module makes CUDA code: gunpy.backends.cuda.bind
 
@@ -169,7 +170,7 @@ def _cpu_kernels(hooks):
     return functor_pair(_cpu_split_source, hooks, ()), kernel_pair(min_priority)
 
 
-# -- the backends' implementations (named in their operator tables) --------------------
+# -- the backends' implementations (the operators at the end name them) ---------------
 def cuda_split(ctx, frontier, out, far_out, hooks, data, level, floor, dedupe, seen):
     backend = ctx.backend
     k_split, _ = _cuda_kernels(hooks, backend.block_size)
@@ -229,3 +230,11 @@ def cpu_min_priority(backend, far, hooks, data):
     if n < backend.serial_below:
         return float(k_min_serial(far.queue, n, 1, data))
     return float(k_min(far.queue, n, backend.chunks(n), data))
+
+
+SPLIT = Operator("near_far.split",
+                 "ctx, frontier, out, far_out, hooks, data, level, floor, dedupe, seen",
+                 cpu=cpu_split, cuda=cuda_split)
+
+MIN_PRIORITY = Operator("near_far.min_priority", "backend, far, hooks, data", cpu=cpu_min_priority,
+                        cuda=cuda_min_priority)
