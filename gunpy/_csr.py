@@ -42,12 +42,12 @@ import numpy as np
 
 from gunpy._csr_kernels import (
     _block_count, _block_scatter, _block_sort, _block_sort_packed, _column_count,
-    _column_scatter, _column_sort, _keys_to_columns, _prefix_sum, _shift_groups,
-    _symmetry, _twins,
+    _column_scatter, _column_sort, _keys_to_columns, _orient_count, _orient_fill, _prefix_sum,
+    _shift_groups, _symmetry, _twins,
 )
 
 __all__ = ["build_csr", "build_csr_in_place", "transpose_csr", "reverse_edge_ids",
-           "degrees_from_offsets"]
+           "degrees_from_offsets", "orient_by_degree"]
 
 #: Largest edge count (after mirroring) that :func:`build_csr` (unweighted) and
 #: :func:`transpose_csr` handle with NumPy by default; larger graphs use the
@@ -517,3 +517,21 @@ def _transpose_numpy(row_offsets, column_indices, n):
 
 def degrees_from_offsets(offsets):
     return np.diff(offsets)
+
+
+def orient_by_degree(row_offsets, column_indices):
+    """Each edge of a simple undirected CSR (both directions stored, rows strictly
+    increasing) once, from its lower (degree, id) end: ``(offsets, columns)`` with rows
+    still sorted, or None when a row is not strictly increasing. One parallel pass
+    counts, one fills (triangle counting's oriented graph)."""
+    n = row_offsets.shape[0] - 1
+    row_bounds = _row_bounds(row_offsets, 4 * _threads())
+    counts = np.zeros(n + 1, dtype=np.int64)
+    unsorted = np.zeros(row_bounds.shape[0] - 1, dtype=np.bool_)
+    _orient_count(row_bounds, row_offsets, column_indices, counts, unsorted)
+    if unsorted.any():
+        return None
+    _scan(counts)
+    cols = np.empty(int(counts[-1]), dtype=column_indices.dtype)
+    _orient_fill(row_bounds, row_offsets, column_indices, counts, cols)
+    return counts, cols

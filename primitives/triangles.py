@@ -23,6 +23,7 @@ from collections import namedtuple
 import numpy as np
 
 from gunpy import Enactor, Functor, Graph, Problem, atomics
+from gunpy._csr import orient_by_degree
 from gunpy.operators import intersect
 from gunpy.primitives._cache import per_graph
 from gunpy.registry import Primitive, register_primitive, top_vertices
@@ -55,28 +56,16 @@ def orient(G):
     """
     n = G.num_vertices
     ro, ci = G.row_offsets, G.column_indices
-    src = np.repeat(np.arange(n, dtype=ci.dtype), G.out_degrees())
-    if G.directed or not _strictly_sorted(ro, ci, src):
-        # both directions, no self-loops, no repeats, sorted rows
-        U = Graph.from_edges(src, ci, num_vertices=n, directed=False)
-        ro, ci = U.row_offsets, U.column_indices
-        src = np.repeat(np.arange(n, dtype=ci.dtype), U.out_degrees())
     # (a self-loop of an undirected G adds one to a degree: any strict order finds
     # each triangle exactly once, the degrees only keep the out-lists short)
-    deg = np.diff(ro)
-    ds, dd = deg[src], deg[ci]
-    keep = (ds < dd) | ((ds == dd) & (src < ci))
-    offsets = np.zeros(n + 1, dtype=np.int64)
-    np.cumsum(np.bincount(src[keep], minlength=n), out=offsets[1:])
-    return Graph(offsets, ci[keep], directed=True)
-
-
-def _strictly_sorted(ro, ci, src):
-    """Every row strictly increasing (sorted, no repeated column)."""
-    if ci.shape[0] < 2:
-        return True
-    same_row = src[1:] == src[:-1]
-    return not np.any(same_row & (ci[1:] <= ci[:-1]))
+    oriented = None if G.directed else orient_by_degree(ro, ci)
+    if oriented is None:
+        # both directions, no self-loops, no repeats, sorted rows
+        src = np.repeat(np.arange(n, dtype=ci.dtype), G.out_degrees())
+        U = Graph.from_edges(src, ci, num_vertices=n, directed=False)
+        oriented = orient_by_degree(U.row_offsets, U.column_indices)
+    offsets, cols = oriented
+    return Graph(offsets, cols, directed=True, _trusted=True)  # built here, valid
 
 
 class TrianglesProblem(Problem):
