@@ -350,7 +350,7 @@ def run(ctx, frontier, out, hooks, data, *, limit, edges=None, max_levels=None,
     spec = LevelsSpec(bool(dg.weighted), bool(skip_visited), bool(mark_visited),
                       not (hooks.default_cond_vertex and hooks.default_apply_vertex))
     levels = LEVELS(ctx, dg, frontier, out, hooks, data, edges=-1 if edges is None else int(edges),
-        limit=int(limit), max_levels=max_levels, spec=spec, rule=rule)
+                    limit=int(limit), max_levels=max_levels, spec=spec, rule=rule)
     if len(levels):
         # the first level is the caller's iteration; the others are logged as their own,
         # from their (size, edges) rows (the call's time is the first level's)

@@ -320,7 +320,7 @@ def execute(ctx, frontier, hooks, data, out, rounds=0):
     keys = ctx.scratch("neighbor_best.keys", max(1, dg.num_edges), np.int64)
     sums = ctx.scratch("neighbor_best.sums", max(1, dg.num_edges), np.float64)
     return NEIGHBOR_BEST(ctx, dg, hooks, data, out, keys, sums, queue,
-                                             length, n, all_vertices, rounds)
+                         length, n, all_vertices, rounds)
 
 
 def cuda_execute(ctx, dg, hooks, data, out, keys, sums, queue, length, n, all_vertices,

@@ -116,7 +116,7 @@ def execute(ctx, frontier, hooks, data, out):
         return 0
     dg = backend.graph(ctx.graph)
     return NEIGHBOR_MEX(ctx, dg, hooks, data, out, queue, length, n,
-                                            all_vertices)
+                        all_vertices)
 
 
 def cuda_execute(ctx, dg, hooks, data, out, queue, length, n, all_vertices):

@@ -302,7 +302,7 @@ def execute(ctx, frontier, hooks, data, out, edges):
     keys = ctx.scratch("neighbor_mode.keys", max(1, dg.num_edges * (outgoing + incoming)),
                        np.int64)
     return NEIGHBOR_MODE(ctx, dg, hooks, data, out, keys, queue, length, n,
-                                             all_vertices, outgoing, incoming)
+                         all_vertices, outgoing, incoming)
 
 
 def _csc(dg, incoming):

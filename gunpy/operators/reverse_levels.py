@@ -150,7 +150,7 @@ def run_group(ctx, levels, num_levels, store):
     """:func:`group` once its arguments are checked."""
     ids, offsets, lengths, row = store.layout(ctx.num_vertices, num_levels, ctx.index_dtype)
     host, rows = GROUP(ctx, levels, num_levels, ids, offsets,
-                                                      lengths, row)
+                       lengths, row)
     store.set_offsets(host, rows=rows)
     return store
 
@@ -326,7 +326,7 @@ def run(ctx, store, hooks, data, out, start, stop, edges, op, apply=False, step=
     incoming = edges == "in"
     dg = ctx.backend.graph(ctx.graph, csc=incoming)
     read = REVERSE_REDUCE(ctx, dg, hooks, data, out, store,
-                                                         start, stop, incoming, op, apply, step)
+                          start, stop, incoming, op, apply, step)
     if read[0] is not None:
         ctx.log(edges=read[0], direction="pull", strategy="neighbor_reduce")
     else:  # neighbor_reduce logged it

@@ -100,7 +100,7 @@ def execute(ctx, frontier, hooks, data, k):
         return 0
     dg = backend.graph(ctx.graph)
     return SAMPLE(ctx, dg, hooks, data, queue, length, n, all_vertices,
-                                      np.int64(k))
+                  np.int64(k))
 
 
 def cuda_execute(ctx, dg, hooks, data, queue, length, n, all_vertices, k):

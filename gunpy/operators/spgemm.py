@@ -484,7 +484,7 @@ def product(left, right, functor, data=None, *, exclude=None, context=None):
     backend = ctx.backend
     offsets = backend.empty(n + 1, np.int64)
     cols, terms = PRODUCT(ctx, compile_functor(functor, backend), data, backend.graph(left),
-        backend.graph(right), xg, offsets, exclude is not None)
+                          backend.graph(right), xg, offsets, exclude is not None)
     ctx.log(edges=terms, strategy="spgemm.product")
     return Graph(_host(backend, offsets), _host(backend, cols), None, directed=True,
                  _trusted=True), terms

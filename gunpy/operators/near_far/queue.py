@@ -101,11 +101,11 @@ class NearFarQueue:
         if dedupe:
             backend.fill(seen, 0)
         SPLIT(ctx, frontier, out, far_out, hooks, data, self.level,
-                                           float(floor), dedupe, seen)
+              float(floor), dedupe, seen)
 
     def min_far_priority(self, hooks, data):
         """The lowest priority on the far pile (inf when it is empty)."""
-        return MIN_PRIORITY.on(self.backend)(self.backend, self.far, hooks, data)
+        return MIN_PRIORITY(self.backend, self.far, hooks, data)
 
     def next(self, frontier, out, hooks, data, *, dedupe=False):
         """The next near frontier (in ``out``); the rest of ``frontier`` joins the far pile.
