@@ -43,11 +43,11 @@ import numpy as np
 from gunpy._csr_kernels import (
     _block_count, _block_scatter, _block_sort, _block_sort_packed, _column_count,
     _column_scatter, _column_sort, _keys_to_columns, _orient_count, _orient_fill, _prefix_sum,
-    _shift_groups, _symmetry, _twins,
+    _row_order, _shift_groups, _symmetry, _twins,
 )
 
 __all__ = ["build_csr", "build_csr_in_place", "transpose_csr", "reverse_edge_ids",
-           "degrees_from_offsets", "orient_by_degree"]
+           "degrees_from_offsets", "orient_by_degree", "row_order"]
 
 #: Largest edge count (after mirroring) that :func:`build_csr` (unweighted) and
 #: :func:`transpose_csr` handle with NumPy by default; larger graphs use the
@@ -535,3 +535,14 @@ def orient_by_degree(row_offsets, column_indices):
     cols = np.empty(int(counts[-1]), dtype=column_indices.dtype)
     _orient_fill(row_bounds, row_offsets, column_indices, counts, cols)
     return counts, cols
+
+
+def row_order(row_offsets, column_indices):
+    """2 when every neighbour list is strictly increasing, 1 when every one is sorted but
+    some repeat a column, 0 when some list goes down: one parallel pass."""
+    if column_indices.shape[0] < 2:
+        return 2
+    row_bounds = _row_bounds(row_offsets, 4 * _threads())
+    order = np.zeros(row_bounds.shape[0] - 1, dtype=np.int64)
+    _row_order(row_bounds, row_offsets, column_indices, order)
+    return int(order.min()) if order.shape[0] else 2

@@ -496,3 +496,21 @@ def _orient_fill(row_bounds, offsets, col, out_offsets, out_col):
                 if _lower_first(offsets, v, u):
                     out_col[p] = u
                     p += 1
+
+
+@cpu_jit(parallel=True)
+def _row_order(row_bounds, offsets, col, order):
+    # per run of rows: 2 when every row is strictly increasing, 1 when sorted with
+    # repeats, 0 when some row goes down
+    for c in prange(row_bounds.shape[0] - 1):
+        best = 2
+        for v in range(row_bounds[c], row_bounds[c + 1]):
+            for e in range(offsets[v] + 1, offsets[v + 1]):
+                if col[e] < col[e - 1]:
+                    best = 0
+                    break
+                if col[e] == col[e - 1]:
+                    best = 1
+            if best == 0:
+                break
+        order[c] = best

@@ -111,11 +111,13 @@ class Problem:
     ----------
     graph : gunpy.Graph
     backend : {"auto", "cuda", "cpu"} or backend object
+    **options
+        Passed to :meth:`init` (a problem's own settings, e.g. PageRank's ``dtype``).
     """
 
     Data = None
 
-    def __init__(self, graph, *, backend="auto"):
+    def __init__(self, graph, *, backend="auto", **options):
         if not isinstance(graph, Graph):
             raise TypeError(f"expected a gunpy.Graph, got {type(graph).__name__}; build one "
                             "with Graph.from_edges / from_scipy / from_networkx")
@@ -123,11 +125,11 @@ class Problem:
         self.backend = backend if isinstance(backend, Backend) else get_backend(backend)
         self.num_vertices = graph.num_vertices
         self.num_edges = graph.num_edges
-        self.init()
+        self.init(**options)
 
     # -- lifecycle (override) ---------------------------------------------------
     def init(self):
-        """Allocate arrays once per problem."""
+        """Allocate arrays once per problem (with the constructor's ``**options``)."""
 
     def reset(self, **params):
         """Prepare for one run (fill arrays, store the source...)."""

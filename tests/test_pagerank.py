@@ -100,6 +100,40 @@ def test_pagerank_self_loops_kept_match_networkx():
     assert r.to_dict() == pytest.approx(nx.pagerank(g), rel=1e-9)
 
 
+@pytest.mark.parametrize("weights", [False, True])
+@pytest.mark.parametrize("name", ["random_directed", "preferential_hubs", "star_directed_in",
+                                  "disconnected", "self_loops_duplicates", "single_vertex"])
+def test_pagerank_float32_is_networkxs_to_single_precision(name, weights, backend):
+    """dtype="float32" keeps ranks and contributions in single precision (sums in double):
+    networkx's ranks to ~1e-6 relative, as many iterations where tol is loose."""
+    G = weighted_copy(GRAPHS[name]) if weights else GRAPHS[name]
+    want = nx_reference(G, tol=1e-4)
+    r = gunpy.pagerank(G, tol=1e-4, dtype="float32", backend=backend)
+    assert r.rank.dtype == np.float32 and r.converged
+    np.testing.assert_allclose(r.rank, want, rtol=1e-5, atol=1e-7)
+    assert r.iterations == scipy_iterations(G, tol=1e-4)[0]
+    # from a start vector and with a personalisation (their float64 vectors read as is)
+    x = np.arange(G.num_vertices, dtype=np.float64) + 1.0
+    g = to_nx(G)
+    for kw, nx_kw in (({"nstart": x}, {"nstart": dict(enumerate(x))}),
+                      ({"personalization": x}, {"personalization": dict(enumerate(x))})):
+        r = gunpy.pagerank(G, tol=1e-4, dtype="float32", backend=backend, **kw)
+        ref = nx.pagerank(g, tol=1e-4, **nx_kw)
+        np.testing.assert_allclose(r.rank, [ref[v] for v in range(G.num_vertices)],
+                                   rtol=1e-5, atol=1e-7)
+
+
+def test_pagerank_float32_halves_what_an_iteration_keeps():
+    G = GRAPHS["random_directed"]
+    p64 = PageRankProblem(G, backend="cpu")
+    p32 = PageRankProblem(G, backend="cpu", dtype=np.float32)
+    assert p64.dtype == np.float64 and p32.dtype == np.float32
+    e = PageRankEnactor(p32)
+    p32.reset(0.85)
+    e.enact()
+    assert p32.rank.dtype == p32.contrib.dtype == e.split.inv_weight.dtype == np.float32
+
+
 def test_pagerank_bad_options():
     G = GRAPHS["path_directed"]
     with pytest.raises(ValueError, match="alpha"):
@@ -108,6 +142,12 @@ def test_pagerank_bad_options():
         gunpy.pagerank(G, tol=-1, backend="cpu")
     with pytest.raises(ValueError, match="direction"):
         gunpy.pagerank(G, direction="sideways", backend="cpu")
+    with pytest.raises(ValueError, match="unknown PageRank dtype 'float16'"):
+        gunpy.pagerank(G, dtype="float16", backend="cpu")
+    with pytest.raises(ValueError, match="unknown PageRank dtype"):
+        gunpy.pagerank(G, dtype="nope", backend="cpu")
+    with pytest.raises(ValueError, match="pull iteration"):
+        gunpy.pagerank(G, dtype="float32", direction="push", backend="cpu")
 
 
 def test_pagerank_empty_graph():
@@ -117,12 +157,13 @@ def test_pagerank_empty_graph():
 
 
 @pytest.mark.ptx
-@pytest.mark.parametrize("direction", ["pull", "push"])
-def test_pagerank_compiles_to_ptx(direction, ptx_backend):
+@pytest.mark.parametrize("direction,dtype", [("pull", "float64"), ("push", "float64"),
+                                             ("pull", "float32")])
+def test_pagerank_compiles_to_ptx(direction, dtype, ptx_backend):
     from gunpy.testing import PtxBackend
     be = PtxBackend(cc=(9, 0))  # its own: the names are this call's alone
     gunpy.pagerank(weighted_copy(GRAPHS["random_directed"]), direction=direction, max_iter=2,
-                   backend=be)
+                   dtype=dtype, backend=be)
     names = " ".join(be.kernel_names())
     if direction == "pull":  # one fused neighbor-reduce a pass (the graph's split, each iteration)
         assert "by_" in names and "red" not in names and "compute" not in names
