@@ -29,7 +29,7 @@ from collections import namedtuple
 import numba
 import numpy as np
 
-from gunpy import Enactor, Functor, Problem, atomics
+from gunpy import Enactor, Frontier, Functor, Problem, atomics
 from gunpy import operators as ops
 from gunpy.registry import Option, Primitive, register_primitive
 from gunpy.result import Result
@@ -105,6 +105,32 @@ class Flatten(Functor):
         _flatten(data.labels, v)
 
 
+#: the sampled vertices' roots: the labels, the sampled ids, their roots (one slot each)
+PickData = namedtuple("PickData", "labels picks roots")
+
+
+class PickRoot(Functor):
+    """Over the slots ``0..k-1``: the root of sampled vertex ``picks[i]`` (its path
+    flattened on the way, as :class:`Outside` does)."""
+
+    @staticmethod
+    def apply_vertex(i, data):
+        data.roots[i] = _flatten(data.labels, data.picks[i])
+
+
+#: the root count's data: the labels and a one-item counter
+RootData = namedtuple("RootData", "labels count")
+
+
+class CountRoots(Functor):
+    """Count the vertices that are their own label (one per component, once flattened)."""
+
+    @staticmethod
+    def apply_vertex(v, data):
+        if data.labels[v] == v:
+            atomics.add(data.count, 0, 1)
+
+
 class CCProblem(Problem):
     Data = CCData
 
@@ -170,16 +196,18 @@ class CCEnactor(Enactor):
         n = self.num_vertices
         if self.graph.directed or n == 0:
             return -1
-        picks = self.context.kept(  # the same vertices every run on this graph
-            "cc.picks", lambda: np.random.default_rng(0).integers(0, n, min(1024, n)))
-        labels = self.problem.to_host(self.problem.labels)
-        roots = labels[picks]
-        while True:  # up the trees (not flattened yet), every pick a step at a time
-            up = labels[roots]
-            if np.array_equal(up, roots):
-                break
-            roots = up
-        values, counts = np.unique(roots, return_counts=True)
+        k = min(1024, n)
+        backend = self.backend
+        # the same vertices every run on this graph; their roots found where the labels
+        # are (a CUDA run copies k roots down, not the labels)
+        picks, slots, roots = self.context.kept("cc.picks", lambda: (
+            backend.asarray(np.random.default_rng(0).integers(0, n, k)),
+            backend.asarray(np.arange(k, dtype=self.context.index_dtype)),
+            backend.empty(k, np.int64)))
+        ops.compute(self.graph, Frontier.view(backend, slots, k, name="cc.picks",
+                                              num_vertices=n),
+                    PickRoot, PickData(self.problem.labels, picks, roots), context=self.context)
+        values, counts = np.unique(backend.head_to_host(roots, k), return_counts=True)
         return int(values[np.argmax(counts)])
 
     def is_converged(self, frontier):
@@ -249,12 +277,14 @@ def cc(G, *, sample=2, load_balance="auto", backend="auto"):
     problem.reset(sample=sample)
     enactor = CCEnactor(problem, load_balance=load_balance)
     stats = enactor.enact()
-    labels = problem.extract()
-    # the roots, each its component's smallest id (host ids kept with the graph's context)
-    ids = enactor.context.kept("cc.ids", lambda: np.arange(G.num_vertices, dtype=labels.dtype))
-    num = int(np.count_nonzero(labels == ids))
+    # the roots, each its component's smallest id, counted where the labels are (a CUDA
+    # run's stay on the device: the result copies them when first read)
+    count = enactor.context.scratch("cc.roots", 1, np.int64)
+    problem.backend.fill(count, 0)
+    ops.compute(G, None, CountRoots, RootData(problem.labels, count), context=enactor.context)
+    num = int(problem.backend.read(count, 0))
     stats.extra["components"] = num
-    result = CCResult(G, stats, labels=labels)
+    result = CCResult(G, stats, labels=problem.labels)
     result.num_components = num
     return result
 

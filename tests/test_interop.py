@@ -207,6 +207,30 @@ def test_a_cuda_result_stays_on_the_device_until_read(cuda, monkeypatch):
     assert s.stats.graph500_edges == 0  # counted before pickling: vertex 3 has no out-edges
 
 
+@pytest.mark.sim
+def test_a_device_graphs_components_stay_on_the_device(cuda, monkeypatch):
+    """CC on a device CSR: the labels stay in GPU memory and the components are counted
+    there (no vertex-sized copy down); reading ``labels`` copies them once."""
+    n = 3000
+    ro, ci = _csr(EDGES, n, directed=False)
+    G = gunpy.Graph(cuda.to_device(ro), cuda.to_device(ci), directed=False)
+    copies = _count_copies_down(monkeypatch, G)
+    r = gunpy.cc(G, backend="cuda")
+    assert copies and max(copies) < 4 * n, copies
+    assert "labels" not in vars(r)
+    dev = r.device_array()
+    monkeypatch.undo()
+    g = nx.Graph()
+    g.add_nodes_from(range(n))
+    g.add_edges_from(EDGES)
+    comps = list(nx.connected_components(g))
+    want = np.empty(n, dtype=np.int64)
+    for c in comps:
+        want[list(c)] = min(c)
+    assert r.num_components == len(comps)
+    assert np.array_equal(r.labels, want) and np.array_equal(dev.copy_to_host(), want)
+
+
 def test_results_pickle_and_go_to_torch_from_the_host(monkeypatch):
     G = gunpy.Graph.from_edges([0, 1], [1, 2], num_vertices=4)
     r = gunpy.bfs(G, 0, backend="cpu")
