@@ -22,6 +22,7 @@ from collections import namedtuple
 import numpy as np
 
 from gunpy import INVALID, Enactor, Functor, Problem, atomics
+from gunpy import operators as ops
 from gunpy._inputs import few_to_host
 from gunpy.enactor import DirectionPolicy
 from gunpy.frontier import FrontierStore
@@ -164,15 +165,28 @@ class BCResult(Result):
     _columns = {"centrality": "betweenness_centrality"}
 
 
-def _rescale(values, n, *, normalized, directed):
-    """networkx's ``_rescale`` for ``endpoints=False`` and no sampling, to the bit: a
-    product with networkx's scale (``x * (1 / d)`` may differ from ``x / d`` in the last
-    bit, and networkx's own tests compare BC with BC-subset exactly)."""
+#: the rescale's data: the centrality (scaled in place) and the factor
+ScaleData = namedtuple("ScaleData", "centrality factor")
+
+
+class Scale(Functor):
+    """Multiply each vertex's centrality by ``factor``, where it is (no copy to the host)."""
+
+    @staticmethod
+    def apply_vertex(v, data):
+        data.centrality[v] = data.centrality[v] * data.factor
+
+
+def _scale(n, *, normalized, directed):
+    """networkx's ``_rescale`` factor for ``endpoints=False`` and no sampling, or None (no
+    scaling). To the bit: a product with networkx's scale (``x * (1 / d)`` may differ
+    from ``x / d`` in the last bit, and networkx's own tests compare BC with BC-subset
+    exactly)."""
     if n - 1 < 2:
-        return values
+        return None
     if normalized:
-        return values * (1 / ((n - 1) * (n - 2)))
-    return values * 0.5 if not directed else values
+        return 1 / ((n - 1) * (n - 2))
+    return 0.5 if not directed else None
 
 
 def bc(G, sources=None, *, normalized=False, weighted=False, direction="auto",
@@ -267,9 +281,12 @@ def bc(G, sources=None, *, normalized=False, weighted=False, direction="auto",
         from gunpy.result import Stats
         total = Stats(backend=problem.backend.name)
     total.extra["sources"] = len(srcs)
-    values = _rescale(problem.extract(), G.num_vertices, normalized=normalized,
-                      directed=G.directed)
-    return BCResult(G, total, centrality=values)
+    factor = _scale(G.num_vertices, normalized=normalized, directed=G.directed)
+    if factor is not None:
+        ops.compute(G, None, Scale, ScaleData(problem.centrality, factor),
+                    context=enactor.context)
+    # a CUDA run's centrality stays on the device: the result copies it when first read
+    return BCResult(G, total, centrality=problem.centrality)
 
 
 def _summary(r, G, source):

@@ -231,6 +231,28 @@ def test_a_device_graphs_components_stay_on_the_device(cuda, monkeypatch):
     assert np.array_equal(r.labels, want) and np.array_equal(dev.copy_to_host(), want)
 
 
+@pytest.mark.sim
+@pytest.mark.parametrize("weighted", [False, True])
+def test_a_device_graphs_betweenness_stays_on_the_device(cuda, weighted, monkeypatch):
+    """BC on a device CSR: the centrality is scaled where it is (networkx's factor) and
+    stays in GPU memory; no vertex-sized copy down."""
+    n = 3000
+    ro, ci = _csr(EDGES, n, directed=False)
+    G = gunpy.Graph(cuda.to_device(ro), cuda.to_device(ci), directed=False)
+    copies = _count_copies_down(monkeypatch, G)
+    r = gunpy.bc(G, sources=[0, 1, 5], weighted=weighted, backend="cuda")
+    assert copies and max(copies) < 4 * n, copies
+    assert "centrality" not in vars(r)
+    monkeypatch.undo()
+    g = nx.Graph()
+    g.add_nodes_from(range(n))
+    g.add_edges_from(EDGES)
+    # undirected: networkx halves the sums (gunpy's Scale by 0.5, on the device)
+    want = nx.betweenness_centrality_subset(g, [0, 1, 5], list(g), normalized=False)
+    np.testing.assert_allclose(r.centrality, [want[v] for v in range(n)], rtol=1e-12, atol=0)
+    assert r.centrality.max() > 0
+
+
 def test_results_pickle_and_go_to_torch_from_the_host(monkeypatch):
     G = gunpy.Graph.from_edges([0, 1], [1, 2], num_vertices=4)
     r = gunpy.bfs(G, 0, backend="cpu")
