@@ -253,6 +253,21 @@ def test_a_device_graphs_betweenness_stays_on_the_device(cuda, weighted, monkeyp
     assert r.centrality.max() > 0
 
 
+@pytest.mark.sim
+@pytest.mark.parametrize("name,field", [("kcore", "core"), ("lcc", "lcc"), ("cdlp", "labels"),
+                                        ("triangles", "triangles"), ("spmv", "y"),
+                                        ("cc", "labels"), ("bc", "centrality")])
+def test_cuda_results_stay_on_the_device_and_equal_the_cpus(name, field):
+    G = gunpy.Graph.from_edges([e[0] for e in EDGES], [e[1] for e in EDGES], num_vertices=N,
+                               directed=False)
+    r = getattr(gunpy, name)(G, backend="cuda")
+    assert field not in vars(r)  # not copied down yet
+    dev = r.device_array(field)
+    want = getattr(getattr(gunpy, name)(G, backend="cpu"), field)
+    np.testing.assert_allclose(dev.copy_to_host(), want, rtol=1e-12)
+    np.testing.assert_allclose(getattr(r, field), want, rtol=1e-12)
+
+
 def test_results_pickle_and_go_to_torch_from_the_host(monkeypatch):
     G = gunpy.Graph.from_edges([0, 1], [1, 2], num_vertices=4)
     r = gunpy.bfs(G, 0, backend="cpu")

@@ -200,12 +200,13 @@ class CCEnactor(Enactor):
         backend = self.backend
         # the same vertices every run on this graph; their roots found where the labels
         # are (a CUDA run copies k roots down, not the labels)
-        picks, slots, roots = self.context.kept("cc.picks", lambda: (
+        picks, slots, length, roots = self.context.kept("cc.picks", lambda: (
             backend.asarray(np.random.default_rng(0).integers(0, n, k)),
             backend.asarray(np.arange(k, dtype=self.context.index_dtype)),
+            backend.asarray(np.array([k, 0, -1], dtype=np.int64)),
             backend.empty(k, np.int64)))
         ops.compute(self.graph, Frontier.view(backend, slots, k, name="cc.picks",
-                                              num_vertices=n),
+                                              num_vertices=n, length=length),
                     PickRoot, PickData(self.problem.labels, picks, roots), context=self.context)
         values, counts = np.unique(backend.head_to_host(roots, k), return_counts=True)
         return int(values[np.argmax(counts)])

@@ -218,7 +218,7 @@ def cdlp(G, max_iterations=10, *, backend="auto"):
     problem = CDLPProblem(G, backend=backend)
     problem.reset(max_iterations)
     stats = CDLPEnactor(problem).enact()
-    return CDLPResult(G, stats, labels=problem.extract())
+    return CDLPResult(G, stats, labels=problem.labels)  # a CUDA run's stays on the device
 
 
 def _summary(r, G, source):

@@ -248,8 +248,7 @@ def kcore(G, *, backend="auto"):
     enactor = KCoreEnactor(problem)
     stats = enactor.enact()
     stats.load_balance, stats.direction = enactor.load_balance, "push"
-    core = problem.extract()
-    result = KCoreResult(G, stats, core=core)
+    result = KCoreResult(G, stats, core=problem.core)  # a CUDA run's stays on the device
     result.max_core = int(problem.k) if G.num_vertices else 0
     return result
 

@@ -292,7 +292,7 @@ def lcc(G, *, backend="auto"):
         problem.reset(O)
         enactor = OrientedLCCEnactor(problem)
     stats = enactor.enact()
-    result = LCCResult(G, stats, lcc=problem.extract())
+    result = LCCResult(G, stats, lcc=problem.lcc)  # a CUDA run's stays on the device
     result.average = enactor.total / G.num_vertices if G.num_vertices else float("nan")
     return result
 

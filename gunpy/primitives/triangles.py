@@ -202,7 +202,7 @@ def triangles(G, *, backend="auto"):
     {0: 1, 1: 1, 2: 1, 3: 0}
     """
     problem, enactor, stats = _enact(G, backend, True)
-    result = TrianglesResult(G, stats, triangles=problem.extract())
+    result = TrianglesResult(G, stats, triangles=problem.triangles)  # on the device (CUDA)
     result.count = enactor.count
     return result
 
