@@ -47,7 +47,7 @@ from gunpy._csr_kernels import (
 )
 
 __all__ = ["build_csr", "build_csr_in_place", "transpose_csr", "reverse_edge_ids",
-           "degrees_from_offsets", "orient_by_degree", "row_order"]
+           "degrees_from_offsets", "orient", "row_order"]
 
 #: Largest edge count (after mirroring) that :func:`build_csr` (unweighted) and
 #: :func:`transpose_csr` handle with NumPy by default; larger graphs use the
@@ -519,21 +519,22 @@ def degrees_from_offsets(offsets):
     return np.diff(offsets)
 
 
-def orient_by_degree(row_offsets, column_indices):
+def orient(row_offsets, column_indices, *, by_degree=True):
     """Each edge of a simple undirected CSR (both directions stored, rows strictly
-    increasing) once, from its lower (degree, id) end: ``(offsets, columns)`` with rows
-    still sorted, or None when a row is not strictly increasing. One parallel pass
-    counts, one fills (triangle counting's oriented graph)."""
+    increasing) once, from its lower end to its higher, by (degree, id) or by id
+    alone: ``(offsets, columns)`` with rows still sorted, or None when a row is not
+    strictly increasing. One parallel pass counts, one fills (triangle counting's
+    oriented graph; by id, each row's kept columns are its last ones)."""
     n = row_offsets.shape[0] - 1
     row_bounds = _row_bounds(row_offsets, 4 * _threads())
     counts = np.zeros(n + 1, dtype=np.int64)
     unsorted = np.zeros(row_bounds.shape[0] - 1, dtype=np.bool_)
-    _orient_count(row_bounds, row_offsets, column_indices, counts, unsorted)
+    _orient_count(row_bounds, row_offsets, column_indices, by_degree, counts, unsorted)
     if unsorted.any():
         return None
     _scan(counts)
     cols = np.empty(int(counts[-1]), dtype=column_indices.dtype)
-    _orient_fill(row_bounds, row_offsets, column_indices, counts, cols)
+    _orient_fill(row_bounds, row_offsets, column_indices, by_degree, counts, cols)
     return counts, cols
 
 

@@ -460,17 +460,19 @@ def _keys_to_columns(keys, col, offsets, drop_loops, dedupe):
 
 
 @cpu_jit(inline="always")
-def _lower_first(offsets, v, u):
-    # the edge v - u goes from the lower (degree, id) end to the higher
+def _lower_first(offsets, v, u, by_degree):
+    # the edge v - u goes from the lower end to the higher: by (degree, id), or by id
+    if not by_degree:
+        return v < u
     dv = offsets[v + 1] - offsets[v]
     du = offsets[u + 1] - offsets[u]
     return dv < du or (dv == du and v < u)
 
 
 @cpu_jit(parallel=True)
-def _orient_count(row_bounds, offsets, col, counts, unsorted):
-    # each row's edges to a higher (degree, id) end; a run of rows with a row not strictly
-    # increasing (repeats, or out of order) is flagged
+def _orient_count(row_bounds, offsets, col, by_degree, counts, unsorted):
+    # each row's edges to a higher end; a run of rows with a row not strictly increasing
+    # (repeats, or out of order) is flagged
     for c in prange(row_bounds.shape[0] - 1):
         bad = False
         for v in range(row_bounds[c], row_bounds[c + 1]):
@@ -480,20 +482,25 @@ def _orient_count(row_bounds, offsets, col, counts, unsorted):
                 u = col[e]
                 bad = bad or u <= prev
                 prev = u
-                if _lower_first(offsets, v, u):
+                if _lower_first(offsets, v, u, by_degree):
                     k += 1
             counts[v + 1] = k
         unsorted[c] = bad
 
 
 @cpu_jit(parallel=True)
-def _orient_fill(row_bounds, offsets, col, out_offsets, out_col):
+def _orient_fill(row_bounds, offsets, col, by_degree, out_offsets, out_col):
     for c in prange(row_bounds.shape[0] - 1):
         for v in range(row_bounds[c], row_bounds[c + 1]):
             p = out_offsets[v]
+            if not by_degree:  # a sorted row's higher ids are its last ones
+                for e in range(offsets[v + 1] - (out_offsets[v + 1] - p), offsets[v + 1]):
+                    out_col[p] = col[e]
+                    p += 1
+                continue
             for e in range(offsets[v], offsets[v + 1]):
                 u = col[e]
-                if _lower_first(offsets, v, u):
+                if _lower_first(offsets, v, u, by_degree):
                     out_col[p] = u
                     p += 1
 

@@ -155,9 +155,12 @@ def test_orientation_is_kept_per_graph_and_dropped_with_its_arrays():
 
 @pytest.mark.parametrize("seed", range(4))
 @pytest.mark.parametrize("loops", [False, True])
-def test_orientation_equals_the_degree_order_of_the_raw_edges(seed, loops):
-    """Each edge once, from the lower (stored degree, id) end, rows sorted; the oracle
-    reads the raw edge list (a kept self-loop is stored once and counts once)."""
+@pytest.mark.parametrize("by_degree", [True, False])
+def test_orientation_equals_the_order_of_the_raw_edges(seed, loops, by_degree):
+    """Each edge once, from the lower (stored degree, id) end, or the lower id, rows
+    sorted; the oracle reads the raw edge list (a kept self-loop is stored once and
+    counts once in a degree)."""
+    from gunpy._csr import orient as orient_csr
     rng = np.random.default_rng(seed)
     n = 300
     src, dst = rng.integers(0, n, 3000), rng.integers(0, n, 3000)
@@ -170,14 +173,27 @@ def test_orientation_equals_the_degree_order_of_the_raw_edges(seed, loops):
         if a != b or loops:
             degree[a] += 1
             degree[b] += 1 if a != b else 0
-    want = sorted((a, b) if (degree[a], a) < (degree[b], b) else (b, a)
-                  for a, b in pairs if a != b)
-    O = orient(G)
-    rows = np.repeat(np.arange(n), np.diff(O.row_offsets))
-    got = sorted(zip(rows.tolist(), O.column_indices.tolist()))
-    assert got == want
-    assert all(np.all(np.diff(O.column_indices[O.row_offsets[v]:O.row_offsets[v + 1]]) > 0)
-               for v in range(n))
+    key = (lambda v: (degree[v], v)) if by_degree else (lambda v: v)
+    want = sorted((a, b) if key(a) < key(b) else (b, a) for a, b in pairs if a != b)
+    offsets, cols = orient_csr(G.row_offsets, G.column_indices, by_degree=by_degree)
+    rows = np.repeat(np.arange(n), np.diff(offsets))
+    assert sorted(zip(rows.tolist(), cols.tolist())) == want
+    assert all(np.all(np.diff(cols[offsets[v]:offsets[v + 1]]) > 0) for v in range(n))
+
+
+def test_hubs_order_by_degree_even_degrees_by_id():
+    """GAP's rule: by degree only with 10+ edges a vertex and a sample mean over 1.3x
+    the median; both orders give networkx's counts."""
+    from gunpy.primitives.triangles import skewed
+    rmat = gunpy.generators.rmat(10, edge_factor=16, seed=1)
+    grid = gunpy.generators.grid_2d(30, 30)
+    dense_even = gunpy.Graph.from_networkx(nx.random_regular_graph(24, 200, seed=1))
+    assert skewed(rmat.row_offsets) and not skewed(grid.row_offsets)
+    assert not skewed(dense_even.row_offsets)  # many edges, no hubs
+    for G in (rmat, grid, dense_even):
+        O = orient(G)
+        want = sum(nx.triangles(to_nx(G)).values()) // 3
+        assert O.num_edges == G.num_edges // 2 and gunpy.triangle_count(G, backend="cpu") == want
 
 
 def test_unsorted_or_repeated_rows_built_by_hand_are_handled():
