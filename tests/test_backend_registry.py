@@ -190,6 +190,12 @@ def test_a_backend_implements_an_operator_by_name():
     finally:
         op.retract("counting")
     assert op(Counting(), words) == 0  # back to the inherited cpu implementation
+    op.implement("cpu", counting)  # ahead of the one it was made with ...
+    try:
+        assert op(CpuBackend(), words) == 7
+    finally:
+        op.retract("cpu")
+    assert op(CpuBackend(), words) == 0  # ... which a retract leaves in place
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         assert base.operator_args("bitmap.or_into") == "backend, dst, src"

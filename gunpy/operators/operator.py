@@ -64,30 +64,31 @@ class Operator:
     the context or the backend (see the module docstring).
     """
 
-    __slots__ = ("name", "args", "_impls", "_bound")
+    __slots__ = ("name", "args", "_builtin", "_added", "_bound")
 
     def __init__(self, name, args, **implementations):
         self.name, self.args = name, args
-        self._impls = {}
+        self._builtin = {backend: check_implementation(self, impl)
+                         for backend, impl in implementations.items() if impl is not None}
+        self._added = {}
         self._bound = {}
-        for backend, impl in implementations.items():
-            if impl is not None:
-                self.implement(backend, impl)
         _REGISTRY[name] = self  # once every implementation fits
 
     def implement(self, backend, impl):
         """Make ``impl`` this operator's implementation on the backend called ``backend``
-        (its subclasses inherit it), or on every backend (``"*"``)."""
-        self._impls[backend] = check_implementation(self, impl)
+        (its subclasses inherit it), or on every backend (``"*"``), ahead of the one it
+        was made with."""
+        self._added[backend] = check_implementation(self, impl)
         self._bound.clear()
         return impl
 
     def retract(self, backend=None):
-        """Drop the implementation for ``backend`` (every one when None)."""
+        """Drop what :meth:`implement` gave ``backend`` (every backend when None); the
+        implementations the operator was made with stay."""
         if backend is None:
-            self._impls.clear()
+            self._added.clear()
         else:
-            self._impls.pop(backend, None)
+            self._added.pop(backend, None)
         self._bound.clear()
 
     def on(self, backend, default=None):
@@ -112,10 +113,11 @@ class Operator:
             table = klass.__dict__.get("operators")
             if table and self.name in table:
                 return _load(table[self.name], self)
-            impl = self._impls.get(klass.__dict__.get("name"))
+            name = klass.__dict__.get("name")
+            impl = self._added.get(name) or self._builtin.get(name)
             if impl is not None:
                 return impl
-        return self._impls.get("*")
+        return self._added.get("*") or self._builtin.get("*")
 
     def __call__(self, on, *args, **kwargs):
         return self.on(getattr(on, "backend", on))(on, *args, **kwargs)
