@@ -378,15 +378,27 @@ def louvain(G, resolution=1.0, threshold=1e-7, max_level=None, seed=None, *, bac
     """
     seed = _check(G, resolution, threshold, max_level, seed)
     n = G.num_vertices
-    labels = np.arange(n, dtype=np.int64)  # each input vertex's community at the last level
     stats, levels = Stats(load_balance="neighbor_best"), []
     if G.num_edges == 0 or (G.values is not None and not G.values.any()):  # m = 0
         stats.backend = Problem(G, backend=backend).backend.name
+        labels = np.arange(n, dtype=np.int64)  # a community a vertex
         levels.append(LouvainLevel(labels.copy(), n, float("nan"), 0, 0))
         return LouvainResult(G, stats, labels=labels, modularity=float("nan"), levels=levels)
-    options = dict(m=None, resolution=resolution, threshold=threshold, backend=backend,
-                   stats=stats)
-    graphs, maps = [G], []  # each level's graph, and its vertices' communities there
+    _levels(G, seed, max_level, levels, progress, m=None, resolution=resolution,
+            threshold=threshold, backend=backend, stats=stats)
+    return LouvainResult(G, stats, labels=levels[-1].labels, modularity=levels[-1].modularity,
+                         levels=levels)
+
+
+def _levels(G, seed, max_level, levels, progress, **options):
+    """The levels: local moving, then the graph contracted by its communities, until a
+    level moves nobody, gains no more than the threshold or ``max_level`` is reached,
+    each appended to ``levels`` (a :data:`LouvainLevel`); then the last partition
+    refined from the coarsest level down, which replaces the last level where it
+    scores higher. ``options``: :func:`_local_moving`'s (``m``, the total weight, is
+    set by the first level)."""
+    labels = np.arange(G.num_vertices, dtype=np.int64)  # each input vertex's community
+    graphs, maps = [G], []
     shown = bar(max_level, "louvain", unit="level", enabled=progress)
     while max_level is None or len(levels) < max_level:
         shown.update()
@@ -403,7 +415,7 @@ def louvain(G, resolution=1.0, threshold=1e-7, max_level=None, seed=None, *, bac
         labels = maps[-1][labels]
         levels.append(LouvainLevel(labels, graphs[-1].num_vertices, new_mod, enactor.iteration,
                                    problem.total_moves))
-        if new_mod - mod <= threshold:
+        if new_mod - mod <= options["threshold"]:
             break
         mod = new_mod
     shown.close()
@@ -412,8 +424,6 @@ def louvain(G, resolution=1.0, threshold=1e-7, max_level=None, seed=None, *, bac
         last = levels[-1]
         levels[-1] = refined._replace(sweeps=last.sweeps + refined.sweeps,
                                       moves=last.moves + refined.moves)
-    return LouvainResult(G, stats, labels=levels[-1].labels, modularity=levels[-1].modularity,
-                         levels=levels)
 
 
 def _local_moving(graph, initial, seed, number, *, m, resolution, threshold, backend, stats):

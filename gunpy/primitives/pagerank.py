@@ -32,8 +32,7 @@ import numpy as np
 
 from gunpy import Enactor, Functor, Problem, atomics
 from gunpy import operators as ops
-from gunpy._inputs import device_memory
-from gunpy.primitives._weights import check_weights
+from gunpy.primitives._weights import check_weights, restart_vectors
 from gunpy.registry import Option, Primitive, register_primitive, top_vertices
 from gunpy.result import Result
 
@@ -481,35 +480,6 @@ class PageRankResult(Result):
     _columns = {"rank": "pagerank"}
 
 
-def vertex_weights(G, values, name):
-    """``values`` (a dict keyed by node label, missing nodes 0, other keys ignored, or an
-    array of ``n``) as a float64 array summing to 1; ValueError if negative, not finite,
-    the wrong length or summing to 0."""
-    n = G.num_vertices
-    if isinstance(values, dict):
-        labels = G.labels()
-        x = np.fromiter((values.get(label, 0) for label in labels), np.float64, count=n)
-    else:
-        x = np.array(values, dtype=np.float64)
-        if x.shape != (n,):
-            raise ValueError(f"{name} must have one value per vertex ({n}), got shape {x.shape}")
-    if not (np.isfinite(x).all() and (x >= 0).all()):
-        raise ValueError(f"{name} must be finite and non-negative")
-    total = x.sum()
-    if not total > 0:
-        raise ValueError(f"{name} sums to 0: no vertex to restart at")
-    return x / total
-
-
-def _weights_on(context, G, values, name):
-    """:func:`vertex_weights` on ``context``'s backend: an array in GPU memory is checked
-    and scaled where it is (no host copy), anything else on the host and uploaded."""
-    if device_memory(values) is None:
-        return context.upload(vertex_weights(G, values, name))
-    from gunpy.backends.interop import adopt_vertex_weights
-    return adopt_vertex_weights(context.backend, values, G.num_vertices, name)
-
-
 def pagerank(G, *, alpha=0.85, personalization=None, tol=1e-6, max_iter=100, dangling=None,
              nstart=None, direction="pull", load_balance="auto", dtype="float64",
              backend="auto", progress=False):
@@ -598,14 +568,7 @@ def pagerank(G, *, alpha=0.85, personalization=None, tol=1e-6, max_iter=100, dan
     enactor = PageRankEnactor(problem, tol=tol, max_iter=max_iter, direction=direction,
                               load_balance=load_balance)
     problem.reset(alpha)
-    if personalization is not None or dangling is not None:
-        teleport = (enactor.context.upload(np.full(G.num_vertices, 1.0 / max(G.num_vertices, 1)))
-                    if personalization is None
-                    else _weights_on(enactor.context, G, personalization, "personalization"))
-        problem.personalize(teleport, None if dangling is None else
-                            _weights_on(enactor.context, G, dangling, "dangling"))
-    if nstart is not None:
-        problem.nstart = _weights_on(enactor.context, G, nstart, "nstart")
+    restart_vectors(enactor.context, problem, personalization, dangling, nstart)
     stats = enactor.enact(progress=progress)
     result = PageRankResult(G, stats, rank=enactor.rank)
     result.iterations = stats.iterations
