@@ -260,10 +260,11 @@ def test_a_device_graphs_betweenness_stays_on_the_device(cuda, weighted, monkeyp
 def test_cuda_results_stay_on_the_device_and_equal_the_cpus(name, field):
     G = gunpy.Graph.from_edges([e[0] for e in EDGES], [e[1] for e in EDGES], num_vertices=N,
                                directed=False)
-    r = getattr(gunpy, name)(G, backend="cuda")
+    kw = {"sources": [0, 5, 41]} if name == "bc" else {}  # (the simulator is slow)
+    r = getattr(gunpy, name)(G, backend="cuda", **kw)
     assert field not in vars(r)  # not copied down yet
     dev = r.device_array(field)
-    want = getattr(getattr(gunpy, name)(G, backend="cpu"), field)
+    want = getattr(getattr(gunpy, name)(G, backend="cpu", **kw), field)
     np.testing.assert_allclose(dev.copy_to_host(), want, rtol=1e-12)
     np.testing.assert_allclose(getattr(r, field), want, rtol=1e-12)
 

@@ -100,9 +100,11 @@ def test_pagerank_self_loops_kept_match_networkx():
     assert r.to_dict() == pytest.approx(nx.pagerank(g), rel=1e-9)
 
 
-@pytest.mark.parametrize("weights", [False, True])
-@pytest.mark.parametrize("name", ["random_directed", "preferential_hubs", "star_directed_in",
-                                  "disconnected", "self_loops_duplicates", "single_vertex"])
+@pytest.mark.parametrize("weights", [True] if ON_CUDASIM else [False, True])
+@pytest.mark.parametrize("name", ["random_directed", "star_directed_in", "single_vertex"]
+                         if ON_CUDASIM else  # the simulator: the same kernels, fewer graphs
+                         ["random_directed", "preferential_hubs", "star_directed_in",
+                          "disconnected", "self_loops_duplicates", "single_vertex"])
 def test_pagerank_float32_is_networkxs_to_single_precision(name, weights, backend):
     """dtype="float32" keeps ranks and contributions in single precision (sums in double):
     networkx's ranks to ~1e-6 relative, as many iterations where tol is loose."""
