@@ -75,6 +75,19 @@ def test_bc_compiles_to_ptx(ptx_backend):
     assert all(k in names for k in ("levels", "advance")), names
 
 
+@pytest.mark.ptx
+def test_the_device_side_scaling_compiles_to_ptx():
+    """Scale (networkx's factor applied where the centrality is) compiles for the GPU."""
+    from gunpy import operators as ops
+    from gunpy.primitives.bc import Scale, ScaleData
+    from gunpy.testing import PtxBackend
+    be = PtxBackend(cc=(9, 0))
+    G = GRAPHS["preferential_hubs"]
+    ops.compute(G, None, Scale, ScaleData(np.zeros(G.num_vertices), 0.5),
+                context=ops.Context(G, backend=be))
+    assert any("compute" in name for name in be.kernel_names()), be.kernel_names()
+
+
 def test_stats_count_the_backward_edges(backend):
     # path 0-1-2-3 from 0: the forward BFS reads 1+2+2+1 edges, the backward
     # neighbor-reduce reads the out-edges of levels 2 and 1 (2+2)

@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 
 import gunpy
+from gunpy import operators as ops
 from gunpy.testing import nasty_graphs, to_nx, graph_names
 from _helpers import enact_own_loop
 
@@ -111,6 +112,25 @@ def test_cc_compiles_to_ptx(ptx_backend):
     names = " ".join(ptx_backend.kernel_names())
     for kernel in ("advance", "compute", "flag", "_iota"):
         assert kernel in names, kernel
+
+
+@pytest.mark.ptx
+def test_the_device_side_root_count_and_sampling_compile_to_ptx():
+    """CountRoots and PickRoot (the components counted, the samples' roots found where the
+    labels are) compile for the GPU, each its own compute kernel."""
+    from gunpy import Frontier
+    from gunpy.primitives.cc import CountRoots, PickData, PickRoot, RootData
+    from gunpy.testing import PtxBackend
+    be = PtxBackend(cc=(9, 0))
+    G = GRAPHS["random_undirected"]
+    ctx = ops.Context(G, backend=be)
+    labels = np.arange(G.num_vertices, dtype=G.index_dtype)
+    ops.compute(G, None, CountRoots, RootData(labels, np.zeros(1, np.int64)), context=ctx)
+    slots = Frontier.view(be, np.arange(4, dtype=G.index_dtype), 4, num_vertices=G.num_vertices)
+    ops.compute(G, slots, PickRoot, PickData(labels, np.arange(4), np.zeros(4, np.int64)),
+                context=ctx)
+    computes = [key for key in be.compiled if key[0].__name__ == "compute"]
+    assert len(computes) == 2, list(be.compiled)
 
 
 # --------------------------------------------------------------------- the enactor built directly

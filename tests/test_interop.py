@@ -220,15 +220,54 @@ def test_a_device_graphs_components_stay_on_the_device(cuda, monkeypatch):
     assert "labels" not in vars(r)
     dev = r.device_array()
     monkeypatch.undo()
-    g = nx.Graph()
-    g.add_nodes_from(range(n))
-    g.add_edges_from(EDGES)
-    comps = list(nx.connected_components(g))
+    comps = list(nx.connected_components(_nx_graph(EDGES, n)))
     want = np.empty(n, dtype=np.int64)
     for c in comps:
         want[list(c)] = min(c)
     assert r.num_components == len(comps)
     assert np.array_equal(r.labels, want) and np.array_equal(dev.copy_to_host(), want)
+
+
+@pytest.mark.sim
+def test_what_cc_and_bc_pay_on_the_device_to_keep_their_results_there():
+    """Pinned per warm call: CC's root count (a fill, a compute, one read), its Afforest
+    sample's roots (a compute, one read of 1,024 ids at most), BC's scaling (a compute):
+    no upload and no allocation."""
+    from gunpy.backends import get_backend
+    from gunpy.operators import Context
+    from gunpy.primitives.bc import Scale, ScaleData
+    from gunpy.primitives.cc import CCEnactor, CCProblem, count_roots
+    be = get_backend("cuda")
+    G = gunpy.Graph.from_edges([e[0] for e in EDGES], [e[1] for e in EDGES], num_vertices=N,
+                               directed=False)
+    problem = CCProblem(G, backend=be)
+    enactor = CCEnactor(problem)
+
+    def costs(call):
+        before = be.counts()
+        out = call()
+        return [b - a for a, b in zip(before, be.counts())], out
+
+    for _ in range(2):  # the second call: warm (scratch, kept arrays, kernels)
+        problem.reset()
+        enactor.enact()
+        sample, root = costs(enactor.largest_component)
+        count, num = costs(lambda: count_roots(enactor.context, problem.labels))
+    assert sample == [1, 1, 0, 0] and count == [2, 1, 0, 0], (sample, count)
+    assert num == nx.number_connected_components(_nx_graph(EDGES, N))
+    ctx = Context(G, backend=be)
+    centrality = be.zeros(N, np.float64)
+    for _ in range(2):
+        scale, _ = costs(lambda: gunpy.operators.compute(G, None, Scale,
+                                                         ScaleData(centrality, 0.5), context=ctx))
+    assert scale == [1, 0, 0, 0], scale
+
+
+def _nx_graph(edges, n):
+    g = nx.Graph()
+    g.add_nodes_from(range(n))
+    g.add_edges_from(edges)
+    return g
 
 
 @pytest.mark.sim
@@ -244,9 +283,7 @@ def test_a_device_graphs_betweenness_stays_on_the_device(cuda, weighted, monkeyp
     assert copies and max(copies) < 4 * n, copies
     assert "centrality" not in vars(r)
     monkeypatch.undo()
-    g = nx.Graph()
-    g.add_nodes_from(range(n))
-    g.add_edges_from(EDGES)
+    g = _nx_graph(EDGES, n)
     # undirected: networkx halves the sums (gunpy's Scale by 0.5, on the device)
     want = nx.betweenness_centrality_subset(g, [0, 1, 5], list(g), normalized=False)
     np.testing.assert_allclose(r.centrality, [want[v] for v in range(n)], rtol=1e-12, atol=0)

@@ -131,6 +131,15 @@ class CountRoots(Functor):
             atomics.add(data.count, 0, 1)
 
 
+def count_roots(context, labels):
+    """The vertices that are their own label (each component's root once the trees are
+    flat), counted where the labels are: a fill, a compute and one 8-byte read."""
+    count = context.scratch("cc.roots", 1, np.int64)
+    context.backend.fill(count, 0)
+    ops.compute(context.graph, None, CountRoots, RootData(labels, count), context=context)
+    return int(context.backend.read(count, 0))
+
+
 class CCProblem(Problem):
     Data = CCData
 
@@ -278,12 +287,8 @@ def cc(G, *, sample=2, load_balance="auto", backend="auto"):
     problem.reset(sample=sample)
     enactor = CCEnactor(problem, load_balance=load_balance)
     stats = enactor.enact()
-    # the roots, each its component's smallest id, counted where the labels are (a CUDA
-    # run's stay on the device: the result copies them when first read)
-    count = enactor.context.scratch("cc.roots", 1, np.int64)
-    problem.backend.fill(count, 0)
-    ops.compute(G, None, CountRoots, RootData(problem.labels, count), context=enactor.context)
-    num = int(problem.backend.read(count, 0))
+    # a CUDA run's labels stay on the device: the result copies them when first read
+    num = count_roots(enactor.context, problem.labels)
     stats.extra["components"] = num
     result = CCResult(G, stats, labels=problem.labels)
     result.num_components = num
