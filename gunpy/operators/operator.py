@@ -48,11 +48,6 @@ __all__ = ["Operator", "operator", "operators", "check_implementation"]
 #: name -> Operator, filled as the operator modules load
 _REGISTRY = {}
 
-#: the modules that make gunpy's operators (:func:`operator` loads them to find a name)
-_MODULES = ("common", "compute", "reduce", "bitmap", "sample", "neighbor_reduce",
-            "neighbor_mode", "neighbor_best", "neighbor_mex", "contract", "reverse_levels",
-            "intersect", "spgemm", "levels", "advance", "filter", "near_far.split",
-            "near_far.fused")
 
 
 class Operator:
@@ -138,19 +133,21 @@ def operator(name):
     """The :class:`Operator` called ``name`` (``ValueError`` naming them when unknown)."""
     op = _REGISTRY.get(name)
     if op is None:
-        for module in _MODULES:
-            importlib.import_module(f"gunpy.operators.{module}")
-        op = _REGISTRY.get(name)
+        op = operators().get(name)
     if op is None:
         raise ValueError(f"unknown operator {name!r}; the operators are "
-                         f"{', '.join(sorted(operators()))}")
+                         f"{', '.join(sorted(_REGISTRY))}")
     return op
 
 
 def operators():
-    """Every operator's name -> :class:`Operator` (registered strategies included)."""
-    for module in _MODULES:
-        importlib.import_module(f"gunpy.operators.{module}")
+    """Every operator's name -> :class:`Operator` (registered strategies included): the
+    operator modules make theirs as they load, so every module of the package is loaded."""
+    import pkgutil
+
+    import gunpy.operators as package
+    for info in pkgutil.walk_packages(package.__path__, "gunpy.operators."):
+        importlib.import_module(info.name)
     return dict(_REGISTRY)
 
 
