@@ -351,6 +351,13 @@ def test_a_backend_inherits_the_operators_and_hides_some():
     r = gunpy.bfs(G, 0, backend=be, direction="push", load_balance="thread_mapped")
     assert np.array_equal(r.depth, gunpy.bfs(G, 0, backend="cpu").depth)
     assert r.stats.backend == "tracing"
+    # what the level ran was found along the class: the CPU's own implementations
+    from gunpy.backends import get_backend
+    from gunpy.operators.advance import STRATEGIES, thread_mapped
+    from gunpy.operators.operator import operator
+    assert STRATEGIES["thread_mapped"].op.on(be) is operator(
+        "advance.push.thread_mapped").on(get_backend("cpu"))
+    assert thread_mapped.THIN.on(be) is thread_mapped.THIN.on(get_backend("cpu"))
     with pytest.raises(NotImplementedError, match="'tracing' backend does not implement "
                                                    "operator 'neighbor_reduce'"):
         gunpy.pagerank(G, direction="pull", backend=be)
