@@ -2,6 +2,7 @@
 functors with the set-ups that run them, and the shared steps of the primitives' tests."""
 
 from collections import namedtuple
+from pathlib import Path
 
 import numpy as np
 
@@ -9,6 +10,10 @@ import gunpy
 from gunpy import Functor
 from gunpy import operators as ops
 from gunpy.testing import nasty_graphs
+
+#: the checkout's root, and its tests folder
+ROOT = Path(__file__).resolve().parents[1]
+TESTS = ROOT / "tests"
 
 
 def row_stochastic(G):
