@@ -22,7 +22,9 @@ two alternating sparse products):
    change of the normalised hubs).
 
 Hubs are kept unnormalised in two arrays (this iteration's and the last, with
-their sums on the host), so normalising costs no pass of its own.
+their sums on the host), so normalising costs no pass of its own until the end:
+one compute scales the hubs and authorities where they are, so a CUDA run's
+result stays on the device.
 """
 
 from collections import namedtuple
@@ -74,6 +76,15 @@ class Authorities(Functor):
         return (data.auth[v], change)
 
 
+class Normalize(Functor):
+    """Scale ``v``'s hub and authority by their sums' inverses, where they are (no copy)."""
+
+    @staticmethod
+    def apply_vertex(v, data):
+        data.hub[v] = data.hub[v] * data.hub_scale
+        data.auth[v] = data.auth[v] * data.auth_scale
+
+
 class HITSProblem(Problem):
     """This iteration's hubs (``hub``), the last iteration's (``last``), the authorities
     (``auth``), each unnormalised, and the scales that normalise them (1 / their sum)."""
@@ -89,6 +100,12 @@ class HITSProblem(Problem):
     def swap(self):
         self.hub, self.last = self.last, self.hub
         self.last_scale = self.hub_scale
+
+    def normalize(self, context):
+        """Scale ``hub`` and ``auth`` to sum 1 in place, on ``context``'s backend (one
+        compute, no copy to the host); their scales become 1."""
+        ops.compute(self.graph, None, Normalize, self, context=context)
+        self.hub_scale = self.auth_scale = 1.0
 
     def extract(self):
         """``(hubs, authorities)`` on the host, each summing to 1."""
@@ -236,8 +253,9 @@ def hits(G, *, max_iter=100, tol=1e-8, backend="auto"):
     problem = HITSProblem(G, backend=backend)
     enactor = HITSEnactor(problem, tol=tol, max_iter=max_iter)
     stats = enactor.enact()
-    hubs, authorities = problem.extract()
-    result = HITSResult(G, stats, hubs=hubs, authorities=authorities)
+    problem.normalize(enactor.context)
+    # a CUDA run's arrays stay on the device: the result copies them when first read
+    result = HITSResult(G, stats, hubs=problem.hub, authorities=problem.auth)
     result.iterations = stats.iterations
     result.converged = enactor.converged
     return result

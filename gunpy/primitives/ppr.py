@@ -7,7 +7,8 @@ source: the restart goes to ``s`` alone (pulling, the update adds it at ``s``:
 no restart vector is read; pushing, a device array set to ``s``), and the
 personalised power iteration of :mod:`gunpy.primitives.pagerank` runs (a
 neighbour reduction an iteration, pulling; its arrays lent once), so a call
-allocates nothing per source but its row of the result.
+allocates nothing per source but its row of the result. Each source's rank is
+copied into its row where it is: a CUDA run's result stays on the device.
 """
 
 import numpy as np
@@ -48,7 +49,10 @@ class PPRResult(Result):
                              "vertex": np.tile(labels, k), "pagerank": self.rank.ravel()})
 
     def __repr__(self):
-        return (f"PPRResult(rank=<float64[{self.rank.shape[0]}, {self.rank.shape[1]}]>, "
+        kept = self.__dict__.get("_on_device", {})
+        rank = kept.get("rank", self.__dict__.get("rank"))
+        where = " on device" if "rank" in kept else ""
+        return (f"PPRResult(rank=<float64[{rank.shape[0]}, {rank.shape[1]}]{where}>, "
                 f"stats={self.stats.summary()})")
 
 
@@ -133,7 +137,9 @@ def ppr(G, sources=None, *, alpha=0.85, tol=1e-6, max_iter=100, direction="pull"
     pull = direction == "pull"
     teleport = enactor.context.recycled(max(n, 1), np.float64)
     problem.personalize(teleport)
-    rank = np.empty((ids.size, n), dtype=np.float64)
+    # the rows, one source's after another, in the backend's memory (a CUDA run's
+    # result stays on the device: each source's rank is copied there, not down)
+    rank = backend.empty(ids.size * n, np.float64)
     iterations = np.zeros(ids.size, dtype=np.int64)
     converged = np.zeros(ids.size, dtype=bool)
     total = Stats(backend=backend.name, load_balance="neighbor_reduce", direction=direction)
@@ -145,12 +151,13 @@ def ppr(G, sources=None, *, alpha=0.85, tol=1e-6, max_iter=100, direction="pull"
             backend.write(teleport, s, 1.0)
         problem.reset(alpha)
         stats = enactor.enact()
-        rank[i], iterations[i], converged[i] = enactor.rank, stats.iterations, enactor.converged
+        backend.copy(enactor.rank, rank[i * n:(i + 1) * n], n)
+        iterations[i], converged[i] = stats.iterations, enactor.converged
         total.iterations += stats.iterations
         total.edges_visited += stats.edges_visited
         total.elapsed_ms += stats.elapsed_ms
     total.extra["sources"] = int(ids.size)
-    result = PPRResult(G, total, rank=rank)
+    result = PPRResult(G, total, rank=rank.reshape(ids.size, n))
     result.sources, result.iterations, result.converged = ids, iterations, converged
     return result
 

@@ -141,6 +141,23 @@ def test_hits_compiles_to_ptx(ptx_backend):
     assert sum("by_thread" in f.__qualname__ for f, _ in mine) == 2, names
 
 
+@pytest.mark.ptx
+def test_the_device_side_normalisation_compiles_to_ptx():
+    """Normalize (the hubs and authorities scaled where they are, so a CUDA run's result
+    stays on the device) compiles for the GPU: the primitive's PTX test never reaches it
+    (nothing runs in a compile-only backend)."""
+    from gunpy import operators as ops
+    from gunpy.primitives.hits import HITSData, Normalize
+    from gunpy.testing import PtxBackend
+    be = PtxBackend(cc=(9, 0))
+    G = nasty_graphs(small=True)["preferential_hubs"]
+    n = G.num_vertices
+    data = HITSData(np.ones(n), np.ones(n), np.ones(n), 0.5, 0.5, 0.25)
+    ops.compute(G, None, Normalize, data, context=ops.Context(G, backend=be))
+    computes = [key for key in be.compiled if key[0].__name__ == "compute"]
+    assert len(computes) == 1, list(be.compiled)
+
+
 def test_docstring_examples():
     check_docstring_examples("gunpy.primitives.hits", 4)
 
