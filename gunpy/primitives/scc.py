@@ -45,6 +45,7 @@ import numpy as np
 from gunpy import Enactor, Frontier, Functor, Graph, Problem, atomics
 from gunpy import operators as ops
 from gunpy.primitives._cache import per_graph
+from gunpy.primitives.cc import count_roots
 from gunpy.registry import Option, Primitive, register_primitive
 from gunpy.result import Result
 
@@ -502,16 +503,19 @@ def scc(G, *, load_balance="auto", backend="auto"):
     if U is not None:
         from gunpy.primitives.cc import cc
         r = cc(U, load_balance=load_balance, backend=backend)
-        result = SCCResult(G, r.stats, labels=r.labels)
+        # CC's labels where they are: a CUDA run's are on the device until read
+        labels = r.labels if "labels" in vars(r) else r.device_array("labels")
+        result = SCCResult(G, r.stats, labels=labels)
         result.num_components = r.num_components
         return result
     problem = SCCProblem(G, backend=backend)
     enactor = SCCEnactor(problem, load_balance=load_balance)
     stats = enactor.enact()
-    labels = problem.extract()
-    num = int(np.count_nonzero(labels == np.arange(G.num_vertices)))
+    # each component's smallest vertex is its own label: counted where the labels are,
+    # and a CUDA run's labels stay on the device (the result copies them when first read)
+    num = count_roots(enactor.context, problem.color)
     stats.extra["components"] = num
-    result = SCCResult(G, stats, labels=labels)
+    result = SCCResult(G, stats, labels=problem.color)
     result.num_components = num
     return result
 

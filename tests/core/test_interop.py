@@ -343,7 +343,7 @@ _KW = {"bc": {"sources": [0, 5, 41]}, "ppr": {"sources": [0, 41], "max_iter": 10
                                         ("triangles", "triangles"), ("spmv", "y"),
                                         ("cc", "labels"), ("bc", "centrality"),
                                         ("ppr", "rank"), ("hits", "hubs"),
-                                        ("hits", "authorities")])
+                                        ("hits", "authorities"), ("scc", "labels")])
 def test_cuda_results_stay_on_the_device_and_equal_the_cpus(name, field):
     G = gunpy.Graph.from_edges([e[0] for e in EDGES], [e[1] for e in EDGES], num_vertices=N,
                                directed=False)
@@ -355,6 +355,35 @@ def test_cuda_results_stay_on_the_device_and_equal_the_cpus(name, field):
     want = getattr(getattr(gunpy, name)(G, backend="cpu", **kw), field)
     np.testing.assert_allclose(dev.copy_to_host(), want, rtol=1e-12)
     np.testing.assert_allclose(getattr(r, field), want, rtol=1e-12)
+
+
+@pytest.mark.sim
+def test_a_directed_graphs_strong_components_stay_on_the_device():
+    """SCC's own path (the undirected graph above is CC's): the labels stay on the device
+    and the components are counted there. The oracle is scipy's (test_scc.py holds the CPU
+    run to it): compiling SCC's CPU kernels would cost the simulator run ~10 s more."""
+    from scipy.sparse.csgraph import connected_components
+    edges = [(0, 1), (1, 2), (2, 0), (2, 3), (3, 4), (4, 3), (4, 5), (6, 7), (7, 8), (8, 6),
+             (9, 6), (10, 10)]  # cycles of three and two, a self-loop, vertex 11 alone
+    src, dst = np.array(edges).T
+    G = gunpy.Graph.from_edges(src, dst, num_vertices=12)
+    r = gunpy.scc(G, backend="cuda")
+    assert "on device" in repr(r) and "labels" not in vars(r)
+    num, comp = connected_components(sp.csr_array((np.ones(len(src)), (src, dst)),
+                                                  shape=(12, 12)), connection="strong")
+    smallest = {c: v for v, c in reversed(list(enumerate(comp.tolist())))}
+    want = [smallest[c] for c in comp.tolist()]
+    assert r.num_components == num == 7
+    assert r.device_array().copy_to_host().tolist() == want == r.labels.tolist()
+    # what the count pays a warm call: a fill, a compute, one read (CC's count_roots)
+    from gunpy.primitives.cc import count_roots
+    from gunpy.primitives.scc import SCCEnactor, SCCProblem
+    problem = SCCProblem(G, backend="cuda")
+    enactor = SCCEnactor(problem)
+    enactor.enact()
+    for _ in range(2):
+        count, got = _costs(problem.backend, lambda: count_roots(enactor.context, problem.color))
+    assert count == [2, 1, 0, 0] and got == 7, count
 
 
 def test_results_pickle_and_go_to_torch_from_the_host(monkeypatch):
