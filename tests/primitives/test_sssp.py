@@ -237,3 +237,88 @@ def test_sssp_enactor_rejects_bad_options():
     G = gunpy.Graph.from_edges([0, 1], [1, 2], [1.0, -2.0], directed=True)
     with pytest.raises(ValueError, match="non-negative finite"):
         SSSPEnactor(SSSPProblem(G, backend="cpu"))
+
+
+# ------------------------------------------------ the CPU's far pile in buckets (near_far.bins)
+def _far_then_near(n=48):
+    """Every vertex first reached by a heavy edge from the source (far), then lowered into
+    the near band by a chain of light ones; ties (two chains), a self-loop, a second
+    component and a hub's fan-out of equal weights besides."""
+    src = [0] * (n - 1) + list(range(1, n - 1)) + list(range(1, n - 1)) + [5, 7, n - 2]
+    dst = list(range(1, n)) + list(range(2, n)) + list(range(2, n)) + [5, n - 1, n - 3]
+    w = [100.0 + 10 * i for i in range(1, n)] + [1.0] * (n - 2) + [1.0] * (n - 2) \
+        + [3.0, 2.0, 0.0]
+    hub = n // 2
+    src += [hub] * 10 + [n + 1, n + 2]
+    dst += list(range(hub + 1, hub + 11)) + [n + 2, n + 3]  # n, n+1..n+3 unreachable
+    w += [1.0] * 10 + [1.0, 1.0]
+    return gunpy.Graph.from_edges(src, dst, w, num_vertices=n + 4, directed=True,
+                                  remove_self_loops=False, remove_duplicates=False)
+
+
+def _bins_graphs():
+    graphs = {"far_then_near": _far_then_near()}
+    if not ON_CUDASIM:
+        graphs.update({
+            "hubs": weighted(GRAPHS["preferential_hubs"], "int", seed=7),
+            "zeros": weighted(GRAPHS["random_directed"], "zeros", seed=8),
+            "disconnected": weighted(GRAPHS["disconnected"], "int", seed=9),
+            "grid_ties": GRAPHS["grid"],
+            "star": weighted(GRAPHS["star_hub"], "real", seed=10)})
+    return graphs
+
+
+BINS_GRAPHS = _bins_graphs()
+
+
+@pytest.mark.parametrize("scale", [1.0, 1000.0, 1e17])
+@pytest.mark.parametrize("fuse", [True, False])
+@pytest.mark.parametrize("keep", ["default", "one_run"])
+@pytest.mark.parametrize("name", list(BINS_GRAPHS))
+def test_sssp_far_bins_match_dijkstra(name, keep, fuse, scale, backend, monkeypatch):
+    """The bucketed refill against networkx's Dijkstra: vertices that move from far to
+    near, ties, zero weights, self-loops, hubs, unreachable vertices. ``scale``: weights
+    within a run's buckets, beyond them (the overflow pile), beyond 2**50 (no buckets).
+    ``one_run``: the runs spill to the overflow pile whenever a second one would be
+    made, and nothing goes back to the far pile (the bins stay in use to the end)."""
+    from gunpy.operators.near_far import bins
+    if ON_CUDASIM and (scale != 1000.0 or keep != "default"):
+        pytest.skip("the CUDA backend splits its far pile (one case suffices)")
+    if keep == "one_run":
+        monkeypatch.setattr(bins, "MAX_RUNS", 1)
+        monkeypatch.setattr(bins, "RETURN_BELOW", 0)
+    G0 = BINS_GRAPHS[name]
+    w = (G0.values if G0.weighted else np.ones(G0.num_edges)) * scale
+    G = gunpy.Graph(G0.row_offsets, G0.column_indices, w, directed=True)
+    problem = SSSPProblem(G, backend=backend)
+    enactor = SSSPEnactor(problem, fuse=fuse)
+    ref = reference_distances(G, 0)
+    for delta in (1.0, 3.0 * scale):
+        problem.reset(0, delta)
+        enactor.enact()
+        distance, parent = problem.extract()
+        assert np.array_equal(distance, ref), (name, delta)
+        check_sssp_tree(G, 0, distance, parent, reference=ref)
+        assert enactor.near_far_queue.waiting() == 0  # nothing left behind
+
+
+def test_the_cpu_refills_from_its_bins_and_cuda_splits_its_pile(backend, monkeypatch):
+    """``near_far.refill``: the CPU's implementation files the far pile in buckets; the
+    CUDA backend has none and runs the queue's own split refill."""
+    from gunpy.backends import get_backend
+    from gunpy.operators.near_far import bins
+    from gunpy.operators.near_far import queue as near_far_queue
+    impl = bins.REFILL.on(get_backend(backend), default=near_far_queue._split_refill)
+    assert (impl is near_far_queue._split_refill) == (backend != "cpu")
+    monkeypatch.setattr(bins, "RETURN_BELOW", 0)
+    G = BINS_GRAPHS["far_then_near"]
+    problem = SSSPProblem(G, backend=backend)
+    enactor = SSSPEnactor(problem, fuse=False)
+    problem.reset(0, 1.0)
+    enactor.enact()
+    assert np.array_equal(problem.extract()[0], reference_distances(G, 0))
+    queue = enactor.near_far_queue
+    assert (queue._bins is not None) == (backend == "cpu")
+    if backend == "cpu":
+        assert queue._bins.ints[5] > 0  # epochs stamped: the bins refilled the band
+        assert queue.refills > 0

@@ -9,6 +9,9 @@
 ``split``
     a frontier split into the near slice and the far pile; the far pile's
     lowest priority (the backends' ``near_far.split`` / ``near_far.min_priority``);
+``bins``
+    the CPU's refill (``near_far.refill``): the far pile filed in buckets, so a
+    refill reads only its own bucket (the CUDA backend splits the pile);
 ``fused``
     GAP's bucket fusion: many thin advance + split steps to a call
     (``near_far.fused``).

@@ -223,16 +223,16 @@ def cpu_fused(queue, frontier, out, hooks, data, weighted, limit):
     ctx.log(build=run_thin(
         backend, _cpu_fused_kernel, hooks, (bool(weighted),),
         lambda k: k(dg.row_offsets, dg.column_indices, dg.values, frontier.queue, n, work,
-                    queued, far.queue, stamp, out.queue, state, limit, FAR_LIMIT,
-                    max_expanded(ctx), data)))
+                    queued, far.queue, stamp, out.queue, state, limit,
+                    -1 if queue.waiting() else FAR_LIMIT, max_expanded(ctx), data)))
     if st["near_size"] < 0:
         return None  # the frontier's edges reach the limit: the parallel operators
     queue.fused(st)
     far.set_size(int(st["far_size"]))
     ctx.log(edges=int(st["edges"]))
     out.set_size(int(st["near_size"]))
-    if out.size == 0 and far.size:
-        # the far pile outgrew FAR_LIMIT: a parallel refill
+    if out.size == 0 and (far.size or queue.waiting()):
+        # the far pile outgrew FAR_LIMIT (or items wait in the bins): the backend's refill
         return queue.refill(out, hooks, data)
     return out
 

@@ -16,6 +16,7 @@ import numpy as np
 from gunpy.frontier import Frontier
 from gunpy.operators import bitmap
 from gunpy.operators.near_far.band import raise_level
+from gunpy.operators.near_far.bins import REFILL, FarBins
 from gunpy.operators.near_far.fused import FUSED
 from gunpy.operators.near_far.split import MIN_PRIORITY, SPLIT
 
@@ -39,6 +40,7 @@ class NearFarQueue:
                      name=f"far{i}", num_vertices=ctx.num_vertices) for i in range(2)]})
         self._piles = self._kept["piles"]
         self._work = None
+        self._bins = None
         self.reset(initial_level)
 
     def reset(self, initial_level=1.0):
@@ -47,6 +49,8 @@ class NearFarQueue:
         for pile in self._piles:
             pile.clear()
         self.far = self._piles[0]
+        if self._bins is not None:
+            self._bins.reset()
         self.refills = 0
         #: vertices expanded by fused steps (:meth:`advance_next`)
         self.fused_steps = 0
@@ -63,6 +67,22 @@ class NearFarQueue:
             if self._work is None:
                 self._work = self._kept[key] = make()
         return self._work
+
+    def bins(self):
+        """The far pile's buckets (:class:`~gunpy.operators.near_far.bins.FarBins`: a
+        backend's refill that files items ahead), made on first use and kept."""
+        if self._bins is None:
+            ctx = self.ctx
+            self._bins = self._kept.get("bins")
+            if self._bins is None:
+                self._bins = self._kept["bins"] = FarBins(self.backend, ctx.num_vertices,
+                                                          ctx.index_dtype)
+            self._bins.reset()
+        return self._bins
+
+    def waiting(self):
+        """Items filed away from the far pile (in :meth:`bins`): they wait too."""
+        return 0 if self._bins is None else self._bins.waiting
 
     def other_pile(self):
         """The far pile not in use (a refill splits :attr:`far` into it)."""
@@ -120,7 +140,12 @@ class NearFarQueue:
 
     def refill(self, out, hooks, data):
         """While ``out`` (the near slice) is empty and the far pile is not, raise the
-        level past the pile's lowest priority and split the pile into ``out``."""
+        level past the pile's lowest priority and split the pile into ``out`` (the
+        backend's ``near_far.refill``, the CPU's: :mod:`.bins`; else :meth:`split_refill`)."""
+        return REFILL.on(self.backend, _split_refill)(self, out, hooks, data)
+
+    def split_refill(self, out, hooks, data):
+        """The plain refill: the far pile's lowest priority, then a split of the pile."""
         while out.size == 0 and self.far.size > 0:  # one read, and only when near ran dry
             lowest = self.min_far_priority(hooks, data)
             if not math.isfinite(lowest):
@@ -153,6 +178,10 @@ class NearFarQueue:
         fused = FUSED.on(self.backend, _not_fused)
         weighted = self.backend.graph(self.ctx.graph).weighted
         return fused(self, frontier, out, hooks, data, weighted, int(limit))
+
+
+def _split_refill(queue, out, hooks, data):
+    return queue.split_refill(out, hooks, data)
 
 
 def _not_fused(queue, frontier, out, hooks, data, weighted, limit):
