@@ -238,9 +238,12 @@ def color(G, *, seed=None, backend="auto"):
     enactor = ColorEnactor(problem)
     stats = enactor.enact()
     stats.load_balance, stats.direction = "neighbor_mex", "pull"
-    colors = problem.extract()
-    result = ColorResult(G, stats, colors=colors)
-    result.num_colors = int(colors.max()) + 1 if colors.size else 0
+    # the colour count found where the colours are (a reduction, one read): a CUDA run's
+    # colours stay on the device, and the result copies them when first read
+    n = G.num_vertices
+    top = ops.reduce(problem.colors, "max", n, context=enactor.context) if n else -1
+    result = ColorResult(G, stats, colors=problem.colors)
+    result.num_colors = int(top) + 1
     return result
 
 

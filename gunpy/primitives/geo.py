@@ -365,8 +365,8 @@ def geo(G, latitude=None, longitude=None, *, max_iter=3, spatial_iter=1000, eps=
     problem.reset(latitude, longitude, spatial_iter, eps)
     enactor = GeoEnactor(problem, max_iter=int(max_iter))
     stats = enactor.enact()
-    lat, lon = problem.extract()
-    return GeoResult(G, stats, latitude=lat, longitude=lon)
+    # a CUDA run's locations stay on the device: the result copies them when first read
+    return GeoResult(G, stats, latitude=problem.lat, longitude=problem.lon)
 
 
 def _summary(r, G, source):

@@ -173,7 +173,10 @@ def test_color_compiles_to_ptx(ptx_backend):
     ops.neighbor_mex(G, everything, FirstFree, p.data(), p.colors, context=ctx)
     ops.neighbor_mex(G, None, FirstFree, p.data(), p.colors, context=ctx)
     ops.advance(G, everything, Release, p.data(), context=ctx)
-    assert_compiled(ptx_backend, "compute", "mex", "flag", "scatter", "advance")
+    # the colour count, a maximum found where the colours are (a CUDA run's stay there)
+    ops.reduce(p.colors, "max", G.num_vertices, context=ctx)
+    assert_compiled(ptx_backend, "compute", "mex", "flag", "scatter", "advance",
+                    "_cuda_reduce")
 
 
 @pytest.mark.parametrize("name, at_least", [("gunpy.primitives.color", 4),
