@@ -52,12 +52,13 @@ from gunpy.graph import Graph
 from gunpy.operators.advance.common import cuda_weight
 from gunpy.operators.common import problem_data
 from gunpy.operators.context import callable_module, context_for
-from gunpy.operators.intersect_cpu import _STRICT, _merge, cpu_execute, cpu_kernel, cpu_source
+from gunpy.operators.intersect_cpu import (_STRICT, _merge, _span, cpu_execute, cpu_kernel,
+                                           cpu_source)
 from gunpy.operators.operator import Operator
 
 cuda = None  # numba.cuda once this module makes CUDA code: gunpy.backends.cuda.bind
 
-__all__ = ["intersect", "run", "check_sorted", "cuda_kernel", "cpu_kernel", "cpu_source",
+__all__ = ["intersect", "run", "check_sorted", "sorted_rows", "cuda_kernel", "cpu_kernel", "cpu_source",
            "execute", "cuda_execute", "cpu_execute"]
 
 _SORTED = ("intersect", "sorted")  # the key of the sortedness verdict kept with a graph
@@ -169,12 +170,13 @@ def _warp_sweep(apply_intersection):
 
 
 @hooks_cache
-def cuda_kernel(hooks, weighted, with_counts=False):
+def cuda_kernel(hooks, weighted, with_counts=False, lower=False):
     from gunpy.backends.cuda import device, kernel
     from gunpy.operators.advance.common import cuda_warp_sum
     _, _merge_reads, _warp_max, _sweep_cost = _search_helpers()
     cond_edge = hooks.cond_edge
-    merge = _merge(hooks.apply_intersection, device)
+    merge = _merge(hooks.apply_intersection, device, lower)
+    span = _span(lower, device)
     sweep = _warp_sweep(hooks.apply_intersection)
     weight = cuda_weight(weighted)
 
@@ -189,6 +191,7 @@ def cuda_kernel(hooks, weighted, with_counts=False):
             e = base + lane
             i = 0
             j = 0
+            p = p_end = q = q_end = 0  # i's list in left, j's in right (their spans)
             kept = False
             cost = np.int64(0)  # the merge's steps (0: an empty list, no steps)
             by_warp = np.int64(0)  # a sweep's steps instead (cost: never swept)
@@ -196,17 +199,18 @@ def cuda_kernel(hooks, weighted, with_counts=False):
             if e < m:
                 i = edge_sources[e]
                 j = column_indices[e]
-                kept = cond_edge(i, j, e, weight(values, e), data)
+                kept = (not lower or j < i) and cond_edge(i, j, e, weight(values, e), data)
                 if kept:
-                    la = l_offsets[i + 1] - l_offsets[i]
-                    lb = r_offsets[j + 1] - r_offsets[j]
+                    p, p_end = span(l_offsets, l_indices, i, i)
+                    q, q_end = span(r_offsets, r_indices, j, j)
+                    la = p_end - p
+                    lb = q_end - q
                     if la > 0 and lb > 0:
                         cost = la + lb
                         if cost >= long_pair:
                             # the merge's exact steps (it stops at the smaller last
                             # entry: a star's leaf-hub pair is one step)
-                            cost = _merge_reads(l_indices, l_offsets[i], l_offsets[i + 1],
-                                                r_indices, r_offsets[j], r_offsets[j + 1])
+                            cost = _merge_reads(l_indices, p, p_end, r_indices, q, q_end)
                     by_warp = cost
                     if cost > 0 and cost >= long_pair:
                         # long_pair 0: every pair swept (the tests' way to the sweep)
@@ -237,8 +241,7 @@ def cuda_kernel(hooks, weighted, with_counts=False):
             swept = 0 < taken <= best_t
             # 3. the pairs left: each thread's own two-pointer merge
             if kept and not swept:
-                found, walked = merge(i, j, e, l_offsets, l_indices, r_offsets, r_indices,
-                                      data)
+                found, walked = merge(i, j, e, p, p_end, l_indices, q, q_end, r_indices, data)
                 matches += found
                 read += walked
                 if with_counts:
@@ -252,14 +255,14 @@ def cuda_kernel(hooks, weighted, with_counts=False):
                 oe = cuda.shfl_sync(_FULL, e, owner)
                 oi = cuda.shfl_sync(_FULL, i, owner)
                 oj = cuda.shfl_sync(_FULL, j, owner)
-                p, p_end = l_offsets[oi], l_offsets[oi + 1]
-                q, q_end = r_offsets[oj], r_offsets[oj + 1]
-                if q_end - q < p_end - p:
-                    found = sweep(r_indices, q, q_end, l_indices, p, p_end, True, oi, oj, oe,
-                                  lane, data)
+                op, op_end = span(l_offsets, l_indices, oi, oi)
+                oq, oq_end = span(r_offsets, r_indices, oj, oj)
+                if oq_end - oq < op_end - op:
+                    found = sweep(r_indices, oq, oq_end, l_indices, op, op_end, True, oi, oj,
+                                  oe, lane, data)
                 else:
-                    found = sweep(l_indices, p, p_end, r_indices, q, q_end, False, oi, oj, oe,
-                                  lane, data)
+                    found = sweep(l_indices, op, op_end, r_indices, oq, oq_end, False, oi, oj,
+                                  oe, lane, data)
                 if lane == owner:
                     matches += found
                     read += cost  # the merge's reads, counted in step 1
@@ -275,41 +278,46 @@ def cuda_kernel(hooks, weighted, with_counts=False):
     return kernel(intersect)
 
 
-def check_sorted(G, name="graph"):
-    """Raise ``ValueError`` unless every neighbour list of ``G`` is sorted by column.
+def sorted_rows(G):
+    """2 when every neighbour list of ``G`` is strictly increasing, 1 when every one is
+    sorted but some repeat a column, 0 when some list goes down.
 
-    Checked once per graph (the verdict is kept with the graph's device copies,
-    which rebinding its arrays drops), and so is whether no list repeats a column
-    (:data:`_STRICT`: the CPU may then mark lists instead of merging them).
+    One parallel pass, once per graph: a sorted verdict is kept with the graph's
+    device copies (which rebinding its arrays drops), and so is whether no list
+    repeats a column (:data:`_STRICT`: the CPU may then mark lists instead of
+    merging them).
     """
     if G._device.knows(_SORTED):
+        return 2 if G._device.knows(_STRICT) else 1
+    order = row_order(G.row_offsets, G.column_indices)
+    if order:
+        G._device.learn(_SORTED)
+    if order == 2:
+        G._device.learn(_STRICT)
+    return order
+
+
+def check_sorted(G, name="graph"):
+    """Raise ``ValueError`` unless every neighbour list of ``G`` is sorted by column
+    (:func:`sorted_rows`, checked once per graph)."""
+    if sorted_rows(G):
         return
     ci, ro = G.column_indices, G.row_offsets
     m = ci.shape[0]
-    order = row_order(ro, ci)  # one parallel pass; the NumPy below only names the culprit
-    strict = order == 2
-    if order == 0:
-        down = ci[1:] <= ci[:-1]
-        # a drop where a new row starts is no disorder
-        starts = ro[1:-1]
-        starts = starts[(starts > 0) & (starts < m)]
-        down[starts - 1] = False
-        bad = np.flatnonzero(down)
-        bad = bad[ci[bad + 1] < ci[bad]]  # repeats are sorted
-        if bad.size:
-            e = int(bad[0]) + 1
-            row = int(np.searchsorted(ro, e, side="right")) - 1
-            raise ValueError(
-                f"intersect needs every neighbour list sorted by column, but row {row} of "
-                f"the {name} is not (column_indices[{e - 1}] = {int(ci[e - 1])} > "
-                f"column_indices[{e}] = {int(ci[e])}); Graph.from_edges, from_scipy and "
-                f"from_networkx build sorted lists")
-    G._device.learn(_SORTED)
-    if strict:
-        G._device.learn(_STRICT)
+    # not sorted: the NumPy below only names the first culprit
+    down = ci[1:] <= ci[:-1]
+    starts = ro[1:-1]  # a drop where a new row starts is no disorder
+    down[starts[(starts > 0) & (starts < m)] - 1] = False
+    bad = np.flatnonzero(down)
+    e = int(bad[ci[bad + 1] < ci[bad]][0]) + 1  # (repeats are sorted)
+    row = int(np.searchsorted(ro, e, side="right")) - 1
+    raise ValueError(
+        f"intersect needs every neighbour list sorted by column, but row {row} of the "
+        f"{name} is not (column_indices[{e - 1}] = {int(ci[e - 1])} > column_indices[{e}] = "
+        f"{int(ci[e])}); Graph.from_edges, from_scipy and from_networkx build sorted lists")
 
 
-def execute(ctx, hooks, data, left, right, counts=None):
+def execute(ctx, hooks, data, left, right, counts=None, lower=False):
     """Intersect over every edge of ``ctx.graph``; returns ``(matches, list entries read)``.
 
     ``counts``: an int64 array with a slot per edge of ``ctx.graph``, which
@@ -317,10 +325,10 @@ def execute(ctx, hooks, data, left, right, counts=None):
     is not written)."""
     if ctx.graph.num_edges == 0:
         return 0, 0
-    return INTERSECT(ctx, hooks, data, left, right, counts)
+    return INTERSECT(ctx, hooks, data, left, right, counts, lower)
 
 
-def cuda_execute(ctx, hooks, data, left, right, counts=None):
+def cuda_execute(ctx, hooks, data, left, right, counts=None, lower=False):
     backend = ctx.backend
     dg = backend.graph(ctx.graph, coo=True)
     lg = backend.graph(left)
@@ -330,14 +338,15 @@ def cuda_execute(ctx, hooks, data, left, right, counts=None):
     m = dg.num_edges
     with_counts = counts is not None
     per_edge = counts if with_counts else counters
-    backend.run(cuda_kernel(hooks, dg.weighted, with_counts), m, m, np.int64(LONG_PAIR),
+    backend.run(cuda_kernel(hooks, dg.weighted, with_counts, lower), m, m, np.int64(LONG_PAIR),
                 dg.edge_sources, dg.column_indices, dg.values, lg.row_offsets, lg.column_indices,
                 rg.row_offsets, rg.column_indices, counters, per_edge, data)
     c = backend.to_host(counters)
     return int(c[0]), int(c[1])
 
 
-def intersect(graph, functor, data=None, *, left=None, right=None, counts=None, context=None):
+def intersect(graph, functor, data=None, *, left=None, right=None, counts=None, lower=False,
+              context=None):
     """For each edge ``i -> j`` of ``graph``, call the functor on every common neighbour.
 
     The mask-first masked SpGEMM ``C<graph> = left * right^T`` of GraphBLAST
@@ -368,6 +377,14 @@ def intersect(graph, functor, data=None, *, left=None, right=None, counts=None, 
         neighbours (slots of edges ``cond_edge`` drops are left as they are).
         With the default hooks this is ``C<graph> = left plus.pair right^T``
         with no per-match work at all.
+    lower : bool, default False
+        Intersect the strict lower triangles: only the edges ``i -> j`` of
+        ``graph`` with ``j < i`` (the others are not offered to ``cond_edge``),
+        and of each list only its entries below its own row (``k < i`` in
+        ``i``'s, ``k < j`` in ``j``'s). Over a symmetric graph that is
+        ``C<L> = L * L^T`` with ``L = tril(A)``, read in place instead of
+        building ``L``: each triangle ``k < j < i`` is found once, along
+        ``i -> j`` (GAP's ordered count).
     context : gunpy.operators.Context, optional
         Backend, scratch and stats record (a fresh ``"auto"`` one when omitted).
 
@@ -412,34 +429,42 @@ def intersect(graph, functor, data=None, *, left=None, right=None, counts=None, 
     >>> ctx.record["strategy"], ctx.record["edges"] > 0
     ('intersect', True)
     """
+    ctx = context_for(_check(graph, left, right, counts, lower), None, context)
+    return run(ctx, compile_functor(functor, ctx.backend), problem_data(data),
+               graph if left is None else left, graph if right is None else right, counts,
+               bool(lower))
+
+
+def _check(graph, left, right, counts, lower):
+    """:func:`intersect`'s arguments checked (returns ``graph``)."""
     for name, g in (("graph", graph), ("left", left), ("right", right)):
         if g is not None and not isinstance(g, Graph):
             raise TypeError(f"intersect's {name} must be a gunpy.Graph, got "
                             f"{type(g).__name__}")
-    ctx = context_for(graph, None, context)
-    left = graph if left is None else left
-    right = graph if right is None else right
-    for name, g in (("left", left), ("right", right)):
+    for name, g in (("left", graph if left is None else left),
+                    ("right", graph if right is None else right)):
         if g.num_vertices != graph.num_vertices:
             raise ValueError(f"intersect's {name} graph has {g.num_vertices} vertices, the "
                              f"mask graph {graph.num_vertices}")
         check_sorted(g, f"{name} graph")
+    if lower:
+        check_sorted(graph, "mask graph")  # a row's part below it is its first entries
     if counts is not None and (getattr(counts, "dtype", None) != np.int64 or
                                counts.shape[0] < graph.num_edges):
         raise ValueError(f"counts must be an int64 array with at least {graph.num_edges} "
                          "slots (one per edge of the mask graph)")
-    return run(ctx, compile_functor(functor, ctx.backend), problem_data(data), left, right,
-               counts)
+    return graph
 
 
-def run(ctx, hooks, data, left, right, counts=None):
+def run(ctx, hooks, data, left, right, counts=None, lower=False):
     """:func:`intersect` once its arguments are checked (``hooks``: the compiled functor)."""
-    matches, read = execute(ctx, hooks, data, left, right, counts)
+    matches, read = execute(ctx, hooks, data, left, right, counts, lower)
     ctx.log(edges=read, strategy="intersect")
     return matches
 
 
-INTERSECT = Operator("intersect", "ctx, hooks, data, left, right, counts", cpu=cpu_execute,
+INTERSECT = Operator("intersect", "ctx, hooks, data, left, right, counts, lower",
+                     cpu=cpu_execute,
                      cuda=cuda_execute)
 
 

@@ -45,25 +45,26 @@ PROBE_BLOCK = 128
 MERGE_BELOW = 8
 
 
-def _merge(apply_intersection, jit):
-    """``found, walked = merge(i, j, e, ...)``: the two-pointer merge of both kernels.
+def _merge(apply_intersection, jit, lower=False):
+    """``found, walked = merge(i, j, e, p, p_end, l_indices, q, q_end, r_indices, data)``:
+    the two-pointer merge of both kernels.
 
-    Walks i's sorted list in left and j's in right, calls ``apply_intersection``
-    on each common neighbour, and returns the matches and the entries read;
-    ``jit`` compiles it for the target (a CUDA device function or an njit one).
+    Walks i's sorted list in left (entries ``p:p_end``) and j's in right
+    (``q:q_end``; with ``lower``, only its entries below ``j``), calls
+    ``apply_intersection`` on each common neighbour, and returns the matches and
+    the entries read; ``jit`` compiles it for the target (a CUDA device function
+    or an njit one).
     """
 
-    def merge(i, j, e, l_offsets, l_indices, r_offsets, r_indices, data):
-        p = l_offsets[i]
-        p_end = l_offsets[i + 1]
-        q = r_offsets[j]
-        q_end = r_offsets[j + 1]
+    def merge(i, j, e, p, p_end, l_indices, q, q_end, r_indices, data):
         p0 = p
         q0 = q
         found = 0
         while p < p_end and q < q_end:
             a = l_indices[p]
             b = r_indices[q]
+            if lower and (a >= i or b >= j):
+                break  # one of the lists' parts below its row is read
             if a == b:
                 apply_intersection(i, j, e, a, p, q, data)
                 found += 1
@@ -78,34 +79,54 @@ def _merge(apply_intersection, jit):
     return jit(merge)
 
 
-def _marking(apply_intersection):
+def _span(lower, jit):
+    """``(start, end) = span(offsets, indices, row, bound)``: the entries of ``row``'s sorted
+    list an intersection reads: all of them, or with ``lower`` those below ``bound`` (a
+    binary search)."""
+    from gunpy.operators.common import lower_bound
+    search = jit(lower_bound)
+
+    def span(offsets, indices, row, bound):
+        start, end = offsets[row], offsets[row + 1]
+        if lower:
+            end = search(indices, start, end, bound)
+        return start, end
+
+    return jit(span)
+
+
+def _marking(apply_intersection, lower=False):
     """``(mark, probe)``: mark a row's left list in a thread's marks (or clear it), and
-    one edge's matches against the marked list (steps 1-2 of the module docstring)."""
+    one edge's matches against the marked list (steps 1-2 of the module docstring);
+    with ``lower``, j's list ends below ``j`` (found by the walk)."""
     from numba import njit
     search = njit(inline="always")(lower_bound)
 
     @njit(inline="always")
-    def mark(marks, base, bits, indices, p, p_end, on):
+    def mark(marks, base, bits, indices, p, p_end, on, row):
         # on: each k of the list gets its bit and its place; off: its bits' words zeroed
-        # (the marked list is the only one: every bit set in them is its own)
+        # (the marked list is the only one: every bit set in them is its own). Returns
+        # where the list ends: p_end, or with ``lower`` its first entry not below row
         for x in range(p, p_end):
             k = indices[x]
+            if lower and k >= row:
+                return x
             if on:
                 marks[base + k] = x - p
                 marks[bits + (k >> 5)] |= 1 << (k & 31)
             else:
                 marks[bits + (k >> 5)] = 0
+        return p_end
 
     @njit(inline="always")
-    def probe(i, j, e, l_offsets, l_indices, r_offsets, r_indices, marks, base, hits, bits,
+    def probe(i, j, e, p, p_end, l_indices, q, q_end, r_indices, marks, base, hits, bits,
               data):
-        # i's list is marked: bits to test, places (its edge ids) read on a match; j's
-        # list is walked up to i's last entry, and the reads are the merge's (it stops
-        # at the smaller last entry)
-        p, p_end, q, q_end = l_offsets[i], l_offsets[i + 1], r_offsets[j], r_offsets[j + 1]
+        # i's list (p:p_end) is marked: bits to test, places (its edge ids) read on a
+        # match; j's list (q:q_end) is walked up to i's last entry, and the reads are the
+        # merge's (it stops at the smaller last entry)
         if p == p_end or q == q_end:
             return 0, 0
-        a_last, b_last = l_indices[p_end - 1], r_indices[q_end - 1]
+        a_last = l_indices[p_end - 1]
         found, q0, stop = 0, q, False
         while q < q_end and not stop:
             # a block's matches found without a branch (a match is rare enough that the
@@ -113,7 +134,9 @@ def _marking(apply_intersection):
             qb, h = q, 0
             for x in range(qb, min(q_end, qb + PROBE_BLOCK)):
                 k = r_indices[x]
-                if k > a_last:
+                if lower and k >= j:
+                    q_end = x  # j's list (its part below j) ends here
+                if k > a_last or x == q_end:
                     stop = True
                     break
                 marks[hits + h] = x - qb
@@ -124,6 +147,9 @@ def _marking(apply_intersection):
                 k = r_indices[x]
                 apply_intersection(i, j, e, k, p + marks[base + k], x, data)
             found += h
+        if q_end == q0:
+            return 0, 0
+        b_last = r_indices[q_end - 1]
         if a_last < b_last:
             return found, (p_end - p) + (q - q0)
         if a_last == b_last:
@@ -135,18 +161,18 @@ def _marking(apply_intersection):
     return mark, probe
 
 
-def cpu_kernel(hooks, weighted, with_counts=False):
+def cpu_kernel(hooks, weighted, with_counts=False, lower=False):
     """``(parallel, serial)`` builds of the CPU kernel."""
-    return functor_pair(cpu_source, hooks, (weighted, with_counts))
+    return functor_pair(cpu_source, hooks, (weighted, with_counts, lower))
 
 
-def cpu_source(hooks, weighted, with_counts=False):
+def cpu_source(hooks, weighted, with_counts=False, lower=False):
     """The CPU kernel's Python source for ``hooks`` (compiled by the callers)."""
     from numba import njit, prange
 
     cond_edge = hooks.cond_edge
-    merge = _merge(hooks.apply_intersection, njit(inline="always"))
-    mark, probe = _marking(hooks.apply_intersection)
+    merge = _merge(hooks.apply_intersection, njit(inline="always"), lower)
+    mark, probe = _marking(hooks.apply_intersection, lower)
     weight = cpu_weight(weighted)
 
     @njit(inline="always")
@@ -156,7 +182,8 @@ def cpu_source(hooks, weighted, with_counts=False):
         hits, bits = base + n, base + n + PROBE_BLOCK
         matches = 0
         read = 0
-        marked = -1  # the row whose left list is marked
+        row, p, p_end = -1, 0, 0  # the row whose left list's span is p:p_end
+        marked = False  # whether that list is marked
         # 1. the chunk's first row: the last row starting at or before edge `start`
         lo = 0
         hi = n
@@ -167,34 +194,43 @@ def cpu_source(hooks, weighted, with_counts=False):
             else:
                 hi = mid
         i = lo
-        for e in range(start, stop):
+        e = start - 1
+        while e + 1 < stop:
+            e += 1
             # 2. the mask: edge e = (i, j) (rows in order), kept when cond_edge holds
             while row_offsets[i + 1] <= e:
                 i += 1
             j = column_indices[e]
+            if lower and j >= i:
+                e = row_offsets[i + 1] - 1  # the rest of the row is above too (sorted)
+                continue
             if not cond_edge(i, j, e, weight(values, e), data):
                 continue
-            if marks.shape[0] == 1 or (l_offsets[i + 1] - l_offsets[i] + r_offsets[j + 1] -
-                                       r_offsets[j]) < MERGE_BELOW:
+            if row != i:  # a new row: the last one's marks cleared
+                if marked:
+                    mark(marks, base, bits, l_indices, p, p_end, False, row)
+                    marked = False
+                row = i
+                p, p_end = l_offsets[i], l_offsets[i + 1]
+            q, q_end = r_offsets[j], r_offsets[j + 1]
+            # (with lower, about half of each list is read: the part below its row)
+            if marks.shape[0] == 1 or ((l_offsets[i + 1] - p + q_end - q) >> lower
+                                       ) < MERGE_BELOW:
                 # 3. two-pointer merge of i's list in left and j's list in right
-                found, walked = merge(i, j, e, l_offsets, l_indices, r_offsets, r_indices,
-                                      data)
+                found, walked = merge(i, j, e, p, p_end, l_indices, q, q_end, r_indices, data)
             else:
                 # 3'. i's list marked once for all its edges, j's list looked up in it
-                if marked != i:
-                    if marked >= 0:
-                        mark(marks, base, bits, l_indices, l_offsets[marked],
-                             l_offsets[marked + 1], False)
-                    mark(marks, base, bits, l_indices, l_offsets[i], l_offsets[i + 1], True)
-                    marked = i
-                found, walked = probe(i, j, e, l_offsets, l_indices, r_offsets, r_indices,
+                if not marked:
+                    p_end = mark(marks, base, bits, l_indices, p, p_end, True, i)
+                    marked = True
+                found, walked = probe(i, j, e, p, p_end, l_indices, q, q_end, r_indices,
                                       marks, base, hits, bits, data)
             matches += found
             if with_counts:
                 per_edge[e] = found
             read += walked
-        if marked >= 0:  # every bit is 0 again between calls
-            mark(marks, base, bits, l_indices, l_offsets[marked], l_offsets[marked + 1], False)
+        if marked:  # every bit is 0 again between calls
+            mark(marks, base, bits, l_indices, p, p_end, False, row)
         return matches, read
 
     def intersect(n, m, row_offsets, column_indices, values, l_offsets, l_indices, r_offsets,
@@ -230,7 +266,7 @@ def _marks(ctx, left, right):
     return ctx.kept(f"intersect.marks.{threads}", lambda: ctx.backend.zeros(size, np.int32))
 
 
-def cpu_execute(ctx, hooks, data, left, right, counts=None):
+def cpu_execute(ctx, hooks, data, left, right, counts=None, lower=False):
     backend = ctx.backend
     with_counts = counts is not None
     dg = backend.graph(ctx.graph)
@@ -248,10 +284,10 @@ def cpu_execute(ctx, hooks, data, left, right, counts=None):
     per_edge = counts if with_counts else work
     marks = _marks(ctx, left, right)
     if thin:
-        ctx.log(build=run_thin(backend, cpu_source, hooks, (dg.weighted, with_counts),
+        ctx.log(build=run_thin(backend, cpu_source, hooks, (dg.weighted, with_counts, lower),
                                lambda k: k(n, m, *args, tally, 1, per_edge, marks, data)))
     else:
-        cpu_kernel(hooks, dg.weighted, with_counts)[0](n, m, *args, tally, nchunks, per_edge,
-                                                       marks, data)
+        cpu_kernel(hooks, dg.weighted, with_counts, lower)[0](n, m, *args, tally, nchunks,
+                                                              per_edge, marks, data)
     tot = tally.sum(axis=0)
     return int(tot[0]), int(tot[1])

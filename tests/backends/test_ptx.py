@@ -145,8 +145,9 @@ def test_near_far_refill_kernel_compiles():
 
 
 def test_intersect_kernels_compile():
-    """intersect: triangle counting's hooks (atomic adds, none), and a weighted mask whose
-    cond_edge filters by weight, with left and right graphs other than the mask."""
+    """intersect: triangle counting's hooks (atomic adds, none) over lower triangles and
+    over all of an oriented graph, and a weighted mask whose cond_edge filters by weight,
+    with left and right graphs other than the mask."""
     from collections import namedtuple
 
     from gunpy import Functor
@@ -163,13 +164,14 @@ def test_intersect_kernels_compile():
             data.out[edge] += data.a[src_edge] * data.b[dst_edge]
 
     be = fresh()
-    gunpy.triangles(G, backend=be)
-    gunpy.triangle_count(G, backend=be)
+    for graph in (G, W):  # read in place (lower triangles), and through an oriented copy
+        gunpy.triangles(graph, backend=be)
+        gunpy.triangle_count(graph, backend=be)
     data = namedtuple("Data", "out a b")(np.zeros(W.num_edges), np.ones(G.num_edges),
                                          np.ones(G.num_edges))
     ops.intersect(W, Heavy, data, left=G, right=G, context=ops.Context(W, be))
     kernels = [k for k in be.compiled if k[0].__qualname__.endswith("intersect")]
-    assert len(kernels) == 3
+    assert len(kernels) == 5
     assert all(".target sm_90" in be.compiled[k] for k in kernels)
 
 

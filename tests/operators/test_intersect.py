@@ -87,16 +87,20 @@ def _edges(G):
     return np.repeat(np.arange(G.num_vertices), G.out_degrees()), G.column_indices
 
 
-def reference(G, L, R, keep=None):
-    """Sorted matches ``(src, dst, e, k, p, q)`` and the list entries a merge reads."""
+def reference(G, L, R, keep=None, lower=False):
+    """Sorted matches ``(src, dst, e, k, p, q)`` and the list entries a merge reads
+    (``lower``: the edges ``i -> j`` with ``j < i``, each list cut below its row)."""
     out, read = [], 0
     src, dst = _edges(G)
     w = G.values if G.values is not None else np.ones(G.num_edges)
     for e, (i, j) in enumerate(zip(src.tolist(), dst.tolist())):
-        if keep is not None and not keep(w[e]):
+        if keep is not None and not keep(w[e]) or lower and j >= i:
             continue
         p, p_end = int(L.row_offsets[i]), int(L.row_offsets[i + 1])
         q, q_end = int(R.row_offsets[j]), int(R.row_offsets[j + 1])
+        if lower:
+            p_end = p + int(np.sum(L.column_indices[p:p_end] < i))
+            q_end = q + int(np.sum(R.column_indices[q:q_end] < j))
         p0, q0 = p, q
         while p < p_end and q < q_end:
             a, b = int(L.column_indices[p]), int(R.column_indices[q])
@@ -119,12 +123,13 @@ def raw_neighbours(G):
     return out
 
 
-def raw_matches(G, L, R, keep=None):
+def raw_matches(G, L, R, keep=None, lower=False):
     """Sorted ``(i, j, k)``: k is an out-neighbour of i in L and of j in R, for each edge
-    i->j of G (kept by ``keep(weight)``)."""
+    i->j of G (kept by ``keep(weight)``; ``lower``: only ``k < j < i``)."""
     nl, nr = raw_neighbours(L), raw_neighbours(R)
     return sorted((i, j, k) for i, j, w in reference_edges(G)
-                  if keep is None or keep(1.0 if w is None else w) for k in nl[i] & nr[j])
+                  if (keep is None or keep(1.0 if w is None else w)) and not (lower and j >= i)
+                  for k in nl[i] & nr[j] if not (lower and k >= j))
 
 
 def raw_common_counts(G):
@@ -135,7 +140,7 @@ def raw_common_counts(G):
                     dtype=np.int64)
 
 
-def run_recorder(G, functor, backend, left=None, right=None):
+def run_recorder(G, functor, backend, left=None, right=None, lower=False):
     L = G if left is None else left
     R = G if right is None else right
     src, dst = _edges(G)
@@ -143,20 +148,21 @@ def run_recorder(G, functor, backend, left=None, right=None):
     ctx = ops.Context(G, backend)
     be = ctx.backend
     data = Record(be.zeros(1, np.int64), *(be.zeros(cap, np.int64) for _ in range(6)))
-    total = ops.intersect(G, functor, data, left=left, right=right, context=ctx)
+    total = ops.intersect(G, functor, data, left=left, right=right, lower=lower, context=ctx)
     n = int(be.to_host(data.n)[0])
     cols = [be.to_host(a)[:n] for a in data[1:]]
     got = sorted(zip(*(c.tolist() for c in cols)))
     return total, got, ctx
 
 
-def check_matches(G, backend, functor=Recorder, left=None, right=None, keep=None):
+def check_matches(G, backend, functor=Recorder, left=None, right=None, keep=None,
+                  lower=False):
     """Runs ``functor`` (a Recorder) with run_recorder; checks the count it returns, the
     matches it records and the list entries it reads against the merge (``reference``).
     Returns ``(recorded matches, the merge's, ctx)``."""
-    total, got, ctx = run_recorder(G, functor, backend, left=left, right=right)
+    total, got, ctx = run_recorder(G, functor, backend, left=left, right=right, lower=lower)
     expect, read = reference(G, G if left is None else left, G if right is None else right,
-                             keep=keep)
+                             keep=keep, lower=lower)
     assert total == len(expect) and got == expect
     assert ctx.record["edges"] == read
     return got, expect, ctx
@@ -175,6 +181,49 @@ def _random(n, m, seed, directed=True, weighted=False):
     s, d = rng.integers(0, n, m), rng.integers(0, n, m)
     w = rng.random(m) if weighted else None
     return graph_from_edges(s, d, w, num_vertices=n, directed=directed)
+
+
+LOWER = ["star_hub", "disconnected", "preferential_hubs", "self_loops_duplicates",
+         "random_undirected", "grid", "edgeless"]
+
+
+@pytest.mark.parametrize("name", LOWER)
+def test_lower_triangles_read_in_place_equal_a_merge_of_the_cut_lists(name, backend,
+                                                                      cpu_split, pairs):
+    """``lower=True``: the edges i -> j with j < i, each list cut below its own row; the
+    matches, edge ids and entries read are a merge's over the cut lists, and the matched
+    vertices ``k < j < i`` the raw edge lists' (each triangle once)."""
+    G = GRAPHS[name]
+    got, _, _ = check_matches(G, backend, lower=True)
+    assert sorted((i, j, k) for i, j, _, k, _, _ in got) == raw_matches(G, G, G, lower=True)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_lower_triangles_of_denser_graphs_mark_and_probe(seed, backend, cpu_split, pairs):
+    """Lists long enough for the CPU's marking path (and the warp's sweeps), weights and
+    cond_edge, per-edge counts: the same as the merge of the cut lists."""
+    n = 60 if ON_CUDASIM else 400
+    G = _random(n, 12 * n, seed, directed=False, weighted=True)
+    got, expect, _ = check_matches(G, backend, HeavyRecorder, keep=lambda w: w > 0.5,
+                                   lower=True)
+    assert len(expect) > 0
+    ctx = ops.Context(G, backend)
+    counts = ctx.backend.full(G.num_edges, -7, np.int64)
+    total = ops.intersect(G, Functor, context=ctx, counts=counts, lower=True)
+    src, dst = _edges(G)
+    nb = raw_neighbours(G)
+    want = np.array([len({k for k in nb[i] & nb[j] if k < j}) if j < i else -7
+                     for i, j in zip(src.tolist(), dst.tolist())])
+    assert np.array_equal(ctx.backend.to_host(counts), want)
+    assert total == int(want[want > 0].sum())
+
+
+def test_lower_needs_a_sorted_mask():
+    G = gunpy.Graph(np.array([0, 2, 3, 4]), np.array([2, 1, 0, 0]), directed=True)
+    S = gunpy.Graph.from_edges([0, 1, 2], [1, 2, 0], directed=True)
+    ops.intersect(G, Functor, left=S, right=S, context=ops.Context(G, "cpu"))  # any mask
+    with pytest.raises(ValueError, match="row 0 of the mask graph"):
+        ops.intersect(G, Functor, left=S, right=S, lower=True, context=ops.Context(G, "cpu"))
 
 
 def test_left_and_right_differ_from_the_mask(backend, cpu_split, pairs):

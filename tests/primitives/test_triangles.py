@@ -16,6 +16,7 @@ import numpy as np
 import pytest
 
 import gunpy
+from gunpy.primitives import triangles as triangles_module
 from gunpy.primitives.triangles import orient
 from gunpy.testing import ON_CUDASIM, nasty_graphs, to_nx
 from doc_examples import check_docstring_examples, run_user_guide_section
@@ -88,6 +89,36 @@ def test_per_vertex_counts_equal_networkx(name, backend, cpu_split):
     assert gunpy.triangle_count(G, backend=backend) == r.count
 
 
+IN_PLACE = [name for name in sorted(GRAPHS) if triangles_module.in_place(GRAPHS[name])]
+
+
+@pytest.mark.parametrize("name", IN_PLACE)
+def test_graphs_read_in_place_count_the_same_through_an_oriented_copy(name, backend,
+                                                                      monkeypatch):
+    """The graphs counted in place, by id, counted again through orient(): both equal
+    networkx (the other graphs only have the oriented way)."""
+    G = GRAPHS[name]
+    expect = reference(G).tolist()
+    r = gunpy.triangles(G, backend=backend)
+    assert r.stats.extra["ordering"] == "id, in place" and "oriented_edges" not in r.stats.extra
+    monkeypatch.setattr(triangles_module, "in_place", lambda G: False)
+    o = gunpy.triangles(G, backend=backend)
+    assert o.stats.extra["ordering"] == "oriented"
+    assert r.triangles.tolist() == o.triangles.tolist() == expect
+
+
+def test_which_graphs_are_read_in_place():
+    """In place: undirected, rows strictly increasing, degrees not skewed (GAP's rule)."""
+    assert len(IN_PLACE) >= 10 and "karate" in IN_PLACE and "self_loops_kept" in IN_PLACE
+    assert "directed_mixed" not in IN_PLACE
+    rmat = gunpy.generators.rmat(12)  # a few hubs, 16 edges a vertex
+    assert triangles_module.skewed(rmat.row_offsets) and not triangles_module.in_place(rmat)
+    twice = gunpy.Graph(np.array([0, 3, 5, 7]), np.array([1, 1, 2, 0, 2, 0, 1]),
+                        directed=False)  # 0-1 stored twice in row 0: counted through orient
+    assert not triangles_module.in_place(twice)
+    assert gunpy.triangles(twice, backend="cpu").triangles.tolist() == [1, 1, 1]
+
+
 def test_known_totals(backend):
     assert gunpy.triangle_count(GRAPHS["complete_7"], backend=backend) == 35
     assert gunpy.triangle_count(GRAPHS["wheel_hub_300"], backend=backend) == 300
@@ -130,7 +161,10 @@ def test_result_dict_stats_and_labels(backend):
     assert s.iterations == 1 and s.backend == ("cpu" if backend == "cpu" else "cuda")
     assert s.edges_visited > 0 and s.elapsed_ms > 0
     assert s.extra["triangles"] == r.count == sum(nx.triangles(g).values()) // 3
-    assert 0 < s.extra["oriented_edges"] == G.num_edges // 2
+    assert s.extra["ordering"] == "id, in place"  # few edges a vertex: GAP's rule
+    D = gunpy.Graph.from_networkx(g.to_directed())
+    assert 0 < gunpy.triangles(D, backend=backend).stats.extra["oriented_edges"] == \
+        G.num_edges // 2
     assert s.per_iteration[0]["strategy"] == "intersect"
 
 
