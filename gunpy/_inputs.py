@@ -290,6 +290,63 @@ def _factorize(values):
         return list(index), ids
 
 
+def table_edges(cols, renumber):
+    """``(src, dst, weights, labels, n)`` of a table's columns (``{name: column}``: the
+    source, the target, then the weight column if any), where the table is: a table in
+    host memory as NumPy arrays, one in GPU memory as device arrays, its integer labels
+    renumbered there (:class:`gunpy.Graph`'s ``from_pandas``). ``labels``: the vertex
+    labels in id order, None for ids ``0..n-1`` (``n`` None: not renumbered).
+
+    Labels in GPU memory that are not integers (a cuDF frame's strings or categories,
+    floats) are renumbered on the host, as a host table's: the two label columns are
+    copied down once and the ids up once, and the graph is built on the device.
+    """
+    names = list(cols)
+    down = {name: _table_labels(cols[name]) for name in names[:2]}
+    down = {name: a for name, a in down.items() if a is not None}
+    backend = _device_backend({k: c for k, c in cols.items() if k not in down})
+    if down and backend is None:  # only labels, and they came down: built on the GPU still
+        from gunpy.backends import get_backend
+        backend = get_backend("cuda")
+    if backend is None:
+        cols = {k: _host(k, c) for k, c in cols.items()}
+    else:
+        from gunpy.backends.interop import device_view
+        cols = {k: down[k] if k in down else device_view(k, c) for k, c in cols.items()}
+    s, d = cols[names[0]], cols[names[1]]
+    weights = cols[names[2]] if len(names) > 2 else None
+    labels = n = None
+    if renumber and backend is not None and not down and all(
+            a.dtype.kind in "iu" and not (a.dtype.kind == "u" and a.dtype.itemsize == 8)
+            for a in (s, d)):
+        from gunpy.backends.device_build import factorize
+        ids, uniques = factorize(backend, s, d)
+        labels = uniques.copy_to_host().tolist()
+        s, d, n = ids[:s.shape[0]], ids[s.shape[0]:], len(labels)
+    elif renumber:
+        hs, hd = (a if isinstance(a, np.ndarray) else a.copy_to_host() for a in (s, d))
+        labels, ids = _factorize(np.concatenate([hs.ravel(), hd.ravel()]))
+        s, d, n = ids[:hs.size], ids[hs.size:], len(labels)
+        if backend is not None:  # the ids back up: the graph is built where the table is
+            s, d = backend.asarray(s), backend.asarray(d)
+    elif down:
+        raise ValueError(f"{next(iter(down))} holds labels that are not integers, in GPU "
+                         "memory: renumber=True numbers them")
+    if labels is not None and labels == list(range(n)):
+        labels = None
+    return s, d, weights, labels, n
+
+
+def _table_labels(a):
+    """A cuDF column of other than numbers (strings, categories), as NumPy values copied
+    to the host; None for any other column."""
+    if not type(a).__module__.startswith("cudf"):
+        return None
+    if getattr(getattr(a, "dtype", None), "kind", "O") in "iufb":
+        return None
+    return np.asarray(a.to_pandas())
+
+
 def _is_symmetric(A):
     """Whether the square sparse matrix ``A`` equals its transpose (values and pattern)."""
     A = sp.csr_array(A)

@@ -14,8 +14,8 @@ import scipy.sparse as sp
 
 from gunpy._csr import build_csr, reverse_edge_ids, transpose_csr
 from gunpy._inputs import (_as_column_indices, _as_count, _as_id_array, _as_row_offsets,
-                           _as_weights, _check_offsets, _device_backend, _factorize, _host,
-                           _index_dtype, _is_symmetric, _nx_weights)
+                           _as_weights, _check_offsets, _device_backend, _host,
+                           _index_dtype, _is_symmetric, _nx_weights, table_edges)
 from gunpy.backends.cache import DeviceCache
 
 __all__ = ["Graph", "CSC", "DeviceCache"]
@@ -305,7 +305,9 @@ class Graph:
         ----------
         df : pandas.DataFrame, or any table whose ``df[column]`` is array-like
             (a pyarrow ``Table``, a polars ``DataFrame``, a dict of arrays), or a table in
-            GPU memory (a cuDF ``DataFrame``): integer labels renumbered on the GPU.
+            GPU memory (a cuDF ``DataFrame``), built there: integer labels renumbered on
+            the GPU, others (strings, floats) on the host (the label columns copied down
+            once, their ids up once).
         source, target : column names
         edge_attr : column name, optional
             The weight column (one column; ``None`` for an unweighted graph).
@@ -335,27 +337,8 @@ class Graph:
                 have = list(getattr(df, "columns", getattr(df, "keys", lambda: [])()))
                 raise ValueError(f"{role}={col!r} is not a column of the table "
                                  f"(columns: {have})") from None
-        names = list(cols)
-        backend = _device_backend(cols)  # a cuDF frame: its columns renumbered on the GPU
-        if backend is not None:
-            from gunpy.backends.interop import device_view
-            cols = {name: device_view(name, c) for name, c in cols.items()}
-        else:
-            cols = {name: _host(name, c) for name, c in cols.items()}
-        s, d = cols[names[0]], cols[names[1]]
-        labels = n = None
-        if renumber and backend is not None:
-            from gunpy.backends.device_build import factorize
-            ids, uniques = factorize(backend, s, d)
-            labels = uniques.copy_to_host().tolist()
-            s, d, n = ids[:s.shape[0]], ids[s.shape[0]:], len(labels)
-        elif renumber:
-            labels, ids = _factorize(np.concatenate([s.ravel(), d.ravel()]))
-            s, d, n = ids[:s.size], ids[s.size:], len(labels)
-        if labels is not None and labels == list(range(n)):
-            labels = None
-        return cls.from_edges(s, d, cols[names[2]] if edge_attr is not None else None,
-                              num_vertices=n, directed=directed,
+        s, d, weights, labels, n = table_edges(cols, renumber)
+        return cls.from_edges(s, d, weights, num_vertices=n, directed=directed,
                               remove_self_loops=remove_self_loops,
                               remove_duplicates=remove_duplicates, node_labels=labels)
 
