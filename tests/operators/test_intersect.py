@@ -202,8 +202,10 @@ def test_lower_triangles_read_in_place_equal_a_merge_of_the_cut_lists(name, back
 def test_lower_triangles_of_denser_graphs_mark_and_probe(seed, backend, cpu_split, pairs):
     """Lists long enough for the CPU's marking path (and the warp's sweeps), weights and
     cond_edge, per-edge counts: the same as the merge of the cut lists."""
-    n = 60 if ON_CUDASIM else 400
-    G = _random(n, 12 * n, seed, directed=False, weighted=True)
+    if ON_CUDASIM and seed:
+        pytest.skip("the simulator runs one graph (a warp's sweeps take it ~10 s)")
+    n = 30 if ON_CUDASIM else 400
+    G = _random(n, 10 * n, seed, directed=False, weighted=True)
     got, expect, _ = check_matches(G, backend, HeavyRecorder, keep=lambda w: w > 0.5,
                                    lower=True)
     assert len(expect) > 0
