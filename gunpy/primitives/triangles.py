@@ -97,12 +97,15 @@ def skewed(row_offsets, samples=1000):
 
 
 class TrianglesProblem(Problem):
-    """Per-vertex triangle counts over an oriented graph (see :func:`orient`)."""
+    """Per-vertex triangle counts over an oriented graph (see :func:`orient`), or the graph
+    itself (:func:`in_place`); ``per_vertex=False``: no counts kept (the total only)."""
 
     Data = TrianglesData
 
-    def init(self):
-        self.triangles = self.vertex_array(np.int64, fill=0)
+    def init(self, per_vertex=True):
+        # (reset fills them)
+        self.triangles = self.vertex_array(np.int64) if per_vertex else \
+            self.backend.empty(1, np.int64)
 
     def reset(self):
         self.backend.fill(self.triangles, 0)
@@ -168,7 +171,7 @@ def _enact(G, backend, per_vertex):
     lower = in_place(G)
     O = G if lower else orient(G)
     orient_ms = (time.perf_counter() - t0) * 1e3
-    problem = TrianglesProblem(O, backend=backend)
+    problem = TrianglesProblem(O, backend=backend, per_vertex=per_vertex)
     problem.reset()
     enactor = TrianglesEnactor(problem, per_vertex=per_vertex, lower=lower)
     stats = enactor.enact()
