@@ -281,3 +281,56 @@ def test_an_unfused_level_checks_and_looks_up_nothing(backend, load_balance, mon
         seen.append((sorted(lookups), len(binds)))
     assert seen[0] == seen[1], "a level looked up an implementation or bound its advance again"
     assert seen[0][1] == 1
+
+
+# --------------------------------------------------------------- the CPU pull kernel, bitmaps
+@pytest.mark.parametrize("split", ["serial", "chunked"])
+@pytest.mark.parametrize("directed", [False, True])
+def test_cpu_pull_prefetch_changes_nothing(directed, split, monkeypatch):
+    """The CPU pull kernel asks for the next vertices' in-lists ahead of its search
+    (``pull.PREFETCH``): with none, one, a few or many ahead, across task boundaries
+    (``chunked``: a task per bitmap word), the same depths, the same edges examined."""
+    from gunpy.backends.cpu import CpuBackend
+    from gunpy.operators.advance import pull
+    if split == "chunked":
+        monkeypatch.setattr(CpuBackend, "serial_below", 0)
+        monkeypatch.setattr(CpuBackend, "force_min_chunk", 1)
+    # isolated vertices (masked by no_in_edges, never prefetched) and a partial last word
+    G = gunpy.generators.rmat(10, 4, seed=3, directed=directed)
+    src = int(np.argmax(G.out_degrees()))
+    ref = reference_depths(G, src)
+    seen = []
+    for depth in (0, 1, 3, 32):
+        monkeypatch.setattr(pull, "PREFETCH", depth)
+        r = gunpy.bfs(G, src, direction="pull", backend="cpu")
+        check_bfs_tree(G, src, r.depth, r.parent, reference=ref)
+        seen.append([rec["edges"] for rec in r.stats.per_iteration])
+    assert all(s == seen[0] for s in seen), seen
+
+
+@pytest.mark.parametrize("serial_below", [0, 1 << 19])
+@pytest.mark.parametrize("density", [0.0, 0.03, 0.5, 1.0])
+def test_cpu_bitmap_queue_conversions(density, serial_below, monkeypatch):
+    """bitmap_to_queue (a step per set bit: bit 31 and full words included) and or_into,
+    on one core (a small bitmap) and in chunks, agree with NumPy."""
+    from gunpy.backends.cpu import CpuBackend
+    from gunpy.operators import Context, bitmap
+    monkeypatch.setattr(CpuBackend, "serial_below", serial_below)
+    n = 32 * 300 + 7  # a partial last word
+    G = gunpy.generators.path(n)
+    ctx = Context(G, backend="cpu")
+    rng = np.random.default_rng(int(density * 100))
+    ids = np.flatnonzero(rng.random(n) < density)
+    if 0 < density < 1:
+        ids = np.union1d(ids, np.arange(64, 96))  # a full word
+    words = ctx.new_bitmap()
+    f = ctx.frontier(ids)
+    bitmap.queue_to_bitmap(ctx.backend, f.queue, f.length, len(ids), words)
+    out = ctx.frontier(capacity=n)
+    total = bitmap.bitmap_to_queue(ctx.backend, words, out.queue, out.length, ctx.scratch)
+    out.assume_size(total)
+    assert total == len(ids) and out.to_numpy().tolist() == ids.tolist()
+    other = rng.integers(0, 1 << 32, size=words.shape[0], dtype=np.uint64).astype(np.uint32)
+    expect = words | other
+    bitmap.or_into(ctx.backend, words, other)
+    assert np.array_equal(words, expect)

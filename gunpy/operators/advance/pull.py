@@ -234,14 +234,81 @@ def cuda_kernel(hooks, weighted, mapping, early_exit, edge_ids=True):
     return kernel(pull_warp if mapping == "warp" else pull_thread)
 
 
+#: vertices whose in-lists the CPU pull kernel asks the memory for ahead of its search
+#: (0: none). A search is a chain of dependent loads (the in-list's offset, its first
+#: neighbours, their bits) ending in an unpredictable branch, so the core overlaps
+#: little of one vertex's misses with the next's; prefetching the next vertices' first
+#: in-edges lets them overlap (RMAT-18's BFS, the first pull: see the CPU kernel)
+PREFETCH = 32
+
+
+def _prefetch_intrinsic():
+    """``prefetch(arr, i)``: a hint that ``arr[i]`` will be read soon (LLVM's
+    ``llvm.prefetch``: a read, kept in every cache level); no load, no fault."""
+    from llvmlite import ir
+    from numba import types
+    from numba.core import cgutils
+    from numba.extending import intrinsic
+
+    @intrinsic
+    def prefetch(typingctx, arr, i):
+        def codegen(context, builder, signature, args):
+            aryty = signature.args[0]
+            ary = context.make_array(aryty)(context, builder, args[0])
+            ptr = cgutils.get_item_pointer(context, builder, aryty, ary, [args[1]],
+                                           wraparound=False)
+            i8p, i32 = ir.IntType(8).as_pointer(), ir.IntType(32)
+            fn = cgutils.get_or_insert_function(
+                builder.module, ir.FunctionType(ir.VoidType(), [i8p, i32, i32, i32]),
+                "llvm.prefetch.p0i8")
+            builder.call(fn, [builder.bitcast(ptr, i8p), i32(0), i32(3), i32(1)])
+            return context.get_dummy_value()
+        return types.void(arr, i), codegen
+
+    return prefetch
+
+
+_prefetch = None
+
+
+def _cpu_prefetcher(depth):
+    """``ahead, pending = run_ahead(w, ahead, end, pending, n, visited, no_in_edges,
+    in_offsets, in_indices)``: the in-lists of the vertices a CPU pull task will search
+    next (those outside the mask in words ``ahead`` on), prefetched until ``pending``
+    (prefetched, not yet searched) reaches ``depth`` or the task's words ``end``."""
+    global _prefetch
+    from numba import njit
+    if _prefetch is None:
+        _prefetch = _prefetch_intrinsic()
+    prefetch = _prefetch
+
+    @njit(inline="always")
+    def run_ahead(w, ahead, end, pending, n, visited, no_in_edges, in_offsets, in_indices):
+        while pending < depth and ahead < end:
+            skip = visited[ahead] | no_in_edges[ahead]
+            if skip != np.uint32(0xFFFFFFFF):
+                for b in range(32):
+                    v = np.int64(ahead) * 32 + b
+                    if v < n and not (skip >> np.uint32(b)) & np.uint32(1):
+                        prefetch(in_indices, in_offsets[v])
+                        pending += 1
+            ahead += 1
+        return ahead, pending
+
+    return run_ahead
+
+
 @hooks_cache
-def cpu_kernel(hooks, weighted, early_exit, edge_ids=True):
+def cpu_kernel(hooks, weighted, early_exit, edge_ids=True, prefetch=0):
     """The CPU pull kernel; ``edge_ids=False``: one that never reads ``in_edge_ids`` (see
-    :func:`needs_edge_ids`)."""
+    :func:`needs_edge_ids`); ``prefetch``: the in-lists of up to that many vertices asked
+    for ahead of the search (:data:`PREFETCH`; 0: none)."""
     from numba import prange
 
     from gunpy.backends.cpu import kernel
     search = _pull_helpers(hooks, weighted, early_exit, edge_ids, "cpu")[1]
+    depth = int(prefetch)
+    run_ahead = _cpu_prefetcher(max(depth, 1))
 
     def pull(n, in_offsets, in_indices, in_edge_ids, values, row_offsets, visited, no_in_edges,
              input_bits, next_bits, counts, nchunks, data):
@@ -251,7 +318,14 @@ def cpu_kernel(hooks, weighted, early_exit, edge_ids=True):
             examined = 0
             found = 0
             found_edges = 0
-            for w in range(c * size, min(nwords, (c + 1) * size)):
+            end = min(nwords, (c + 1) * size)
+            # the words [w, ahead) hold `pending` vertices to search, their in-lists asked for
+            ahead = c * size
+            pending = 0
+            for w in range(c * size, end):
+                if depth > 0:
+                    ahead, pending = run_ahead(w, ahead, end, pending, n, visited, no_in_edges,
+                                               in_offsets, in_indices)
                 # 1. masking: visited vertices (and those with no in-edges) are skipped
                 word = visited[w] | no_in_edges[w]
                 out = np.uint32(0)
@@ -262,6 +336,7 @@ def cpu_kernel(hooks, weighted, early_exit, edge_ids=True):
                             break
                         if (word >> np.uint32(b)) & np.uint32(1):
                             continue
+                        pending -= 1
                         # 2. scan in-edges for a parent in the input set
                         hit, examined = search(v, in_offsets, in_indices, in_edge_ids, values,
                                                input_bits, data, examined)
@@ -326,7 +401,8 @@ def cpu_execute(ctx, dg, visited, input_bits, next_bits, hooks, data, *, mapping
     nwords = next_bits.shape[0]
     nchunks = backend.chunks(nwords, min_chunk=16, per_thread=16)
     counts = np.zeros((nchunks, 3), dtype=np.int64)
-    cpu_kernel(hooks, dg.weighted, bool(early_exit), needs_edge_ids(hooks, dg.weighted))(
+    cpu_kernel(hooks, dg.weighted, bool(early_exit), needs_edge_ids(hooks, dg.weighted),
+               PREFETCH)(
         n, dg.in_offsets, dg.in_indices, dg.in_edge_ids, dg.values, dg.row_offsets, visited,
         dg.no_in_edges, input_bits, next_bits, counts, nchunks, data)
     tot = counts.sum(axis=0)
