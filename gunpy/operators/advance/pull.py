@@ -271,6 +271,24 @@ def _prefetch_intrinsic():
 _prefetch = None
 
 
+@functools.cache
+def _cpu_unmasked():
+    """``unmasked(visited, no_in_edges, w, n)``: the bits of word ``w``'s vertices that
+    a CPU pull searches (neither visited nor without in-edges, below ``n``)."""
+    from numba import njit
+
+    @njit(inline="always")
+    def unmasked(visited, no_in_edges, w, n):
+        # (an XOR, not ~: numba widens ~ of a uint32 to a signed 64-bit value)
+        todo = (visited[w] | no_in_edges[w]) ^ np.uint32(0xFFFFFFFF)
+        last = n - np.int64(w) * 32  # vertices in word w
+        if last < 32:
+            todo &= (np.uint32(1) << np.uint32(last)) - np.uint32(1)
+        return todo
+
+    return unmasked
+
+
 def _cpu_prefetcher(depth):
     """``ahead, pending = run_ahead(w, ahead, end, pending, n, visited, no_in_edges,
     in_offsets, in_indices)``: the in-lists of the vertices a CPU pull task will search
@@ -278,20 +296,20 @@ def _cpu_prefetcher(depth):
     (prefetched, not yet searched) reaches ``depth`` or the task's words ``end``."""
     global _prefetch
     from numba import njit
+    from numba.cpython.unsafe.numbers import trailing_zeros
     if _prefetch is None:
         _prefetch = _prefetch_intrinsic()
     prefetch = _prefetch
+    unmasked = _cpu_unmasked()
 
     @njit(inline="always")
     def run_ahead(w, ahead, end, pending, n, visited, no_in_edges, in_offsets, in_indices):
         while pending < depth and ahead < end:
-            skip = visited[ahead] | no_in_edges[ahead]
-            if skip != np.uint32(0xFFFFFFFF):
-                for b in range(32):
-                    v = np.int64(ahead) * 32 + b
-                    if v < n and not (skip >> np.uint32(b)) & np.uint32(1):
-                        prefetch(in_indices, in_offsets[v])
-                        pending += 1
+            todo = unmasked(visited, no_in_edges, ahead, n)
+            while todo != np.uint32(0):
+                prefetch(in_indices, in_offsets[np.int64(ahead) * 32 + trailing_zeros(todo)])
+                pending += 1
+                todo &= todo - np.uint32(1)
             ahead += 1
         return ahead, pending
 
@@ -304,9 +322,11 @@ def cpu_kernel(hooks, weighted, early_exit, edge_ids=True, prefetch=0):
     :func:`needs_edge_ids`); ``prefetch``: the in-lists of up to that many vertices asked
     for ahead of the search (:data:`PREFETCH`; 0: none)."""
     from numba import prange
+    from numba.cpython.unsafe.numbers import trailing_zeros
 
     from gunpy.backends.cpu import kernel
     search = _pull_helpers(hooks, weighted, early_exit, edge_ids, "cpu")[1]
+    unmasked = _cpu_unmasked()
     depth = int(prefetch)
     run_ahead = _cpu_prefetcher(max(depth, 1))
 
@@ -326,24 +346,22 @@ def cpu_kernel(hooks, weighted, early_exit, edge_ids=True, prefetch=0):
                 if depth > 0:
                     ahead, pending = run_ahead(w, ahead, end, pending, n, visited, no_in_edges,
                                                in_offsets, in_indices)
-                # 1. masking: visited vertices (and those with no in-edges) are skipped
-                word = visited[w] | no_in_edges[w]
+                # 1. masking: visited vertices (and those with no in-edges) are skipped,
+                #    a step per vertex searched (no branch on each bit of the word)
+                todo = unmasked(visited, no_in_edges, w, n)
                 out = np.uint32(0)
-                if word != np.uint32(0xFFFFFFFF):
-                    for b in range(32):
-                        v = np.int64(w) * 32 + b
-                        if v >= n:
-                            break
-                        if (word >> np.uint32(b)) & np.uint32(1):
-                            continue
-                        pending -= 1
-                        # 2. scan in-edges for a parent in the input set
-                        hit, examined = search(v, in_offsets, in_indices, in_edge_ids, values,
-                                               input_bits, data, examined)
-                        if hit:
-                            out |= np.uint32(1) << np.uint32(b)
-                            found += 1
-                            found_edges += row_offsets[v + 1] - row_offsets[v]
+                while todo != np.uint32(0):
+                    b = trailing_zeros(todo)
+                    todo &= todo - np.uint32(1)
+                    v = np.int64(w) * 32 + b
+                    pending -= 1
+                    # 2. scan in-edges for a parent in the input set
+                    hit, examined = search(v, in_offsets, in_indices, in_edge_ids, values,
+                                           input_bits, data, examined)
+                    if hit:
+                        out |= np.uint32(1) << np.uint32(b)
+                        found += 1
+                        found_edges += row_offsets[v + 1] - row_offsets[v]
                 # 3. this task owns word w of the output: a plain store
                 next_bits[w] = out
             counts[c, 0] = examined
