@@ -238,7 +238,8 @@ def cuda_kernel(hooks, weighted, mapping, early_exit, edge_ids=True):
 #: (0: none). A search is a chain of dependent loads (the in-list's offset, its first
 #: neighbours, their bits) ending in an unpredictable branch, so the core overlaps
 #: little of one vertex's misses with the next's; prefetching the next vertices' first
-#: in-edges lets them overlap (RMAT-18's BFS, the first pull: see the CPU kernel)
+#: in-edges lets them overlap (RMAT-18's BFS, its first pull alone on the shared
+#: 2-core VM: 6.1 -> 4.5 ms; 8 to 64 ahead alike)
 PREFETCH = 32
 
 
