@@ -225,6 +225,16 @@ def cpu_source(hooks, weighted, incoming, op, apply=False, aggregates=0, all_ver
     combine, ident = _combiner(op, njit(inline="always"))
     finish = _finisher(hooks, apply, aggregates, njit(inline="always"))
     k, every = aggregates, all_vertices
+    one = np.uint64(1)
+
+    @njit(inline="always")
+    def edge_value(v, p, nbrs, edge_ids, values, data):
+        u = _index(nbrs[p])
+        e = _index(edge_ids[p]) if incoming and ids else np.int64(p)
+        w = weight(values, e)
+        if incoming:
+            return gather_edge(u, v, e, w, data)
+        return gather_edge(v, u, e, w, data)
 
     def reduce_(queue, n, all_vertices, offsets, nbrs, edge_ids, values, out, data):
         read = 0  # the edges read (a statistic, counted here rather than by a degree pass)
@@ -236,14 +246,17 @@ def cpu_source(hooks, weighted, incoming, op, apply=False, aggregates=0, all_ver
             start, stop = offsets[v], offsets[v + 1]
             read += stop - start
             acc = ident
-            for p in range(np.uint64(start), np.uint64(stop)):
-                u = _index(nbrs[p])
-                e = _index(edge_ids[p]) if incoming and ids else np.int64(p)
-                w = weight(values, e)
-                if incoming:
-                    acc = combine(acc, gather_edge(u, v, e, w, data))
-                else:
-                    acc = combine(acc, gather_edge(v, u, e, w, data))
+            # two edges a step into the one accumulator, in list order (the same sums as
+            # one at a time): LLVM's own unrolling by 8 leaves a short list to its
+            # remainder loop (PageRank's pass: road network 7-13 %, delaunay_n16 2-9 %,
+            # RMAT-18 5-8 % faster; by 4: no gain; two accumulators: no more, other sums)
+            p, end = np.uint64(start), np.uint64(stop)
+            while p + one < end:
+                acc = combine(acc, edge_value(v, p, nbrs, edge_ids, values, data))
+                acc = combine(acc, edge_value(v, p + one, nbrs, edge_ids, values, data))
+                p += np.uint64(2)
+            if p < end:
+                acc = combine(acc, edge_value(v, p, nbrs, edge_ids, values, data))
             out[v] = acc
             a = finish(v, data)
             if k > 0:

@@ -16,8 +16,10 @@ Gunrock section 5.1.5 and GraphBLAST's SpMV formulation. Each iteration:
 runs step 3 as its apply step (``PullUpdate``), which also splits the new rank
 for the next iteration (step 1, as networkx: ``rank * (1 / out-weight)``) and
 returns the L1 change and the next dangling mass as the pass's two sums
-(``aggregates=2``: no per-vertex array, no reduction pass). Ranks and
-contributions are double-buffered (the pass reads the last iteration's). What
+(``aggregates=2``: no per-vertex array, no reduction pass). The contributions
+are double-buffered (the pass reads the last iteration's); the gathered sum
+lands in the next contribution's slot, and the rank is updated in place (each
+vertex reads and writes only its own): three vertex arrays, not four. What
 depends on the graph alone (the inverse out-weights, the uniform first rank's
 split and dangling mass: ``Split``) is computed on a graph's first call and
 kept with its scratch (new weights make it anew); the first iteration
@@ -51,9 +53,9 @@ PRData = namedtuple("PRData", "rank received contrib dangling change out_weight 
                     defaults=(None, None, None, 0.0, 0.0))
 
 
-#: the pull iteration's data: last iteration's ``rank`` and ``contrib`` in, ``next`` and
-#: ``next_contrib`` out
-PullData = namedtuple("PullData", "rank next contrib next_contrib inv_weight alpha base first")
+#: the pull iteration's data: ``rank`` (updated in place), last iteration's ``contrib`` in,
+#: ``next``: where the gather leaves each vertex's sum, then its next contribution
+PullData = namedtuple("PullData", "rank next contrib inv_weight alpha base first")
 #: the personalised pull iteration's: PullData's and PRData's four
 PersonalData = namedtuple("PersonalData", PullData._fields + ("teleport", "dangle_to", "restart",
                                                               "spread"))
@@ -82,14 +84,15 @@ class Split(Functor):
         return (data.first if w == 0.0 else 0.0,)
 
 
-#: the pull's start from a vector: ``nstart`` read, ``rank``, ``next`` and ``contrib`` written
+#: the pull's start from a vector: ``nstart`` read, ``rank``, ``next`` (scratch) and
+#: ``contrib`` written
 StartData = namedtuple("StartData", "nstart rank next contrib inv_weight")
 
 
 class StartSplit(Functor):
     """The pull's first split from a start vector (``nstart``, in ``rank``'s precision):
     each vertex's contribution, and its rank in ``next`` where it is dangling (summed:
-    the mass)."""
+    the mass; the first pass then writes over ``next``)."""
 
     @staticmethod
     def apply_vertex(v, data):
@@ -103,11 +106,11 @@ class StartSplit(Functor):
 @numba.njit(inline="always")
 def _settled(data, v, new, old):
     """Store ``new`` as ``v``'s rank in the pull pass and its next contribution (over the
-    inverse out-weight); return the pass's two sums: its L1 change from ``old``, its
-    dangling mass."""
+    inverse out-weight, over the gathered sum); return the pass's two sums: its L1 change
+    from ``old``, its dangling mass."""
     inv = data.inv_weight[v]
-    data.next[v] = new
-    data.next_contrib[v] = new * inv
+    data.rank[v] = new
+    data.next[v] = new * inv
     return abs(new - old), new if inv == 0.0 else 0.0
 
 
@@ -253,15 +256,15 @@ class PersonalPushUpdate(Functor):
 
 
 class PageRankProblem(Problem):
-    """The ranks and contributions (pull: two of each, it reads one and writes the other;
-    push: its sums too), lent by the graph's free arrays when an enactor starts a run
-    (:meth:`lend`: no allocation once warm; back when the problem goes, so read them
-    through :meth:`extract`)."""
+    """The ranks and contributions (pull: the ranks, updated in place, and two of the
+    contributions, one read, one written; push: its sums too), lent by the graph's free
+    arrays when an enactor starts a run (:meth:`lend`: no allocation once warm; back when
+    the problem goes, so read them through :meth:`extract`)."""
 
     Data = PRData
     #: the precisions the ranks can be kept in (:func:`pagerank`'s ``dtype``)
     DTYPES = ("float64", "float32")
-    _ARRAYS = {"pull": ("rank", "contrib", "next", "next_contrib"),
+    _ARRAYS = {"pull": ("rank", "contrib", "next_contrib"),
                "push": ("rank", "contrib", "received", "dangling", "change", "out_weight")}
 
     def init(self, dtype="float64"):
@@ -408,18 +411,21 @@ class PageRankEnactor(Enactor):
         # from nstart: its split and dangling mass (the uniform start's are the graph's)
         p = self.problem
         ops.compute(self.graph, None, StartSplit,
-                    StartData(p.nstart, p.rank, p.next, p.contrib, self.split.inv_weight),
-                    context=self.context)
-        self.dangling = ops.reduce(p.next, n=p.num_vertices, context=self.context)
+                    StartData(p.nstart, p.rank, p.next_contrib, p.contrib,
+                              self.split.inv_weight), context=self.context)
+        self.dangling = ops.reduce(p.next_contrib, n=p.num_vertices, context=self.context)
 
     def _pull(self):
         # one pass: gather, update, split, and the two sums (L1 change, dangling mass)
         p, split = self.problem, self.split
         # the first iteration reads the graph's split (from the uniform start)
         first = self.iteration == 0 and p.nstart is None
-        data = PullData(p.rank, p.next, split.contrib if first else p.contrib, p.next_contrib,
-                        split.inv_weight, p.alpha,
-                        (p.alpha * self.dangling + 1.0 - p.alpha) / p.num_vertices, split.first)
+        # the numbers in the ranks' precision: a float32 update converts nothing
+        dt = p.dtype.type
+        data = PullData(p.rank, p.next_contrib, split.contrib if first else p.contrib,
+                        split.inv_weight, dt(p.alpha),
+                        dt((p.alpha * self.dangling + 1.0 - p.alpha) / p.num_vertices),
+                        dt(split.first))
         update = FirstUpdate if first else PullUpdate
         if p.restart_vertex is not None:  # restart and dangling mass all to one vertex
             data = VertexData(*data, p.restart_vertex, p.restart, p.alpha * self.dangling)
@@ -429,9 +435,8 @@ class PageRankEnactor(Enactor):
                                 p.alpha * self.dangling)
             update = FirstPersonalUpdate if first else PersonalUpdate
         self.error, self.dangling = ops.neighbor_reduce(
-            self.graph, None, update, data, p.next, edges="in", aggregates=2,
+            self.graph, None, update, data, p.next_contrib, edges="in", aggregates=2,
             context=self.context)
-        p.rank, p.next = p.next, p.rank
         p.contrib, p.next_contrib = p.next_contrib, p.contrib
         return self.vertices
 

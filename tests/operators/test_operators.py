@@ -277,6 +277,33 @@ def test_neighbor_reduce_sums_weights(edges, backend):
     assert ctx.record["edges"] == G.num_edges
 
 
+@pytest.mark.parametrize("serial_below", [0, 1 << 19])  # the parallel and one-core builds
+@pytest.mark.parametrize("frontier", [False, True])
+def test_cpu_neighbor_reduce_sums_in_list_order(serial_below, frontier, monkeypatch):
+    """The CPU kernel takes two edges a step: its sums are still the ones of a left-to-right
+    loop over each list, bit for bit (values where the order changes the sum), at every
+    list length, odd or even."""
+    from gunpy.backends.cpu import CpuBackend
+    monkeypatch.setattr(CpuBackend, "serial_below", serial_below)
+    degrees = np.arange(10)
+    dst = np.repeat(np.arange(10), degrees)
+    src = (dst + 1 + np.arange(dst.size) % 9) % 10
+    w = np.tile([1e16, 1.0, -1e16, 3.0, 2.5, -1.0, 1e-3, 7e15, -7e15], 6)[:dst.size]
+    G = gunpy.Graph.from_edges(src, dst, w, num_vertices=10, directed=True)
+    ctx = ops.Context(G, "cpu")
+    out = np.full(10, -1.0)
+    which = ctx.frontier(np.arange(1, 10, 2)) if frontier else None
+    ops.neighbor_reduce(G, which, Weight, (), out, edges="in", context=ctx)
+    dg = ctx.backend.graph(G, csc=True, edge_ids=True)
+    for v in (range(1, 10, 2) if frontier else range(10)):
+        acc = 0.0
+        for p in range(dg.in_offsets[v], dg.in_offsets[v + 1]):
+            acc += G.values[dg.in_edge_ids[p]]
+        assert out[v] == acc, v
+    if frontier:
+        assert (out[::2] == -1.0).all()
+
+
 def test_bitmap_round_trip(backend):
     G = GRAPHS["star_hub"]
     ctx = ops.Context(G, backend)

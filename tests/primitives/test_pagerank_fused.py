@@ -210,3 +210,30 @@ def test_pagerank_max_iter_zero_is_uniform(backend):
     r = gunpy.pagerank(G, max_iter=0, backend=backend)
     assert r.iterations == 0 and not r.converged
     np.testing.assert_array_equal(r.rank, np.full(G.num_vertices, 1.0 / G.num_vertices))
+
+
+def _address(arr):
+    face = getattr(arr, "__cuda_array_interface__", None) or np.asarray(arr).__array_interface__
+    return face["data"][0]
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+@pytest.mark.parametrize("iterations", [1, 4, 5])
+def test_pagerank_pull_updates_the_ranks_in_place(dtype, iterations, backend):
+    """The pull pass writes each vertex's rank over its old one and gathers into the next
+    contributions' buffer: three vertex arrays lent, the ranks where they were lent after
+    any number of iterations, and the same ranks as the push iteration (its own arrays)."""
+    from gunpy.primitives.pagerank import PageRankEnactor, PageRankProblem
+    G = GRAPHS["preferential_hubs"]
+    n = G.num_vertices
+    p = PageRankProblem(G, backend=backend, dtype=dtype)
+    e = PageRankEnactor(p, tol=0, max_iter=iterations)
+    p.reset(0.85)
+    e.enact()
+    block, = p._blocks
+    assert block.shape[0] == 3 * n  # a graph's first call: the block made for it
+    assert _address(p.rank) == _address(block)  # lent first, never swapped
+    push = gunpy.pagerank(G, tol=0, max_iter=iterations, direction="push", backend=backend)
+    tight = dtype == "float64"
+    np.testing.assert_allclose(e.backend.to_host(e.rank), push.rank,
+                               rtol=1e-12 if tight else 1e-6, atol=1e-15 if tight else 1e-9)
