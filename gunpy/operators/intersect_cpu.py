@@ -47,7 +47,7 @@ MERGE_BELOW = 8
 #: counts, so the mask runs in parallel from ``serial_below / MERGE_COST`` edges (2
 #: threads, quiet machine, triangle counting: luxembourg_osm 1.2 -> 0.8 ms, delaunay_n16
 #: 6.1 -> 4.3 ms, email-Enron 22 -> 13 ms, facebook 7.5 -> 3.7 ms, Wiki-Vote 9.8 -> 5.0
-#: ms; CA-GrQc's 29 K edges stay on one core)
+#: ms; CA-GrQc's 29 K edges, as fast either way, stay on one core)
 MERGE_COST = 16
 
 
@@ -281,8 +281,7 @@ def cpu_execute(ctx, hooks, data, left, right, counts=None, lower=False):
     n, m = dg.num_vertices, dg.num_edges
     args = (dg.row_offsets, dg.column_indices, dg.values, lg.row_offsets, lg.column_indices,
             rg.row_offsets, rg.column_indices)
-    # many small chunks: a merge costs the two lists' lengths, which vary a lot; and
-    # since an edge's merge is more work than one simple item, fewer edges go parallel
+    # many small chunks: a merge costs the two lists' lengths, which vary a lot
     thin = m < backend.serial_below // MERGE_COST
     nchunks = 1 if thin else backend.chunks(m, min_chunk=256, per_thread=32)
     # every chunk writes both its counters: the scratch needs no zeroing
