@@ -121,8 +121,29 @@ def _refill_kernel(hooks):
             return near_n, m + 1, 0
         return near_n, m, 2
 
-    def refill_kernel(pnew, out, buf, over, tmp, tmpj, stamp, run_base, run_off, run_cur, counts,
-               ints, floats, max_runs, return_below, data):
+    @njit(inline="always")
+    def digest(pile, count, over, k, lowest, stamp, epoch, level, floor, base, bucketed, out,
+               near_n, tmp, tmpj, m, counts, data):
+        # a pile's items filed (a repeat within this refill dropped); the overflow's go to
+        # over[k:] (in place when the pile is the overflow itself: k <= i), their lowest
+        # priority kept
+        for i in range(count):
+            v = pile[i]
+            if stamp[v] == epoch:
+                continue
+            stamp[v] = epoch
+            p = np.float64(priority(v, data))
+            near_n, m, where = file(v, p, level, floor, base, bucketed, out, near_n, tmp,
+                                    tmpj, m, counts)
+            if where == 2:
+                over[k] = v
+                k += 1
+                if p < lowest:
+                    lowest = p
+        return near_n, m, k, lowest
+
+    def refill_kernel(pnew, out, buf, over, tmp, tmpj, stamp, run_base, run_off, run_cur,
+                      counts, ints, floats, max_runs, return_below, data):
         nruns, used, over_n = ints[_NRUNS], ints[_USED], ints[_OVER_N]
         epoch, pnew_n = ints[_EPOCH], ints[_FAR_N]
         over_min, level = floats[0], floats[1]
@@ -196,37 +217,13 @@ def _refill_kernel(hooks):
             for j in range(K + 1):
                 counts[j] = 0
             m = np.int64(0)
-            new_min = np.inf
-            k = np.int64(0)
             if over_due:
-                for i in range(over_n):
-                    v = over[i]
-                    if stamp[v] == epoch:
-                        continue
-                    stamp[v] = epoch
-                    p = np.float64(priority(v, data))
-                    near_n, m, where = file(v, p, level, floor, base, bucketed, out, near_n,
-                                            tmp, tmpj, m, counts)
-                    if where == 2:
-                        over[k] = v  # in place: k <= i
-                        k += 1
-                        if p < new_min:
-                            new_min = p
-                over_n = k
-                over_min = new_min
-            for i in range(pnew_n):
-                v = pnew[i]
-                if stamp[v] == epoch:
-                    continue
-                stamp[v] = epoch
-                p = np.float64(priority(v, data))
-                near_n, m, where = file(v, p, level, floor, base, bucketed, out, near_n, tmp,
-                                        tmpj, m, counts)
-                if where == 2:
-                    over[over_n] = v
-                    over_n += 1
-                    if p < over_min:
-                        over_min = p
+                near_n, m, over_n, over_min = digest(
+                    over, over_n, over, 0, np.inf, stamp, epoch, level, floor, base,
+                    bucketed, out, near_n, tmp, tmpj, m, counts, data)
+            near_n, m, over_n, over_min = digest(
+                pnew, pnew_n, over, over_n, over_min, stamp, epoch, level, floor, base,
+                bucketed, out, near_n, tmp, tmpj, m, counts, data)
             pnew_n = 0
             if m:
                 # the new run: a counting sort of its items by bucket
