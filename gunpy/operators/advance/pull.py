@@ -243,6 +243,7 @@ def cuda_kernel(hooks, weighted, mapping, early_exit, edge_ids=True):
 PREFETCH = 32
 
 
+@functools.cache
 def _prefetch_intrinsic():
     """``prefetch(arr, i)``: a hint that ``arr[i]`` will be read soon (LLVM's
     ``llvm.prefetch``: a read, kept in every cache level); no load, no fault."""
@@ -269,9 +270,6 @@ def _prefetch_intrinsic():
     return prefetch
 
 
-_prefetch = None
-
-
 @functools.cache
 def _cpu_unmasked():
     """``unmasked(visited, no_in_edges, w, n)``: the bits of word ``w``'s vertices that
@@ -295,12 +293,9 @@ def _cpu_prefetcher(depth):
     in_offsets, in_indices)``: the in-lists of the vertices a CPU pull task will search
     next (those outside the mask in words ``ahead`` on), prefetched until ``pending``
     (prefetched, not yet searched) reaches ``depth`` or the task's words ``end``."""
-    global _prefetch
     from numba import njit
     from numba.cpython.unsafe.numbers import trailing_zeros
-    if _prefetch is None:
-        _prefetch = _prefetch_intrinsic()
-    prefetch = _prefetch
+    prefetch = _prefetch_intrinsic()  # made once: numba types one intrinsic object
     unmasked = _cpu_unmasked()
 
     @njit(inline="always")
