@@ -41,9 +41,16 @@ def _depths(H, source):
 
 
 def _twice(call):
-    """The second of two calls (the first makes what a run keeps) and its allocs a level."""
+    """The second of two calls (the first makes what a run keeps) and its allocs a level;
+    the collector is kept out of the second, as in :func:`_allocs_of_a_repeated_call` (it
+    would free lent arrays whenever the process's history makes it run)."""
     call()
-    r = call()
+    gc.collect()
+    gc.disable()
+    try:
+        r = call()
+    finally:
+        gc.enable()
     return r, [it["allocs"] for it in r.stats.per_iteration]
 
 
